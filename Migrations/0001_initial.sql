@@ -1,0 +1,108 @@
+-- The first schema of cache: sources, their sync bookkeeping, the cached rows, and the
+-- views that compute each row's staleness at query time.
+-- Times are ISO 8601 UTC text with milliseconds ('2026-11-30T02:00:00.000Z'), so they sort
+-- as text and any SQLite client can read them.
+
+CREATE TABLE sources (
+    name       TEXT PRIMARY KEY,
+    kind       TEXT NOT NULL CHECK (kind IN ('account', 'jokes')),
+    url        TEXT NOT NULL,
+    mode       TEXT NOT NULL CHECK (mode IN ('replace', 'merge')),
+    ttl_s      INTEGER NOT NULL CHECK (ttl_s > 0),
+    headers    TEXT NOT NULL DEFAULT '[]',  -- JSON array of "Name: value" strings
+    token_env  TEXT,                        -- the variable's name; its value is never stored
+    max_bytes  INTEGER,
+    created_at TEXT NOT NULL
+) STRICT;
+
+-- Bookkeeping, apart from the cached data.
+CREATE TABLE sync_state (
+    source          TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
+    confirmed_at    TEXT,  -- when upstream last confirmed every cached row of the source
+    last_success_at TEXT,
+    last_attempt_at TEXT,
+    last_outcome    TEXT,
+    last_error      TEXT,
+    next_attempt_at TEXT
+) STRICT;
+
+CREATE TABLE sync_runs (
+    id          INTEGER PRIMARY KEY,
+    source      TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    outcome     TEXT NOT NULL CHECK (outcome IN ('updated', 'unchanged', 'failed', 'skipped')),
+    inserted    INTEGER NOT NULL DEFAULT 0,
+    updated     INTEGER NOT NULL DEFAULT 0,
+    deleted     INTEGER NOT NULL DEFAULT 0,
+    http_status INTEGER,
+    bytes       INTEGER,
+    error       TEXT
+) STRICT;
+CREATE INDEX sync_runs_by_source ON sync_runs (source, id);
+
+-- The cached data. seen_at: when upstream last returned the row (merge sources) or when the
+-- row was last written (replace sources, whose rows are all confirmed by sync_state.confirmed_at).
+CREATE TABLE accounts (
+    source  TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
+    name    TEXT NOT NULL,
+    balance REAL NOT NULL,
+    seen_at TEXT NOT NULL
+) STRICT;
+
+-- Upstream transactions carry no id: a transaction is known by its date and vendor, with an
+-- ordinal for repeats in one response, and its id is a hash of those and the source.
+CREATE TABLE transactions (
+    id      TEXT PRIMARY KEY,
+    source  TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    date    TEXT NOT NULL,
+    vendor  TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    type    INTEGER NOT NULL,
+    amount  REAL NOT NULL,
+    seen_at TEXT NOT NULL,
+    UNIQUE (source, date, vendor, ordinal)
+) STRICT;
+
+CREATE TABLE jokes (
+    source    TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    id        INTEGER NOT NULL,
+    type      TEXT NOT NULL,
+    setup     TEXT NOT NULL,
+    punchline TEXT NOT NULL,
+    seen_at   TEXT NOT NULL,
+    PRIMARY KEY (source, id)
+) STRICT;
+
+-- The views: what `cache list` sees, for any SQLite client. A row's effective seen_at is the
+-- later of its own and its source's confirmed_at; it is stale once older than the source's TTL.
+CREATE VIEW cached_accounts AS
+SELECT source, name, balance, seen_at,
+       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
+       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
+FROM (SELECT a.source, a.name, a.balance, s.ttl_s,
+             max(a.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+      FROM accounts a
+      JOIN sources s ON s.name = a.source
+      LEFT JOIN sync_state st ON st.source = a.source);
+
+CREATE VIEW cached_transactions AS
+SELECT id, source, account, type, vendor, amount, date, seen_at,
+       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
+       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
+FROM (SELECT t.id, t.source, a.name AS account, t.type, t.vendor, t.amount, t.date, s.ttl_s,
+             max(t.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+      FROM transactions t
+      JOIN sources s ON s.name = t.source
+      LEFT JOIN accounts a ON a.source = t.source
+      LEFT JOIN sync_state st ON st.source = t.source);
+
+CREATE VIEW cached_jokes AS
+SELECT id, type, setup, punchline, source, seen_at,
+       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
+       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
+FROM (SELECT j.id, j.type, j.setup, j.punchline, j.source, s.ttl_s,
+             max(j.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+      FROM jokes j
+      JOIN sources s ON s.name = j.source
+      LEFT JOIN sync_state st ON st.source = j.source);

@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "cache",
+    products: [
+        .executable(name: "cache", targets: ["cache"]),
+        .library(name: "OfflineCache", targets: ["OfflineCache"]),
+    ],
+    targets: [
+        // The system's libsqlite3, found through pkg-config.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // The engine: store, upstream, sync, read. Never prints, never exits.
+        .target(name: "OfflineCache", dependencies: ["CSQLite"]),
+        // Argument parsing, commands and output; testable without a process.
+        .target(name: "CacheCLI", dependencies: ["OfflineCache"]),
+        .executableTarget(name: "cache", dependencies: ["CacheCLI"]),
+        .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"]),
+        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "OfflineCache", "cache"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

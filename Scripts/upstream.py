@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""A loopback upstream for cache's demo and tests, on Python's standard library alone.
+
+It serves an account in the {status, message, body} envelope at /account, and the Official
+Joke API's 451 real jokes on that API's routes. Faults can be switched on from the command
+line or at run time, so tests can drive every failure path over real HTTP:
+
+    upstream.py [--port 0] [--delay S] [--fail-status 500] [--fault KIND] [--transactions N]
+
+    KIND: malformed | truncated | plain | html | wrong-types | envelope-error | null-body | drip
+
+Run-time control (JSON bodies), used by the tests:
+    POST /_control  {"delay": 2, "status": 503, "fault": "truncated", "message": "..."}
+                    keys left out are unchanged; {"reset": true} clears every fault
+    POST /_account  the account's body object: {"name", "currentBalance", "transactions"}
+    GET  /_stats    {"total": N, "paths": {"/account": N, ...}}
+
+The first line on stdout is "listening on http://127.0.0.1:PORT", printed once the socket
+is ready; the server stops on SIGTERM, SIGINT, or when its stdin closes (--exit-on-eof).
+"""
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_JOKES = os.path.join(ROOT, "..", "shared", "data", "official-jokes.json")
+
+FAULTS = {"malformed", "truncated", "plain", "html", "wrong-types", "envelope-error", "null-body", "drip"}
+
+
+def default_account():
+    return {
+        "name": "Jane Appleseed",
+        "currentBalance": 1234.56,
+        "transactions": [
+            {"type": 0, "vendor": "Payroll", "amount": 2000, "date": "2026-11-27 09:00:00"},
+            {"type": 1, "vendor": "Starbucks", "amount": 7.23, "date": "2026-11-28 08:15:14"},
+            {"type": 1, "vendor": "Starbucks", "amount": 7.23, "date": "2026-11-28 08:15:14"},
+            {"type": 1, "vendor": "Whole Foods", "amount": 84.1, "date": "2026-11-28 18:02:40"},
+            {"type": 1, "vendor": "Uber", "amount": 23.5, "date": "2026-11-29 22:41:09"},
+            {"type": 0, "vendor": "Refund: Amazon", "amount": 19.99, "date": "2026-11-30 07:30:00"},
+        ],
+    }
+
+
+def generated_account(count, seed=7):
+    """A large account for scale tests: count transactions, deterministic for a seed."""
+    rng = random.Random(seed)
+    vendors = ["Starbucks", "Whole Foods", "Uber", "Amazon", "Shell", "Netflix", "Payroll", "Rent", "Lyft", "Target"]
+    base = 1_700_000_000
+    transactions = []
+    for i in range(count):
+        stamp = time.gmtime(base + i * 37 + rng.randrange(30))
+        transactions.append({
+            "type": 0 if rng.random() < 0.1 else 1,
+            "vendor": rng.choice(vendors),
+            "amount": round(rng.uniform(1, 500), 2),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S", stamp),
+        })
+    return {"name": "Generated Account", "currentBalance": 10000.0, "transactions": transactions}
+
+
+class State:
+    def __init__(self, jokes, account, faults):
+        self.lock = threading.Lock()
+        self.jokes = jokes
+        self.account = account
+        self.faults = faults
+        self.counts = {}
+        self.total = 0
+        self.rng = random.Random(1)
+
+    def count(self, path):
+        with self.lock:
+            self.total += 1
+            self.counts[path] = self.counts.get(path, 0) + 1
+
+
+def make_handler(state):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *args):  # keep test output clean
+            pass
+
+        # -- helpers -------------------------------------------------------
+        def send(self, status, body, content_type="application/json", declared_length=None, drip=False):
+            data = body if isinstance(body, bytes) else body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(declared_length if declared_length is not None else len(data)))
+            if declared_length is not None:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            if drip:
+                for i in range(len(data)):
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(1)
+                return
+            self.wfile.write(data)
+            self.wfile.flush()
+            if declared_length is not None:
+                self.close_connection = True
+
+        def send_json(self, value, status=200):
+            self.send(status, json.dumps(value))
+
+        def read_json(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            return json.loads(self.rfile.read(length) or b"{}")
+
+        # -- control -------------------------------------------------------
+        def do_POST(self):
+            try:
+                value = self.read_json()
+            except ValueError as error:
+                return self.send_json({"error": str(error)}, 400)
+            if self.path == "/_control":
+                with state.lock:
+                    if value.get("reset"):
+                        state.faults = {}
+                    for key in ("delay", "status", "fault", "message", "envelope_status"):
+                        if key in value:
+                            state.faults[key] = value[key]
+                    return self.send_json(state.faults)
+            if self.path == "/_account":
+                with state.lock:
+                    state.account = value
+                return self.send_json({"ok": True})
+            self.send_json({"error": "no such control route"}, 404)
+
+        # -- upstream routes -----------------------------------------------
+        def do_GET(self):
+            path = self.path.split("?", 1)[0]
+            if path == "/_stats":
+                with state.lock:
+                    return self.send_json({"total": state.total, "paths": dict(state.counts)})
+            state.count(path)
+            with state.lock:
+                faults = dict(state.faults)
+                account = state.account
+            if faults.get("delay"):
+                time.sleep(float(faults["delay"]))
+            if faults.get("status"):
+                return self.send(int(faults["status"]), "upstream failure\n", "text/plain")
+            fault = faults.get("fault")
+            if fault == "plain":
+                return self.send(200, "Sorry, that's not a number.\n", "text/plain")
+            if fault == "html":
+                return self.send(200, "<!doctype html><title>Maintenance</title><h1>Back soon</h1>", "text/html")
+
+            if path == "/account":
+                status = int(faults.get("envelope_status", 200))
+                if fault == "envelope-error":
+                    status = int(faults.get("envelope_status", 500))
+                body = None if fault == "null-body" else account
+                if fault == "wrong-types" and body is not None:
+                    body = json.loads(json.dumps(body))
+                    if body["transactions"]:
+                        body["transactions"][0]["amount"] = str(body["transactions"][0]["amount"])
+                    else:
+                        body["currentBalance"] = "lots"
+                envelope = {"status": status, "message": faults.get("message", "OK" if status == 200 else "Internal error"), "body": body}
+                return self.answer(envelope, fault)
+
+            value = self.jokes_route(path)
+            if value is None:
+                return self.send_json({"type": "error", "message": "joke not found"}, 404)
+            if isinstance(value, str):
+                return self.send(200, value, "text/plain")
+            if fault == "wrong-types":
+                items = value if isinstance(value, list) else [value]
+                items = [dict(item, id=str(item["id"])) for item in items]
+                value = items if isinstance(value, list) else items[0]
+            return self.answer(value, fault)
+
+        def answer(self, value, fault):
+            text = json.dumps(value)
+            if fault == "malformed":
+                return self.send(200, text[: max(1, len(text) // 2)] + "}}]")
+            if fault == "truncated":
+                data = text.encode()
+                return self.send(200, data[: len(data) // 2], declared_length=len(data))
+            if fault == "drip":
+                return self.send(200, text, drip=True)
+            self.send(200, text)
+
+        def jokes_route(self, path):
+            jokes = state.jokes
+            with state.lock:
+                rng = state.rng
+
+                def sample(items, n):
+                    return rng.sample(items, min(n, len(items)))
+
+                if path in ("/random_joke", "/jokes/random"):
+                    return rng.choice(jokes)
+                if path in ("/random_ten", "/jokes/ten"):
+                    return sample(jokes, 10)
+                if path == "/types":
+                    return sorted({j["type"] for j in jokes})
+                m = re.fullmatch(r"/jokes/random/([^/]+)", path)
+                if m:
+                    if not m.group(1).isdigit() or int(m.group(1)) > len(jokes):
+                        return f"Sorry, that's not a number or it's more than {len(jokes)}.\n"
+                    return sample(jokes, int(m.group(1)))
+                m = re.fullmatch(r"/jokes/([^/]+)/(random|ten)", path)
+                if m:
+                    typed = [j for j in jokes if j["type"] == m.group(1)]
+                    return sample(typed, 1 if m.group(2) == "random" else 10)
+                m = re.fullmatch(r"/jokes/(\d+)", path)
+                if m:
+                    wanted = int(m.group(1))
+                    return next((j for j in jokes if j["id"] == wanted), None)
+            return None
+
+    return Handler
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
+    parser.add_argument("--jokes", default=os.environ.get("CACHE_JOKES_FILE", DEFAULT_JOKES))
+    parser.add_argument("--delay", type=float, default=0, help="seconds to wait before answering")
+    parser.add_argument("--fail-status", type=int, help="answer every route with this HTTP status")
+    parser.add_argument("--fault", choices=sorted(FAULTS), help="send this kind of bad body")
+    parser.add_argument("--transactions", type=int, help="serve a generated account with N transactions")
+    parser.add_argument("--exit-on-eof", action="store_true", help="stop when stdin closes (tests)")
+    args = parser.parse_args()
+
+    with open(args.jokes) as f:
+        jokes = [dict(joke, id=index + 1) for index, joke in enumerate(json.load(f))]
+    account = generated_account(args.transactions) if args.transactions else default_account()
+    faults = {}
+    if args.delay:
+        faults["delay"] = args.delay
+    if args.fail_status:
+        faults["status"] = args.fail_status
+    if args.fault:
+        faults["fault"] = args.fault
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(State(jokes, account, faults)))
+    server.daemon_threads = True
+    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
+
+    def stop(*_):
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    if args.exit_on_eof:
+        threading.Thread(target=lambda: (sys.stdin.read(), stop()), daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

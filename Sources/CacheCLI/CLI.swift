@@ -1,0 +1,81 @@
+import Foundation
+import OfflineCache
+
+/// The `cache` command line: parse, run, and map any error to a message and an exit code.
+/// Only this layer prints; only `main` exits.
+public enum CLI {
+    public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+        let console = Console.standard(environment: environment)
+        defer { console.flush() }
+        return run(arguments: arguments, environment: environment, console: console)
+    }
+
+    static func run(arguments: [String], environment: [String: String], console: Console) -> Int32 {
+        let invocation: Invocation
+        do {
+            invocation = try CommandParser.parse(arguments)
+        } catch {
+            report(error, console: console)
+            return ExitCode.usage
+        }
+        let context = Context(
+            databasePath: invocation.databasePath ?? CacheDatabase.defaultPath(environment: environment),
+            environment: environment, console: console)
+        do {
+            switch invocation.command {
+            case .help(let topic):
+                console.out(Help.all[topic]?.render() ?? Help.all[""]!.render())
+                return ExitCode.success
+            case .version:
+                console.out("cache \(CacheVersion.string)\n")
+                return ExitCode.success
+            case .sourcesAdd(let add): return try SourcesCommand.add(add, context)
+            case .sourcesList(let json): return try SourcesCommand.list(json: json, context)
+            case .sourcesRemove(let name): return try SourcesCommand.remove(name, context)
+            case .sync(let sync): return try SyncCommand.run(sync, context)
+            case .list(let list): return try ListCommand.run(list, context)
+            case .status(let json): return try StatusCommand.run(json: json, context)
+            }
+        } catch {
+            console.err("cache: \(Context.escapeControl(String(describing: error)))")
+            return ExitCode.of(error)
+        }
+    }
+
+    /// Prints a usage error in swift-argument-parser's form.
+    static func report(_ error: UsageError, console: Console) {
+        console.err("Error: \(error.message)")
+        let help = Help.all[error.command ?? ""] ?? Help.all[""]!
+        console.err("Usage: \(help.usage)")
+        let topic = error.command.map { "cache \($0) --help" } ?? "cache --help"
+        console.err("See '\(topic)' for more information.")
+    }
+}
+
+/// What every command needs: where the database is, the environment, and where to write.
+struct Context {
+    let databasePath: String
+    let environment: [String: String]
+    let console: Console
+
+    /// Opens the database; `create` for commands that may make it.
+    func open(create: Bool) throws(CacheError) -> CacheDatabase {
+        try CacheDatabase(path: databasePath, create: create)
+    }
+
+    /// Upstream text may carry terminal escapes; show them as text instead of obeying them.
+    static func escapeControl(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) else {
+            return text
+        }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import OfflineCache
+
+/// A parsed command line, ready to run.
+enum Command: Equatable {
+    enum Format: Equatable { case human, json, csv }
+
+    struct AddSource: Equatable {
+        var name: String
+        var kind: SourceKind
+        var url: URL
+        var ttlSeconds: Int
+        var mode: SyncMode?
+        var headers: [Source.Header]
+        var tokenEnv: String?
+        var maxBytes: Int?
+    }
+
+    struct Sync: Equatable {
+        var names: [String] = []
+        var ifStale = false
+        var json = false
+        var quiet = false
+        var timeout: Double?
+    }
+
+    struct List: Equatable {
+        var name: String
+        var staleOnly = false
+        var limit: Int?
+        var format = Format.human
+        var offline = false
+        var wait: Bool?
+    }
+
+    case help(String)          // the command whose help to print; "" for the top level
+    case version
+    case sourcesAdd(AddSource)
+    case sourcesList(json: Bool)
+    case sourcesRemove(String)
+    case sync(Sync)
+    case list(List)
+    case status(json: Bool)
+}
+
+/// Global options that may stand anywhere before `--`.
+struct Invocation: Equatable {
+    var databasePath: String?
+    var command: Command
+}

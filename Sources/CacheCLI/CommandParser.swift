@@ -1,0 +1,207 @@
+import Foundation
+import OfflineCache
+
+/// Turns `cache`'s arguments into an `Invocation`, or a `UsageError`. Pure: no I/O.
+enum CommandParser {
+    static let commands = ["sources", "sync", "list", "status", "help"]
+    static let sourcesSubcommands = ["add", "list", "remove"]
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+        var rest = arguments
+        let databasePath = try extractDatabasePath(&rest)
+        let wantsHelp = rest.prefix { $0 != "--" }.contains { $0 == "-h" || $0 == "--help" }
+
+        guard let first = rest.first else { return Invocation(databasePath: databasePath, command: .help("")) }
+        if first == "--version" { return Invocation(databasePath: databasePath, command: .version) }
+        if first == "-h" || first == "--help" { return Invocation(databasePath: databasePath, command: .help("")) }
+        if first.hasPrefix("-") {
+            throw UsageError(message: "Unknown option '\(first)'. Expected a subcommand first.", command: nil)
+        }
+        guard commands.contains(first) else {
+            var message = "Unknown command '\(first)'."
+            if let best = commands.min(by: { editDistance($0, first) < editDistance($1, first) }),
+               editDistance(best, first) <= 2 {
+                message += " Did you mean '\(best)'?"
+            }
+            throw UsageError(message: message, command: nil)
+        }
+        rest.removeFirst()
+
+        var name = first
+        if first == "sources" {
+            guard let sub = rest.first, !sub.hasPrefix("-") else {
+                if wantsHelp { return Invocation(databasePath: databasePath, command: .help("sources")) }
+                throw UsageError(message: "Missing subcommand: add, list or remove.", command: "sources")
+            }
+            guard sourcesSubcommands.contains(sub) else {
+                throw UsageError(message: "Unknown subcommand 'sources \(sub)'. Expected add, list or remove.", command: "sources")
+            }
+            rest.removeFirst()
+            name = "sources \(sub)"
+        }
+        if wantsHelp && first != "help" { return Invocation(databasePath: databasePath, command: .help(name)) }
+        return Invocation(databasePath: databasePath, command: try parseCommand(name, rest))
+    }
+
+    /// Removes `--db PATH` / `--db=PATH` from anywhere before `--`.
+    private static func extractDatabasePath(_ arguments: inout [String]) throws(UsageError) -> String? {
+        var path: String?
+        var index = 0
+        while index < arguments.count, arguments[index] != "--" {
+            let argument = arguments[index]
+            if argument == "--db" {
+                guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else {
+                    throw UsageError(message: "Missing value for '--db <path>'.", command: nil)
+                }
+                path = arguments[index + 1]
+                arguments.removeSubrange(index...(index + 1))
+            } else if argument.hasPrefix("--db=") {
+                path = String(argument.dropFirst(5))
+                arguments.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        if path?.isEmpty == true { throw UsageError(message: "The value of '--db' is empty.", command: nil) }
+        return path
+    }
+
+    private static func parseCommand(_ name: String, _ arguments: [String]) throws(UsageError) -> Command {
+        typealias Option = ArgumentScanner.Option
+        switch name {
+        case "help":
+            let topic = arguments.filter { !$0.hasPrefix("-") }.joined(separator: " ")
+            guard Help.all[topic] != nil else {
+                throw UsageError(message: "No help for '\(topic)': it is not a command.", command: "help")
+            }
+            return .help(topic)
+
+        case "sources add":
+            let scanner = ArgumentScanner(command: name, options: [
+                Option(name: "--kind", takesValue: true), Option(name: "--url", takesValue: true),
+                Option(name: "--ttl", takesValue: true), Option(name: "--mode", takesValue: true),
+                Option(name: "--header", takesValue: true, repeatable: true),
+                Option(name: "--token-env", takesValue: true), Option(name: "--max-bytes", takesValue: true),
+            ])
+            let args = try scanner.scan(arguments)
+            let sourceName = try exactlyOne(args.positionals, "<name>", name)
+            guard Source.isValidName(sourceName) else {
+                throw UsageError(message: "Invalid source name '\(sourceName)': use letters, digits, '-', '_' and '.'.", command: name)
+            }
+            guard let kindText = args.value("--kind") else {
+                throw UsageError(message: "Missing expected option '--kind <kind>'.", command: name)
+            }
+            guard let kind = SourceKind(rawValue: kindText) else {
+                throw invalid(kindText, "--kind", "account or jokes", name)
+            }
+            guard let urlText = args.value("--url") else {
+                throw UsageError(message: "Missing expected option '--url <url>'.", command: name)
+            }
+            guard let url = URL(string: urlText), url.scheme != nil else {
+                throw invalid(urlText, "--url", "an absolute URL such as https://host/path or file:///path", name)
+            }
+            var ttl = Source.defaultTTL
+            if let text = args.value("--ttl") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--ttl", name) }
+                ttl = seconds
+            }
+            var mode: SyncMode?
+            if let text = args.value("--mode") {
+                guard let parsed = SyncMode(rawValue: text) else { throw invalid(text, "--mode", "replace or merge", name) }
+                mode = parsed
+            }
+            var headers: [Source.Header] = []
+            for line in args.values["--header"] ?? [] {
+                guard let header = Source.Header(line: line) else { throw invalid(line, "--header", "\"Name: value\"", name) }
+                headers.append(header)
+            }
+            let tokenEnv = args.value("--token-env")
+            if let tokenEnv, tokenEnv.isEmpty || !tokenEnv.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
+                throw invalid(tokenEnv, "--token-env", "an environment variable name", name)
+            }
+            var maxBytes: Int?
+            if let text = args.value("--max-bytes") {
+                guard let value = Int(text), value > 0 else { throw invalid(text, "--max-bytes", "a positive number of bytes", name) }
+                maxBytes = value
+            }
+            return .sourcesAdd(.init(name: sourceName, kind: kind, url: url, ttlSeconds: ttl, mode: mode,
+                                     headers: headers, tokenEnv: tokenEnv, maxBytes: maxBytes))
+
+        case "sources list":
+            let args = try ArgumentScanner(command: name, options: [Option(name: "--json")]).scan(arguments)
+            try none(args.positionals, name)
+            return .sourcesList(json: args.has("--json"))
+
+        case "sources remove":
+            let args = try ArgumentScanner(command: name, options: []).scan(arguments)
+            return .sourcesRemove(try exactlyOne(args.positionals, "<name>", name))
+
+        case "sync":
+            let args = try ArgumentScanner(command: name, options: [
+                Option(name: "--if-stale"), Option(name: "--json"), Option(name: "--quiet", short: "-q"),
+                Option(name: "--timeout", takesValue: true),
+            ]).scan(arguments)
+            var sync = Command.Sync(names: args.positionals, ifStale: args.has("--if-stale"),
+                                    json: args.has("--json"), quiet: args.has("--quiet"))
+            if let text = args.value("--timeout") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--timeout", name) }
+                sync.timeout = Double(seconds)
+            }
+            return .sync(sync)
+
+        case "list":
+            let args = try ArgumentScanner(command: name, options: [
+                Option(name: "--stale"), Option(name: "--limit", takesValue: true), Option(name: "--json"),
+                Option(name: "--csv"), Option(name: "--offline"), Option(name: "--wait"), Option(name: "--no-wait"),
+            ]).scan(arguments)
+            var list = Command.List(name: try exactlyOne(args.positionals, "<name>", name))
+            list.staleOnly = args.has("--stale")
+            list.offline = args.has("--offline")
+            if args.has("--json") && args.has("--csv") {
+                throw UsageError(message: "'--json' and '--csv' cannot be used together.", command: name)
+            }
+            if args.has("--wait") && args.has("--no-wait") {
+                throw UsageError(message: "'--wait' and '--no-wait' cannot be used together.", command: name)
+            }
+            list.format = args.has("--json") ? .json : args.has("--csv") ? .csv : .human
+            list.wait = args.has("--wait") ? true : args.has("--no-wait") ? false : nil
+            if let text = args.value("--limit") {
+                guard let limit = Int(text), limit >= 0 else { throw invalid(text, "--limit", "a whole number, 0 or more", name) }
+                list.limit = limit
+            }
+            return .list(list)
+
+        case "status":
+            let args = try ArgumentScanner(command: name, options: [Option(name: "--json")]).scan(arguments)
+            try none(args.positionals, name)
+            return .status(json: args.has("--json"))
+
+        default:
+            throw UsageError(message: "Unknown command '\(name)'.", command: nil)
+        }
+    }
+
+    private static func exactlyOne(_ positionals: [String], _ label: String, _ command: String) throws(UsageError) -> String {
+        guard let first = positionals.first else {
+            throw UsageError(message: "Missing expected argument '\(label)'.", command: command)
+        }
+        guard positionals.count == 1 else {
+            throw UsageError(message: "Unexpected argument '\(positionals[1])'.", command: command)
+        }
+        return first
+    }
+
+    private static func none(_ positionals: [String], _ command: String) throws(UsageError) {
+        if let first = positionals.first {
+            throw UsageError(message: "Unexpected argument '\(first)'.", command: command)
+        }
+    }
+
+    private static func invalid(_ value: String, _ option: String, _ expected: String, _ command: String) -> UsageError {
+        UsageError(message: "Invalid value '\(value)' for '\(option)': expected \(expected).", command: command)
+    }
+
+    private static func invalidDuration(_ value: String, _ option: String, _ command: String) -> UsageError {
+        invalid(value, option, "a duration such as 90, 90s, 15m, 2h or 1d", command)
+    }
+}

@@ -1,0 +1,92 @@
+/// JSON written by hand so that keys keep the order SPEC.md shows and numbers print exactly.
+enum JSONValue {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+    static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
+
+    func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .int(let value): out += String(value)
+        case .double(let value): out += JSONValue.number(value)
+        case .string(let value): JSONValue.quote(value, into: &out)
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                item.write(to: &out)
+            }
+            out += "]"
+        case .object(let pairs):
+            out += "{"
+            for (index, (key, value)) in pairs.enumerated() {
+                if index > 0 { out += ", " }
+                JSONValue.quote(key, into: &out)
+                out += ": "
+                value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// Top-level arrays put one element on a line, for people, `grep` and line-wise tools alike.
+    static let arraySeparator = ",\n "
+
+    static func lines(_ items: [JSONValue]) -> String {
+        var out = "["
+        for (index, item) in items.enumerated() {
+            if index > 0 { out += arraySeparator }
+            item.write(to: &out)
+        }
+        return out + "]\n"
+    }
+
+    var text: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    /// The shortest text that reads back as the same double; whole numbers without `.0`.
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+
+    static func quote(_ text: String, into out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+/// RFC 4180 fields: quoted when they hold a comma, quote or line break.
+enum CSVText {
+    static func row(_ fields: [String]) -> String {
+        fields.map { field in
+            guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+            return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }.joined(separator: ",") + "\n"
+    }
+}

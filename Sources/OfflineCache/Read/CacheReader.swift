@@ -1,0 +1,69 @@
+/// Reads cached rows through the views, with their stale flags. Never touches the network.
+public struct CacheReader {
+    let database: CacheDatabase
+    private var db: Connection { database.connection }
+
+    public init(_ database: CacheDatabase) { self.database = database }
+
+    /// The cached rows of `source`: transactions newest first, jokes by id.
+    ///
+    /// - Parameters:
+    ///   - staleOnly: only rows upstream has not confirmed within the TTL.
+    ///   - limit: at most this many rows.
+    public func rows(of source: Source, staleOnly: Bool = false, limit: Int? = nil) throws -> CachedRows {
+        let filter = staleOnly ? "AND stale = 1" : ""
+        let values: [SQLValue] = [.text(source.name), .int(Int64(limit ?? -1))]
+        switch source.kind {
+        case .account:
+            let account = try db.query("""
+                SELECT source, name, balance, seen_at, age_s, stale FROM cached_accounts WHERE source = ?
+                """, [.text(source.name)]) {
+                CachedAccount(source: $0.text(0) ?? "", name: $0.text(1) ?? "", balance: $0.double(2),
+                              seenAt: $0.text(3) ?? "", ageSeconds: $0.int(4), stale: $0.int(5) != 0)
+            }.first
+            let rows = try db.query("""
+                SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale
+                FROM cached_transactions WHERE source = ? \(filter)
+                ORDER BY date DESC, vendor, id LIMIT ?
+                """, values) {
+                CachedTransaction(id: $0.text(0) ?? "", source: $0.text(1) ?? "", account: $0.text(2),
+                                  type: $0.int(3), vendor: $0.text(4) ?? "", amount: $0.double(5),
+                                  date: $0.text(6) ?? "", seenAt: $0.text(7) ?? "", ageSeconds: $0.int(8),
+                                  stale: $0.int(9) != 0)
+            }
+            return .account(account, rows)
+        case .jokes:
+            let rows = try db.query("""
+                SELECT id, type, setup, punchline, source, seen_at, age_s, stale
+                FROM cached_jokes WHERE source = ? \(filter) ORDER BY id LIMIT ?
+                """, values) {
+                CachedJoke(id: $0.int(0), type: $0.text(1) ?? "", setup: $0.text(2) ?? "",
+                           punchline: $0.text(3) ?? "", source: $0.text(4) ?? "", seenAt: $0.text(5) ?? "",
+                           ageSeconds: $0.int(6), stale: $0.int(7) != 0)
+            }
+            return .jokes(rows)
+        }
+    }
+
+    /// Every source's state, by name.
+    public func status() throws -> [SourceStatus] {
+        let sources = try SourceStore(database).all()
+        return try sources.map { source in
+            let view = source.kind == .account ? "cached_transactions" : "cached_jokes"
+            let counts = try db.query("SELECT count(*), coalesce(sum(stale), 0) FROM \(view) WHERE source = ?",
+                                      [.text(source.name)]) { ($0.int(0), $0.int(1)) }.first ?? (0, 0)
+            let state = try db.query("""
+                SELECT last_success_at, last_attempt_at, last_outcome, last_error, next_attempt_at,
+                       CAST((julianday('now') - julianday(last_success_at)) * 86400 AS INTEGER),
+                       last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?
+                FROM sync_state WHERE source = ?
+                """, [.int(source.ttlSeconds), .text(source.name)]) { row in
+                (row.text(0), row.text(1), row.text(2), row.text(3), row.text(4),
+                 row.isNull(5) ? nil : row.int(5), row.int(6) != 0)
+            }.first
+            return SourceStatus(source: source, rows: counts.0, staleRows: counts.1, stale: state?.6 ?? true,
+                                lastSuccessAt: state?.0, lastAttemptAt: state?.1, lastOutcome: state?.2,
+                                lastError: state?.3, nextAttemptAt: state?.4, ageSeconds: state?.5)
+        }
+    }
+}

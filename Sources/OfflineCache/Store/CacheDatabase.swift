@@ -1,0 +1,94 @@
+import CSQLite
+import Foundation
+
+/// Why the cache's database could not be opened or used.
+public enum CacheError: Error, Sendable, CustomStringConvertible {
+    case noDatabase(path: String)
+    case cannotCreate(path: String, reason: String)
+    case newerSchema(Migrator.NewerSchemaError)
+    case database(DatabaseError)
+    case noSuchSource(String)
+    case sourceExists(String)
+    /// A source definition that cannot be used, such as an unsafe URL scheme.
+    case invalidSource(String)
+
+    public var description: String {
+        switch self {
+        case let .noDatabase(path): "no database at \(path) yet; add a source first with 'cache sources add'"
+        case let .cannotCreate(path, reason): "cannot create the database at \(path): \(reason)"
+        case let .newerSchema(error): "\(error)"
+        case let .database(error): "\(error)"
+        case let .noSuchSource(name): "no source named '\(name)'"
+        case let .sourceExists(name): "a source named '\(name)' already exists; remove it first"
+        case let .invalidSource(reason): reason
+        }
+    }
+}
+
+/// The cache's SQLite file: opened, configured, and migrated to this binary's schema.
+public final class CacheDatabase {
+    public let connection: Connection
+    public let path: String
+
+    /// Opens the database at `path`.
+    ///
+    /// - Parameter create: create the file and its folder when missing (commands that write);
+    ///   otherwise a missing file throws `CacheError.noDatabase`.
+    /// - Throws: `CacheError`; a database from a newer cache is refused before anything is written.
+    public init(path: String, create: Bool) throws(CacheError) {
+        self.path = path
+        let fileManager = FileManager.default
+        if !fileManager.fileExists(atPath: path) {
+            guard create else { throw .noDatabase(path: path) }
+            let folder = (path as NSString).deletingLastPathComponent
+            if !folder.isEmpty && !fileManager.fileExists(atPath: folder) {
+                do {
+                    try fileManager.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+                } catch {
+                    throw .cannotCreate(path: path, reason: "cannot create its folder (\(Self.reason(error)))")
+                }
+            }
+        }
+        do {
+            connection = try Connection(path: path)
+        } catch {
+            if create && (error.primaryCode == SQLITE_CANTOPEN || error.primaryCode == SQLITE_PERM) {
+                throw .cannotCreate(path: path, reason: error.message)
+            }
+            throw .database(error)
+        }
+        do {
+            let migrator = Migrator()
+            try migrator.checkNotNewer(connection)
+            try connection.configureForWriting()
+            try migrator.migrate(connection)
+        } catch let error as Migrator.NewerSchemaError {
+            throw .newerSchema(error)
+        } catch let error as DatabaseError {
+            throw .database(error)
+        } catch {
+            throw .database(DatabaseError(extendedCode: SQLITE_ERROR, message: "\(error)"))
+        }
+    }
+
+    private static func reason(_ error: Error) -> String {
+        if let cocoa = error as? CocoaError, let underlying = cocoa.underlying as? POSIXError {
+            return String(cString: strerror(underlying.code.rawValue))
+        }
+        return (error as NSError).localizedDescription
+    }
+
+    /// The default location: `$CACHE_DB`, else `$XDG_CACHE_HOME/cache/cache.sqlite3`,
+    /// else `~/.cache/cache/cache.sqlite3`.
+    public static func defaultPath(environment: [String: String]) -> String {
+        if let path = environment["CACHE_DB"], !path.isEmpty { return path }
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return xdg + "/cache/cache.sqlite3" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.cache/cache/cache.sqlite3"
+    }
+}
+
+extension CocoaError {
+    fileprivate var underlying: Error? { userInfo[NSUnderlyingErrorKey] as? Error }
+}

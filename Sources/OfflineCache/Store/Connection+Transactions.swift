@@ -1,0 +1,22 @@
+import CSQLite
+
+extension Connection {
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`.
+    ///
+    /// `BEGIN IMMEDIATE` takes the write lock up front, so two writers queue on the busy
+    /// timeout instead of failing halfway. If `body` or the commit throws, the transaction is
+    /// rolled back and the *first* error is rethrown, never the rollback's.
+    public func inTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 {
+                try? execute("ROLLBACK")
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import CSQLite
+import Foundation
+
+/// One open SQLite database.
+///
+/// Deliberately not `Sendable`: a connection belongs to one thread of work at a time.
+/// Statements run through it are prepared once and cached by their SQL text.
+public final class Connection {
+    let handle: OpaquePointer
+    private var statementCache: [String: Statement] = [:]
+
+    /// Opens (and, unless `readOnly`, creates) the database at `path`.
+    ///
+    /// A new file is created with mode 0600: the process umask is narrowed while SQLite
+    /// creates it, so the file is never visible with wider permissions.
+    public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000) throws(DatabaseError) {
+        var db: OpaquePointer?
+        let flags = readOnly
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let previousMask = umask(0o077)
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        umask(previousMask)
+        guard let db else {
+            throw DatabaseError(extendedCode: code, message: "cannot open \(path)")
+        }
+        guard code == SQLITE_OK else {
+            let error = DatabaseError(extendedCode: sqlite3_extended_errcode(db),
+                                      message: String(cString: sqlite3_errmsg(db)))
+            sqlite3_close_v2(db)
+            throw error
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMs)
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Applies the settings every read-write connection of this project uses.
+    public func configureForWriting() throws(DatabaseError) {
+        let mode = try scalarText("PRAGMA journal_mode=WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw DatabaseError(extendedCode: SQLITE_ERROR,
+                                message: "journal_mode answered \(mode ?? "nothing"), not wal",
+                                sql: "PRAGMA journal_mode=WAL")
+        }
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    func error(sql: String?) -> DatabaseError {
+        DatabaseError(extendedCode: sqlite3_extended_errcode(handle),
+                      message: String(cString: sqlite3_errmsg(handle)),
+                      sql: sql)
+    }
+
+    /// Runs one or more statements that take no parameters and return nothing of interest.
+    public func execute(_ sql: String) throws(DatabaseError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(message)
+            throw DatabaseError(extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// A prepared statement for `sql`, reused across calls.
+    public func cachedStatement(_ sql: String) throws(DatabaseError) -> Statement {
+        if let statement = statementCache[sql] {
+            statement.reset()
+            return statement
+        }
+        let statement = try Statement(connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs `sql` with `values` bound in order, for writes.
+    public func run(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        try statement.runToEnd()
+    }
+
+    /// Every row of `sql`, each decoded by `row`.
+    public func query<T>(_ sql: String, _ values: [SQLValue] = [],
+                         row: (Statement) throws -> T) throws -> [T] {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }  // a statement left mid-rows would hold a read transaction open
+        try statement.bind(values)
+        var rows: [T] = []
+        while try statement.step() {
+            rows.append(try row(statement))
+        }
+        return rows
+    }
+
+    /// The first column of the first row, as text.
+    public func scalarText(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) -> String? {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        guard try statement.step() else { return nil }
+        return statement.text(0)
+    }
+
+    /// The first column of the first row, as an integer.
+    public func scalarInt(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) -> Int64? {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        guard try statement.step() else { return nil }
+        return statement.isNull(0) ? nil : statement.int64(0)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+}

@@ -1,0 +1,41 @@
+import CSQLite
+
+/// An error from SQLite: its extended result code, its message, and the SQL that failed.
+///
+/// The description reads like
+/// `SQLite error 19: UNIQUE constraint failed: jokes.id - while executing `INSERT …``.
+/// Bound values are never part of it.
+public struct DatabaseError: Error, CustomStringConvertible, Sendable {
+    /// The extended result code, such as 2067 (`SQLITE_CONSTRAINT_UNIQUE`).
+    public let extendedCode: Int32
+    public let message: String
+    public let sql: String?
+
+    public init(extendedCode: Int32, message: String, sql: String? = nil) {
+        self.extendedCode = extendedCode
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The primary result code (the low byte of the extended one), such as `SQLITE_BUSY`.
+    public var primaryCode: Int32 { extendedCode & 0xFF }
+
+    /// I/O failures and damaged files, as opposed to mistakes in a statement.
+    public var isCorruptionOrIO: Bool {
+        [SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_FULL].contains(primaryCode)
+    }
+
+    /// Another connection held the lock for longer than the busy timeout.
+    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+
+    public var isPermission: Bool {
+        [SQLITE_PERM, SQLITE_READONLY, SQLITE_AUTH].contains(primaryCode)
+            || (primaryCode == SQLITE_CANTOPEN && extendedCode != SQLITE_CANTOPEN)
+    }
+
+    public var description: String {
+        var text = "SQLite error \(extendedCode): \(message)"
+        if let sql { text += " - while executing `\(sql)`" }
+        return text
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// The `sources` table: adding, finding, listing and removing sources.
+public struct SourceStore {
+    let db: Connection
+
+    public init(_ database: CacheDatabase) { db = database.connection }
+
+    /// Adds `source`; its rows, runs and state go with it when it is removed.
+    public func add(_ source: Source) throws(CacheError) {
+        let scheme = source.url.scheme?.lowercased() ?? ""
+        guard Source.allowedSchemes.contains(scheme) else {
+            throw .invalidSource(UpstreamError.unsafeScheme(scheme).description)
+        }
+        do {
+            try db.inTransaction {
+                guard try db.scalarInt("SELECT count(*) FROM sources WHERE name = ?", [.text(source.name)]) == 0 else {
+                    throw CacheError.sourceExists(source.name)
+                }
+                let headers = try JSONSerialization.data(withJSONObject: source.headers.map(\.line))
+                try db.run("""
+                    INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
+                          .text(source.mode.rawValue), .int(source.ttlSeconds),
+                          .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
+                          .optionalInt(source.maxBytes), .text(Timestamp.now())])
+                try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
+            }
+        } catch let error as CacheError {
+            throw error
+        } catch let error as DatabaseError {
+            throw .database(error)
+        } catch {
+            throw .invalidSource("\(error)")
+        }
+    }
+
+    public func all() throws(CacheError) -> [Source] {
+        do {
+            return try db.query("""
+                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes FROM sources ORDER BY name
+                """, row: Self.source)
+        } catch let error as DatabaseError { throw .database(error) } catch { throw .invalidSource("\(error)") }
+    }
+
+    public func named(_ name: String) throws(CacheError) -> Source {
+        let found: [Source]
+        do {
+            found = try db.query("""
+                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes FROM sources WHERE name = ?
+                """, [.text(name)], row: Self.source)
+        } catch let error as DatabaseError { throw .database(error) } catch { throw .invalidSource("\(error)") }
+        guard let source = found.first else { throw .noSuchSource(name) }
+        return source
+    }
+
+    public func remove(_ name: String) throws(CacheError) {
+        do {
+            try db.inTransaction {
+                try db.run("DELETE FROM sources WHERE name = ?", [.text(name)])
+                if db.changes == 0 { throw CacheError.noSuchSource(name) }
+            }
+        } catch let error as CacheError {
+            throw error
+        } catch let error as DatabaseError {
+            throw .database(error)
+        } catch {
+            throw .invalidSource("\(error)")
+        }
+    }
+
+    private static func source(_ row: Statement) throws -> Source {
+        let name = row.text(0) ?? ""
+        guard let kind = SourceKind(rawValue: row.text(1) ?? ""),
+              let url = URL(string: row.text(2) ?? ""),
+              let mode = SyncMode(rawValue: row.text(3) ?? "")
+        else { throw CacheError.invalidSource("the stored definition of '\(name)' is damaged") }
+        let headerLines = (try? JSONSerialization.jsonObject(with: Data((row.text(5) ?? "[]").utf8))) as? [String] ?? []
+        return Source(name: name, kind: kind, url: url, mode: mode, ttlSeconds: row.int(4),
+                      headers: headerLines.compactMap(Source.Header.init(line:)),
+                      tokenEnv: row.text(6), maxBytes: row.isNull(7) ? nil : row.int(7))
+    }
+}

@@ -1,0 +1,95 @@
+import CSQLite
+
+/// A value bound to a statement parameter.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case int(Int64)
+    case double(Double)
+    case text(String)
+}
+
+extension SQLValue {
+    public static func int(_ value: Int) -> SQLValue { .int(Int64(value)) }
+    public static func optionalText(_ value: String?) -> SQLValue { value.map { .text($0) } ?? .null }
+    public static func optionalInt(_ value: Int?) -> SQLValue { value.map { .int(Int64($0)) } ?? .null }
+}
+
+/// A prepared statement. Owned by its connection; not `Sendable`.
+public final class Statement {
+    private let handle: OpaquePointer
+    private unowned let connection: Connection
+    public let sql: String
+
+    init(connection: Connection, sql: String) throws(DatabaseError) {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw connection.error(sql: sql)
+        }
+        self.handle = statement
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds `values` to parameters 1...n, after a reset.
+    public func bind(_ values: [SQLValue]) throws(DatabaseError) {
+        sqlite3_reset(handle)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value {
+            case .null: code = sqlite3_bind_null(handle, index)
+            case .int(let v): code = sqlite3_bind_int64(handle, index, v)
+            case .double(let v): code = sqlite3_bind_double(handle, index, v)
+            case .text(let v): code = sqlite3_bind_text(handle, index, v, -1, csqlite_transient)
+            }
+            guard code == SQLITE_OK else { throw connection.error(sql: sql) }
+        }
+    }
+
+    /// Advances to the next row; false when there is none.
+    public func step() throws(DatabaseError) -> Bool {
+        switch sqlite3_step(handle) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Steps until the statement is done (for writes).
+    public func runToEnd() throws(DatabaseError) {
+        while try step() {}
+    }
+
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    public func columnName(_ index: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(index))) }
+    public func isNull(_ index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+    public func int64(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+    public func int(_ index: Int) -> Int { Int(sqlite3_column_int64(handle, Int32(index))) }
+    public func double(_ index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+
+    public func text(_ index: Int) -> String? {
+        guard let bytes = sqlite3_column_text(handle, Int32(index)) else { return nil }
+        return String(cString: bytes)
+    }
+
+    /// The column as the value SQLite stored, for generic output such as `cache sql`.
+    public func value(_ index: Int) -> SQLValue {
+        switch sqlite3_column_type(handle, Int32(index)) {
+        case SQLITE_INTEGER: return .int(int64(index))
+        case SQLITE_FLOAT: return .double(double(index))
+        case SQLITE_NULL: return .null
+        default: return text(index).map { .text($0) } ?? .null
+        }
+    }
+}

@@ -1,0 +1,46 @@
+/// What one sync of one source did.
+public struct SyncReport: Sendable {
+    public enum Outcome: String, Sendable {
+        case updated, unchanged, failed, skipped
+    }
+
+    /// Why a sync failed.
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        case upstream(UpstreamError)
+        case database(DatabaseError)
+        case source(CacheError)
+
+        public var description: String {
+            switch self {
+            case .upstream(let error): error.description
+            case .database(let error): error.description
+            case .source(let error): error.description
+            }
+        }
+    }
+
+    public var source: String
+    public var outcome: Outcome
+    public var counts = ChangeCounts()
+    public var httpStatus: Int?
+    public var bytes: Int?
+    public var failure: Failure?
+    /// Why a skipped source was skipped.
+    public var note: String?
+    /// Whether the source had cached rows when the sync began (a failure then still leaves a preview).
+    public var hadCachedRows = false
+    public var durationMs = 0
+}
+
+/// Rows written by a reconcile.
+public struct ChangeCounts: Sendable, Equatable {
+    public var inserted = 0
+    public var updated = 0
+    public var deleted = 0
+    public init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+    public var total: Int { inserted + updated + deleted }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// Turns a whole response body into a `Payload`, or says exactly why it cannot.
+///
+/// The formats are SPEC.md's: the account envelope `{status, message, body}` and the
+/// Official Joke API's jokes (an array, or one object). Unknown fields are ignored.
+public enum PayloadDecoder {
+    public static func decode(_ body: Data, kind: SourceKind) throws(UpstreamError) -> Payload {
+        guard let first = body.first(where: { !Self.isWhitespace($0) }) else {
+            throw .badData("empty body")
+        }
+        guard first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
+            throw .badData("not JSON (the body starts with \(Self.preview(body)))")
+        }
+        switch kind {
+        case .account: return .account(try decodeAccount(body))
+        case .jokes: return .jokes(try decodeJokes(body, startsWith: first))
+        }
+    }
+
+    // MARK: Account
+
+    private struct EnvelopeHead: Decodable {
+        let status: Int
+        let message: String?
+    }
+
+    private struct Envelope: Decodable {
+        let body: AccountBody?
+    }
+
+    private struct AccountBody: Decodable {
+        let name: String
+        let currentBalance: Double
+        let transactions: [Transaction]
+    }
+
+    private struct Transaction: Decodable {
+        let type: Int
+        let vendor: String
+        let amount: Double
+        let date: String
+    }
+
+    private static func decodeAccount(_ body: Data) throws(UpstreamError) -> UpstreamAccount {
+        let head = try run { try JSONDecoder().decode(EnvelopeHead.self, from: body) }
+        guard head.status == 200 else {
+            throw .envelope(status: head.status, message: head.message ?? "(no message)")
+        }
+        let envelope = try run { try JSONDecoder().decode(Envelope.self, from: body) }
+        guard let account = envelope.body else {
+            throw .envelope(status: head.status, message: head.message.map { "\($0) (body is null)" } ?? "body is null")
+        }
+        var transactions: [UpstreamTransaction] = []
+        transactions.reserveCapacity(account.transactions.count)
+        for (index, item) in account.transactions.enumerated() {
+            guard let date = isoDate(fromUpstream: item.date) else {
+                throw .badData("body.transactions[\(index)].date: expected yyyy-MM-dd HH:mm:ss, got \"\(item.date.prefix(40))\"")
+            }
+            guard item.amount.isFinite else { throw .badData("body.transactions[\(index)].amount is not finite") }
+            transactions.append(UpstreamTransaction(type: item.type, vendor: item.vendor, amount: item.amount, date: date))
+        }
+        return UpstreamAccount(name: account.name, balance: account.currentBalance, transactions: transactions)
+    }
+
+    /// `2026-11-01 08:15:14` → `2026-11-01T08:15:14Z`, or nil when it is not a real date in that form.
+    public static func isoDate(fromUpstream text: String) -> String? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              bytes[10] == UInt8(ascii: " "), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for i in range {
+                guard bytes[i] >= 48 && bytes[i] <= 57 else { return nil }
+                value = value * 10 + Int(bytes[i] - 48)
+            }
+            return value
+        }
+        guard let month = number(5..<7), (1...12).contains(month),
+              let day = number(8..<10), (1...31).contains(day),
+              let hour = number(11..<13), hour < 24,
+              let minute = number(14..<16), minute < 60,
+              let second = number(17..<19), second < 60,
+              number(0..<4) != nil
+        else { return nil }
+        var iso = bytes
+        iso[10] = UInt8(ascii: "T")
+        iso.append(UInt8(ascii: "Z"))
+        return String(decoding: iso, as: UTF8.self)
+    }
+
+    // MARK: Jokes
+
+    private struct Joke: Decodable {
+        let id: Int
+        let type: String
+        let setup: String
+        let punchline: String
+    }
+
+    private static func decodeJokes(_ body: Data, startsWith first: UInt8) throws(UpstreamError) -> [UpstreamJoke] {
+        let jokes: [Joke] = first == UInt8(ascii: "[")
+            ? try run { try JSONDecoder().decode([Joke].self, from: body) }
+            : [try run { try JSONDecoder().decode(Joke.self, from: body) }]
+        return jokes.map { UpstreamJoke(id: $0.id, type: $0.type, setup: $0.setup, punchline: $0.punchline) }
+    }
+
+    // MARK: Errors
+
+    /// Runs a JSONDecoder call and turns its error into a sentence naming the field.
+    private static func run<T>(_ body: () throws -> T) throws(UpstreamError) -> T {
+        do { return try body() } catch let error as DecodingError {
+            throw .badData(describe(error))
+        } catch {
+            throw .badData("\(error)")
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            var text = ""
+            for key in context.codingPath {
+                if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+            }
+            return text.isEmpty ? "the top level" : text
+        }
+        switch error {
+        case let .typeMismatch(type, context):
+            return "\(path(context)): expected \(typeName(type))"
+        case let .valueNotFound(type, context):
+            return "\(path(context)): expected \(typeName(type)), got null"
+        case let .keyNotFound(key, context):
+            let parent = path(context)
+            return "missing field \(parent == "the top level" ? "" : parent + ".")\(key.stringValue)"
+        case let .dataCorrupted(context):
+            return context.codingPath.isEmpty ? "not valid JSON (malformed or cut short)" : "\(path(context)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is Int.Type: "an integer"
+        case is Double.Type: "a number"
+        case is String.Type: "a string"
+        case is Array<Any>.Type: "an array"
+        default: "\(type)".hasPrefix("Array") ? "an array" : "an object"
+        }
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+
+    /// The first few characters of a body for a message, with control characters escaped.
+    static func preview(_ body: Data) -> String {
+        let text = String(decoding: body.prefix(24), as: UTF8.self)
+        let escaped = text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+        return "\"\(escaped)\(body.count > 24 ? "…" : "")\""
+    }
+}

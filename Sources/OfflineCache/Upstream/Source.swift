@@ -1,0 +1,84 @@
+import Foundation
+
+/// The two kinds of upstream this tool understands.
+public enum SourceKind: String, Sendable, CaseIterable {
+    case account, jokes
+
+    /// `account` responses are the whole truth; `jokes` responses are random samples.
+    public var defaultMode: SyncMode { self == .account ? .replace : .merge }
+}
+
+/// How a response is reconciled with the cache.
+public enum SyncMode: String, Sendable, CaseIterable {
+    /// Insert new rows, update changed ones, remove rows the response no longer has.
+    case replace
+    /// Insert or update by id; never remove a row because it is absent.
+    case merge
+}
+
+/// A named upstream URL of one kind, as stored in the `sources` table.
+public struct Source: Sendable, Equatable {
+    public static let defaultTTL = 15 * 60
+    public static let allowedSchemes: Set<String> = ["http", "https", "file"]
+
+    public var name: String
+    public var kind: SourceKind
+    public var url: URL
+    public var mode: SyncMode
+    public var ttlSeconds: Int
+    /// Extra request headers, as `(name, value)`.
+    public var headers: [Header]
+    /// The environment variable whose value is sent as a bearer token; only its name is stored.
+    public var tokenEnv: String?
+    public var maxBytes: Int?
+
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) { self.name = name; self.value = value }
+
+        /// Parses `Name: value`.
+        public init?(line: String) {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy(token.contains),
+                  !value.contains(where: { $0 == "\r" || $0 == "\n" }) else { return nil }
+            self.init(name: name, value: value)
+        }
+
+        public var line: String { "\(name): \(value)" }
+    }
+
+    public init(name: String, kind: SourceKind, url: URL, mode: SyncMode? = nil,
+                ttlSeconds: Int = Source.defaultTTL, headers: [Header] = [],
+                tokenEnv: String? = nil, maxBytes: Int? = nil) {
+        self.name = name
+        self.kind = kind
+        self.url = url
+        self.mode = mode ?? kind.defaultMode
+        self.ttlSeconds = ttlSeconds
+        self.headers = headers
+        self.tokenEnv = tokenEnv
+        self.maxBytes = maxBytes
+    }
+
+    /// Source names are used in commands and file-like contexts: letters, digits, `-`, `_`, `.`.
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 64 && !name.hasPrefix("-")
+            && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0)) }
+    }
+
+    /// The URL as it may appear in messages: no credentials, no query string, no fragment.
+    public var displayURL: String { Self.redacted(url) }
+
+    public static func redacted(_ url: URL) -> String {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(unprintable URL)" }
+        parts.user = nil
+        parts.password = nil
+        parts.query = nil
+        parts.fragment = nil
+        return parts.string ?? "(unprintable URL)"
+    }
+}
