@@ -13,7 +13,7 @@ Run-time control (JSON bodies), used by the tests:
     POST /_control  {"delay": 2, "status": 503, "fault": "truncated", "message": "..."}
                     keys left out are unchanged; {"reset": true} clears every fault
     POST /_account  the account's body object: {"name", "currentBalance", "transactions"}
-    GET  /_stats    {"total": N, "paths": {"/account": N, ...}}
+    GET  /_stats    {"total": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...]}
 
 The first line on stdout is "listening on http://127.0.0.1:PORT", printed once the socket
 is ready; the server stops on SIGTERM, SIGINT, or when its stdin closes (--exit-on-eof).
@@ -75,6 +75,7 @@ class State:
         self.faults = faults
         self.counts = {}
         self.total = 0
+        self.served_jokes = []  # the ids of each jokes answer, in order
         self.rng = random.Random(1)
 
     def count(self, path):
@@ -142,7 +143,8 @@ def make_handler(state):
             path = self.path.split("?", 1)[0]
             if path == "/_stats":
                 with state.lock:
-                    return self.send_json({"total": state.total, "paths": dict(state.counts)})
+                    return self.send_json({"total": state.total, "paths": dict(state.counts),
+                                           "served_jokes": list(state.served_jokes)})
             state.count(path)
             with state.lock:
                 faults = dict(state.faults)
@@ -176,6 +178,9 @@ def make_handler(state):
                 return self.send_json({"type": "error", "message": "joke not found"}, 404)
             if isinstance(value, str):
                 return self.send(200, value, "text/plain")
+            if isinstance(value, (list, dict)) and path != "/types":
+                with state.lock:
+                    state.served_jokes.append([j["id"] for j in (value if isinstance(value, list) else [value])])
             if fault == "wrong-types":
                 items = value if isinstance(value, list) else [value]
                 items = [dict(item, id=str(item["id"])) for item in items]
@@ -249,13 +254,15 @@ def main():
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(State(jokes, account, faults)))
     server.daemon_threads = True
-    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
 
     def stop(*_):
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # A parent may have spawned us from a thread that blocks signals (libdispatch workers do).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
+    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
     if args.exit_on_eof:
         threading.Thread(target=lambda: (sys.stdin.read(), stop()), daemon=True).start()
     server.serve_forever()

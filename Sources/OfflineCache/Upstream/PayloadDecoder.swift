@@ -43,11 +43,11 @@ public enum PayloadDecoder {
     }
 
     private static func decodeAccount(_ body: Data) throws(UpstreamError) -> UpstreamAccount {
-        let head = try run { try JSONDecoder().decode(EnvelopeHead.self, from: body) }
+        let head = try run(body) { try JSONDecoder().decode(EnvelopeHead.self, from: body) }
         guard head.status == 200 else {
             throw .envelope(status: head.status, message: head.message ?? "(no message)")
         }
-        let envelope = try run { try JSONDecoder().decode(Envelope.self, from: body) }
+        let envelope = try run(body) { try JSONDecoder().decode(Envelope.self, from: body) }
         guard let account = envelope.body else {
             throw .envelope(status: head.status, message: head.message.map { "\($0) (body is null)" } ?? "body is null")
         }
@@ -101,16 +101,22 @@ public enum PayloadDecoder {
 
     private static func decodeJokes(_ body: Data, startsWith first: UInt8) throws(UpstreamError) -> [UpstreamJoke] {
         let jokes: [Joke] = first == UInt8(ascii: "[")
-            ? try run { try JSONDecoder().decode([Joke].self, from: body) }
-            : [try run { try JSONDecoder().decode(Joke.self, from: body) }]
+            ? try run(body) { try JSONDecoder().decode([Joke].self, from: body) }
+            : [try run(body) { try JSONDecoder().decode(Joke.self, from: body) }]
         return jokes.map { UpstreamJoke(id: $0.id, type: $0.type, setup: $0.setup, punchline: $0.punchline) }
     }
 
     // MARK: Errors
 
     /// Runs a JSONDecoder call and turns its error into a sentence naming the field.
-    private static func run<T>(_ body: () throws -> T) throws(UpstreamError) -> T {
-        do { return try body() } catch let error as DecodingError {
+    private static func run<T>(_ data: Data, _ decode: () throws -> T) throws(UpstreamError) -> T {
+        do { return try decode() } catch let error as DecodingError {
+            // Foundation on Linux reports an integer field holding 1.5 or 1e30 as invalid JSON;
+            // tell that apart from a body that really is not JSON.
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil {
+                throw .badData("a number does not fit its field (an integer field holds a fraction, or a value too large)")
+            }
             throw .badData(describe(error))
         } catch {
             throw .badData("\(error)")

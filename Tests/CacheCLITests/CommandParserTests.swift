@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import CacheCLI
+
+/// Parsing is pure: arguments in, an invocation or a usage error out.
+@Suite struct CommandParserTests {
+    @Test func optionsTakeValuesEitherWayAndDbGoesAnywhere() throws {
+        let a = try CommandParser.parse(["list", "jokes", "--limit", "5", "--db", "/tmp/x.db"])
+        let b = try CommandParser.parse(["--db=/tmp/x.db", "list", "--limit=5", "jokes"])
+        #expect(a == b)
+        #expect(a.databasePath == "/tmp/x.db")
+        guard case .list(let list) = a.command else { Issue.record("not a list"); return }
+        #expect(list.limit == 5 && list.name == "jokes" && list.format == .human)
+    }
+
+    @Test func theTerminatorEndsOptions() throws {
+        let parsed = try CommandParser.parse(["sync", "--", "--weird-name"])
+        #expect(parsed.command == .sync(.init(names: ["--weird-name"])))
+    }
+
+    @Test func sourcesAddParsesEverything() throws {
+        let parsed = try CommandParser.parse([
+            "sources", "add", "bank", "--kind", "account", "--url", "https://h/acct", "--ttl", "2h", "--mode", "merge",
+            "--header", "X-Api-Version: 2", "--header", "Accept-Language: en", "--token-env", "BANK_TOKEN", "--max-bytes", "1000",
+        ])
+        guard case .sourcesAdd(let add) = parsed.command else { Issue.record("not sources add"); return }
+        #expect(add.ttlSeconds == 7200 && add.mode == .merge && add.tokenEnv == "BANK_TOKEN" && add.maxBytes == 1000)
+        #expect(add.headers.map(\.line) == ["X-Api-Version: 2", "Accept-Language: en"])
+    }
+
+    @Test(arguments: [
+        (["sync", "--quite"], "Unknown option '--quite'. Did you mean '--quiet'?"),
+        (["list", "x", "--limit"], "Missing value for '--limit <n>'."),
+        (["sources", "add", "x", "--kind", "jokes", "--url", "http://h", "--header", "no colon"], "Invalid value 'no colon' for '--header': expected \"Name: value\"."),
+        (["sources", "add", "bad name", "--kind", "jokes", "--url", "http://h"], "Invalid source name 'bad name': use letters, digits, '-', '_' and '.'."),
+        (["status", "now"], "Unexpected argument 'now'."),
+        (["list", "x", "--stale=yes"], "'--stale' takes no value."),
+    ] as [([String], String)])
+    func usageErrors(_ arguments: [String], _ message: String) {
+        #expect {
+            try CommandParser.parse(arguments)
+        } throws: { error in
+            (error as? UsageError)?.message == message
+        }
+    }
+}

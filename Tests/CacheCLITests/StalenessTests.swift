@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// Rows turn stale once upstream has not confirmed them within the TTL; `list --stale`,
+/// `status` and a plain `sqlite3` query of the views all agree; a failed sync changes none of it.
+@Suite struct StalenessTests {
+    func sqlite3(_ box: Sandbox, _ sql: String) throws -> String {
+        try box.run("/usr/bin/env", ["sqlite3", box.database, sql]).stdout
+    }
+
+    @Test func replaceSourceRowsTurnStaleAfterTheTTL() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1")
+        try box.cache("sync")
+        let fresh = try box.cache("list", "bank", "--json").jsonArray()
+        #expect(fresh.count == 6 && fresh.allSatisfy { $0["stale"] as? Bool == false })
+        #expect(try box.cache("list", "bank", "--stale", "--json").jsonArray().isEmpty)
+
+        Thread.sleep(forTimeInterval: 1.3)
+        let stale = try box.cache("list", "bank", "--json").jsonArray()
+        #expect(stale.count == 6 && stale.allSatisfy { $0["stale"] as? Bool == true })
+        #expect(try box.cache("list", "bank", "--stale", "--json").jsonArray().count == 6)
+        let status = try #require(try box.cache("status", "--json").jsonArray().first)
+        #expect(status["stale_rows"] as? Int == 6)
+        #expect(status["stale"] as? Bool == true)
+        #expect(try sqlite3(box, "SELECT count(*) FROM cached_transactions WHERE stale = 1 AND age_s >= 1") == "6\n")
+        #expect(try sqlite3(box, "SELECT stale FROM cached_accounts") == "1\n")
+        let human = try box.cache("list", "bank")
+        #expect(human.stdout.contains("stale, 1s old"))
+
+        // A failed sync confirms nothing: the rows stay stale, unchanged.
+        let before = try cacheDump(box.database)
+        try upstream.control(["status": "503"])
+        #expect(try box.cache("sync", "bank").status == 75)
+        #expect(try cacheDump(box.database) == before)
+        #expect(try box.cache("list", "bank", "--stale", "--json").jsonArray().count == 6)
+
+        // A successful sync confirms every row again.
+        try upstream.control(["reset": true])
+        #expect(try box.cache("sync", "bank").status == 0)
+        #expect(try box.cache("list", "bank", "--stale", "--json").jsonArray().isEmpty)
+    }
+
+    @Test func mergeSourceRowsAreStaleUnlessTheLastSamplesReturnedThem() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/20", "--ttl", "2s")
+        try box.cache("sync")
+        Thread.sleep(forTimeInterval: 2.2)
+        try box.cache("sync")
+        let served = try #require(try upstream.stats()["served_jokes"] as? [[Int]])
+        let recent = Set(served[1])
+        let all = Set(served.joined())
+
+        // Read everything at once, well inside the 2 s the second sample stays fresh.
+        let staleListed = try box.cache("list", "jokes", "--stale", "--json").jsonArray()
+        let status = try #require(try box.cache("status", "--json").jsonArray().first)
+        let viewStale = try sqlite3(box, "SELECT id FROM cached_jokes WHERE stale = 1 ORDER BY id")
+
+        let expectedStale = all.subtracting(recent)
+        #expect(!expectedStale.isEmpty)
+        #expect(Set(staleListed.map { $0["id"] as! Int }) == expectedStale)
+        #expect(staleListed.allSatisfy { $0["stale"] as? Bool == true })
+        #expect(status["stale_rows"] as? Int == expectedStale.count)
+        #expect(status["rows"] as? Int == all.count)
+        #expect(viewStale == expectedStale.sorted().map { "\($0)\n" }.joined())
+    }
+}

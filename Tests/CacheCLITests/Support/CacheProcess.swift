@@ -1,0 +1,101 @@
+import Foundation
+
+/// Where things are, found from this test binary's own location.
+enum Paths {
+    /// The package root (this file is at Tests/CacheCLITests/Support/).
+    static let repository: String = {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }()
+
+    /// The `cache` binary SwiftPM built beside this test bundle.
+    static let cacheBinary: String = {
+        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return testBinary.deletingLastPathComponent().appendingPathComponent("cache").path
+    }()
+
+    static let jokesFile = repository + "/../shared/data/official-jokes.json"
+}
+
+/// What one run of the `cache` binary did.
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// stdout parsed as JSON.
+    func json() throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(stdout.utf8))
+    }
+
+    func jsonArray() throws -> [[String: Any]] {
+        guard let array = try json() as? [[String: Any]] else { throw TestFailure("stdout is not a JSON array: \(stdout)") }
+        return array
+    }
+}
+
+/// A temporary folder with a database path, removed when released.
+final class Sandbox {
+    let folder: String
+    var database: String { folder + "/cache.sqlite3" }
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// Runs the built `cache` binary against this sandbox's database.
+    @discardableResult
+    func cache(_ arguments: String..., environment: [String: String] = [:]) throws -> RunResult {
+        try cache(arguments, environment: environment)
+    }
+
+    @discardableResult
+    func cache(_ arguments: [String], environment: [String: String] = [:]) throws -> RunResult {
+        try run(Paths.cacheBinary, arguments, environment: ["CACHE_DB": database].merging(environment) { $1 })
+    }
+
+    /// Runs any program and collects its output and exit status.
+    func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:],
+             binary: String? = nil) throws -> RunResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        for (key, value) in extra { environment[key] = value }
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let errorData = ReadAll(err.fileHandleForReading)
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return RunResult(status: process.terminationStatus,
+                         stdout: String(decoding: outData, as: UTF8.self),
+                         stderr: String(decoding: errorData.wait(), as: UTF8.self))
+    }
+}
+
+/// Drains a pipe on another thread, so a chatty stderr cannot block the child.
+private final class ReadAll: @unchecked Sendable {
+    // Written once on the reading thread before `done` is signalled; read after the wait.
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    func wait() -> Data {
+        done.wait()
+        return data
+    }
+}

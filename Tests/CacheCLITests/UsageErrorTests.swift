@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+/// Usage errors through the built binary: the message, the usage line, the help pointer, exit 64.
+@Suite struct UsageErrorTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var arguments: [String]
+        var message: String
+        var exitCode: Int32 = 64
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let cases: [Case] = [
+        Case(arguments: ["fetch"], message: "Error: Unknown command 'fetch'."),
+        Case(arguments: ["synk"], message: "Error: Unknown command 'synk'. Did you mean 'sync'?"),
+        Case(arguments: ["sync", "--quite"], message: "Error: Unknown option '--quite'. Did you mean '--quiet'?"),
+        Case(arguments: ["list", "jokes", "--limit"], message: "Error: Missing value for '--limit <n>'."),
+        Case(arguments: ["list", "jokes", "--limit", "ten"], message: "Error: Invalid value 'ten' for '--limit': expected a whole number, 0 or more."),
+        Case(arguments: ["sources", "add", "x", "--kind", "jokes", "--url", "http://h/", "--ttl", "5 minutes"],
+             message: "Error: Invalid value '5 minutes' for '--ttl': expected a duration such as 90, 90s, 15m, 2h or 1d."),
+        Case(arguments: ["sync", "--timeout", "0s"], message: "Error: Invalid value '0s' for '--timeout'"),
+        Case(arguments: ["sources", "add", "x", "--url", "http://h/"], message: "Error: Missing expected option '--kind <kind>'."),
+        Case(arguments: ["sources", "add", "x", "--kind", "bank", "--url", "http://h/"], message: "Error: Invalid value 'bank' for '--kind': expected account or jokes."),
+        Case(arguments: ["list"], message: "Error: Missing expected argument '<name>'."),
+        Case(arguments: ["list", "a", "b"], message: "Error: Unexpected argument 'b'."),
+        Case(arguments: ["list", "a", "--json", "--csv"], message: "Error: '--json' and '--csv' cannot be used together."),
+        Case(arguments: ["sources", "rename"], message: "Error: Unknown subcommand 'sources rename'."),
+        Case(arguments: ["--db"], message: "Error: Missing value for '--db <path>'."),
+    ]
+
+    @Test(arguments: cases)
+    func usageError(_ test: Case) throws {
+        let box = try Sandbox()
+        let result = try box.cache(test.arguments)
+        #expect(result.status == test.exitCode)
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(result.stderr)")
+        #expect(lines.first?.hasPrefix(test.message) == true, "\(result.stderr)")
+        #expect(lines.dropFirst().first?.hasPrefix("Usage: cache") == true)
+        #expect(lines.last?.hasPrefix("See 'cache") == true && lines.last?.hasSuffix("--help' for more information.") == true)
+    }
+
+    @Test func unknownSourceIsNoInput() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        for arguments in [["list", "jokse"], ["sync", "jokse"], ["sources", "remove", "jokse"]] {
+            let result = try box.cache(arguments)
+            #expect(result.status == 66)
+            #expect(result.stderr == "cache: no source named 'jokse'\n")
+        }
+        // Nothing was synced by a sync that named an unknown source.
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "0")
+    }
+
+    @Test func readingWithoutADatabaseIsNoInput() throws {
+        let box = try Sandbox()
+        for arguments in [["list", "jokes"], ["status"], ["sync"], ["sources", "list"]] {
+            let result = try box.cache(arguments)
+            #expect(result.status == 66)
+            #expect(result.stderr.contains("no database at"))
+        }
+        #expect(!FileManagerExists(box.database))
+    }
+
+    @Test func unsafeSchemesAreRefusedWhenAdded() throws {
+        let box = try Sandbox()
+        let result = try box.cache("sources", "add", "x", "--kind", "jokes", "--url", "ftp://host/jokes")
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("refused URL scheme 'ftp'"))
+    }
+
+    @Test func addingASourceTwiceIsRefused() throws {
+        let box = try Sandbox()
+        try box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        let again = try box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        #expect(again.status == 64)
+        #expect(again.stderr.contains("already exists"))
+    }
+
+    @Test func helpIsTheSameThreeWays() throws {
+        let box = try Sandbox()
+        let a = try box.cache("help", "sync"), b = try box.cache("sync", "--help"), c = try box.cache("sync", "-h")
+        #expect(a.status == 0 && b.status == 0 && c.status == 0)
+        #expect(a.stdout == b.stdout && b.stdout == c.stdout)
+        #expect(a.stdout.hasPrefix("OVERVIEW: "))
+        #expect(a.stdout.contains("USAGE: cache sync") && a.stdout.contains("OPTIONS:"))
+        for command in ["sources", "sources add", "sources list", "sources remove", "list", "status"] {
+            let help = try box.cache(command.split(separator: " ").map(String.init) + ["--help"])
+            #expect(help.status == 0 && help.stdout.contains("USAGE: cache \(command)"), "\(command)")
+        }
+        let top = try box.cache("--help")
+        #expect(top.stdout.contains("SUBCOMMANDS:"))
+        #expect(try box.cache("--version").stdout.hasPrefix("cache "))
+    }
+}
+
+private func FileManagerExists(_ path: String) -> Bool {
+    access(path, F_OK) == 0
+}

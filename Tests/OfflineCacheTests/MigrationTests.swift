@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+@testable import OfflineCache
+
+@Suite struct MigrationTests {
+    static let migrationsFolder = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Migrations")
+
+    @Test func theCarriedCopyEqualsTheFiles() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.migrationsFolder.path)
+            .filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(!files.isEmpty)
+        #expect(Migrator.embedded.map(\.file) == files, "run Scripts/embed-migrations")
+        for (file, carried) in zip(files, Migrator.embedded) {
+            let text = try String(contentsOf: Self.migrationsFolder.appendingPathComponent(file), encoding: .utf8)
+            #expect(carried.sql == text, "\(file) differs from the carried copy: run Scripts/embed-migrations")
+        }
+    }
+
+    @Test func migrationsApplyInOrderEachRecordedOnce() throws {
+        let db = try Connection(path: ":memory:")
+        let migrator = Migrator(migrations: [
+            .init(id: 2, file: "0002_b.sql", sql: "ALTER TABLE t ADD COLUMN b TEXT"),
+            .init(id: 1, file: "0001_a.sql", sql: "CREATE TABLE t (a TEXT)"),
+        ])
+        try migrator.migrate(db)
+        try migrator.migrate(db)  // a second run applies nothing
+        #expect(try db.query("SELECT id FROM schema_migrations ORDER BY id") { $0.int(0) } == [1, 2])
+        #expect(try db.query("SELECT name FROM pragma_table_info('t')") { $0.text(0) } == ["a", "b"])
+    }
+
+    @Test func aFailedMigrationLeavesNoTraceAndRethrowsItsError() throws {
+        let db = try Connection(path: ":memory:")
+        let migrator = Migrator(migrations: [
+            .init(id: 1, file: "0001_a.sql", sql: "CREATE TABLE t (a TEXT); CREATE TABLE t (again TEXT);"),
+        ])
+        #expect {
+            try migrator.migrate(db)
+        } throws: { error in
+            (error as? DatabaseError)?.message == "table t already exists"
+        }
+        #expect(try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 't'") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM schema_migrations") == 0)
+    }
+
+    @Test func aNewerDatabaseIsRefused() throws {
+        let db = try Connection(path: ":memory:")
+        try Migrator().migrate(db)
+        try db.execute("INSERT INTO schema_migrations VALUES (99, '0099_x.sql', 'now')")
+        #expect(throws: Migrator.NewerSchemaError.self) { try Migrator().migrate(db) }
+    }
+}

@@ -1,0 +1,91 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import OfflineCache
+
+@Suite struct StoreTests {
+    @Test func aTransactionRollsBackAndRethrowsTheFirstError() throws {
+        let db = try Connection(path: ":memory:")
+        try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
+        #expect {
+            try db.inTransaction {
+                try db.run("INSERT INTO t (id, v) VALUES (1, 'a')")
+                try db.run("INSERT INTO t (id, v) VALUES (1, 'b')")
+            }
+        } throws: { error in
+            guard let error = error as? DatabaseError else { return false }
+            return error.extendedCode == 1555 // SQLITE_CONSTRAINT_PRIMARYKEY
+                && error.sql == "INSERT INTO t (id, v) VALUES (1, 'b')"
+                && error.description.hasPrefix("SQLite error 1555: UNIQUE constraint failed: t.id - while executing `INSERT")
+        }
+        #expect(try db.scalarInt("SELECT count(*) FROM t") == 0)
+        #expect(sqlite3_get_autocommit(db.handle) == 1)
+    }
+
+    @Test func boundValuesNeverAppearInErrors() throws {
+        let db = try Connection(path: ":memory:")
+        try db.execute("CREATE TABLE t (v TEXT NOT NULL)")
+        do {
+            try db.run("INSERT INTO t (v) VALUES (?)", [.null])
+            Issue.record("expected a NOT NULL failure")
+        } catch {
+            #expect(error.extendedCode == 1299)  // SQLITE_CONSTRAINT_NOTNULL
+            try db.run("INSERT INTO t (v) VALUES (?)", [.text("secret-value")])
+        }
+        #expect(throws: DatabaseError.self) { try db.run("INSERT INTO t (v) VALUES (?), (?)", [.text("secret-value"), .null]) }
+        do { try db.run("INSERT INTO t (v) VALUES (?), (?)", [.text("secret-value"), .null]) } catch {
+            #expect(!error.description.contains("secret-value"))
+        }
+    }
+
+    @Test func valuesRoundTrip() throws {
+        let db = try Connection(path: ":memory:")
+        try db.execute("CREATE TABLE t (i INTEGER, d REAL, s TEXT, n TEXT)")
+        try db.run("INSERT INTO t VALUES (?, ?, ?, ?)", [.int(Int64.max), .double(7.23), .text("héllo \u{1F600}"), .null])
+        let row = try db.query("SELECT i, d, s, n FROM t") { [$0.value(0), $0.value(1), $0.value(2), $0.value(3)] }.first
+        #expect(row == [.int(Int64.max), .double(7.23), .text("héllo \u{1F600}"), .null])
+    }
+
+    @Test func theDatabaseIsOpenedInWALWithForeignKeys() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let database = try CacheDatabase(path: folder + "/db.sqlite3", create: true)
+        #expect(try database.connection.scalarText("PRAGMA journal_mode") == "wal")
+        #expect(try database.connection.scalarInt("PRAGMA foreign_keys") == 1)
+        #expect(throws: CacheError.self) { try CacheDatabase(path: folder + "/missing.sqlite3", create: false) }
+    }
+}
+
+@Suite struct SupportTests {
+    @Test(arguments: [("90", 90), ("90s", 90), ("15m", 900), ("2h", 7200), ("1d", 86_400)])
+    func durationsParse(_ text: String, _ seconds: Int) {
+        #expect(DurationText.seconds(text) == seconds)
+    }
+
+    @Test(arguments: ["", "0", "-5", "5x", "m", "1.5h", " 5m", "5 m", "99999999999d"])
+    func badDurationsAreRejected(_ text: String) {
+        #expect(DurationText.seconds(text) == nil)
+    }
+
+    @Test func timestampsRoundTripAndSortAsText() throws {
+        let date = Date(timeIntervalSince1970: 1_796_004_000.123)
+        let text = Timestamp.format(date)
+        #expect(text == "2026-11-30T02:00:00.123Z")
+        let parsed = try #require(Timestamp.parse(text))
+        #expect(abs(parsed.timeIntervalSince1970 - date.timeIntervalSince1970) < 0.001)
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 5)) < Timestamp.format(Date(timeIntervalSince1970: 60)))
+    }
+
+    @Test func transactionIDsAreStableAndDistinct() {
+        let id = TransactionID.make(source: "bank", date: "2026-11-28T08:15:14Z", vendor: "Starbucks", ordinal: 0)
+        // Fixed forever: ids must survive re-syncs and new versions of cache.
+        #expect(id == "edf505d21b6a43a7")
+        #expect(TransactionID.make(source: "bank", date: "2026-11-28T08:15:14Z", vendor: "Starbucks", ordinal: 1) != id)
+        #expect(TransactionID.make(source: "other", date: "2026-11-28T08:15:14Z", vendor: "Starbucks", ordinal: 0) != id)
+    }
+
+    @Test func urlsLoseCredentialsAndQueries() {
+        let url = URL(string: "https://user:pw@example.com:8443/a/b?token=abc#frag")!
+        #expect(Source.redacted(url) == "https://example.com:8443/a/b")
+    }
+}

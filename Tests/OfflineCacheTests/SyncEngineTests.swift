@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import OfflineCache
+
+/// The engine's reconcile rules, with a canned fetcher at the network seam and a real SQLite file.
+/// (The same paths over real HTTP are in CacheCLITests.)
+@Suite struct SyncEngineTests {
+    struct CannedFetcher: Fetching {
+        let body: String
+        func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
+            FetchResponse(status: 200, body: Data(body.utf8))
+        }
+    }
+
+    final class Fixture {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("engine-\(UUID().uuidString)").path
+        let database: CacheDatabase
+        init() throws { database = try CacheDatabase(path: folder + "/db.sqlite3", create: true) }
+        deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+        func sync(_ source: Source, _ body: String) -> SyncReport {
+            SyncEngine(database: database, fetcher: CannedFetcher(body: body)).sync(source)
+        }
+
+        func count(_ sql: String) throws -> Int { Int(try database.connection.scalarInt(sql) ?? -1) }
+    }
+
+    static func jokes(_ ids: [Int], punchline: String = "P") -> String {
+        "[" + ids.map { #"{"id": \#($0), "type": "t", "setup": "S\#($0)", "punchline": "\#(punchline)"}"# }.joined(separator: ",") + "]"
+    }
+
+    @Test func mergeNeverRemovesAndReplaceDoes() throws {
+        let fixture = try Fixture()
+        let merge = Source(name: "m", kind: .jokes, url: URL(string: "http://h/")!)
+        let replace = Source(name: "r", kind: .jokes, url: URL(string: "http://h/")!, mode: .replace)
+        try SourceStore(fixture.database).add(merge)
+        try SourceStore(fixture.database).add(replace)
+
+        #expect(fixture.sync(merge, Self.jokes([1, 2, 3])).counts == ChangeCounts(inserted: 3))
+        let second = fixture.sync(merge, Self.jokes([3, 4]))
+        #expect(second.counts == ChangeCounts(inserted: 1))
+        #expect(try fixture.count("SELECT count(*) FROM jokes WHERE source = 'm'") == 4)
+
+        #expect(fixture.sync(replace, Self.jokes([1, 2, 3])).counts == ChangeCounts(inserted: 3))
+        let replaced = fixture.sync(replace, Self.jokes([3, 4], punchline: "changed"))
+        #expect(replaced.counts == ChangeCounts(inserted: 1, updated: 1, deleted: 2))
+        #expect(try fixture.count("SELECT count(*) FROM jokes WHERE source = 'r'") == 2)
+        #expect(fixture.sync(replace, Self.jokes([3, 4], punchline: "changed")).outcome == .unchanged)
+    }
+
+    @Test func aBadBodyWritesOnlyTheFailedRun() throws {
+        let fixture = try Fixture()
+        let source = Source(name: "m", kind: .jokes, url: URL(string: "http://h/")!)
+        try SourceStore(fixture.database).add(source)
+        _ = fixture.sync(source, Self.jokes([1, 2]))
+        // The second joke is bad: the first must not be written either.
+        let report = fixture.sync(source, #"[{"id": 7, "type": "t", "setup": "S", "punchline": "P"}, {"id": 8}]"#)
+        #expect(report.outcome == .failed)
+        #expect(try fixture.count("SELECT count(*) FROM jokes WHERE id = 7") == 0)
+        #expect(try fixture.count("SELECT count(*) FROM sync_runs WHERE outcome = 'failed'") == 1)
+    }
+
+    @Test func aMissingTokenVariableFailsBeforeAnyRequest() throws {
+        let fixture = try Fixture()
+        let source = Source(name: "m", kind: .jokes, url: URL(string: "http://h/")!, tokenEnv: "CACHE_TEST_UNSET_TOKEN")
+        try SourceStore(fixture.database).add(source)
+        let report = SyncEngine(database: fixture.database, fetcher: CannedFetcher(body: "[]"), environment: [:]).sync(source)
+        guard case .upstream(.missingToken("CACHE_TEST_UNSET_TOKEN")) = report.failure else {
+            Issue.record("expected a missing-token failure, got \(String(describing: report.failure))")
+            return
+        }
+        let request = try SyncEngine(database: fixture.database, environment: ["CACHE_TEST_UNSET_TOKEN": "abc"])
+            .fetchRequest(for: source, timeout: 5)
+        #expect(request.headers.contains(Source.Header(name: "Authorization", value: "Bearer abc")))
+    }
+}
