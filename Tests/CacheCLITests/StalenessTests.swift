@@ -3,6 +3,7 @@ import Testing
 
 /// Rows turn stale once upstream has not confirmed them within the TTL; `list --stale`,
 /// `status` and a plain `sqlite3` query of the views all agree; a failed sync changes none of it.
+/// (Reads here are `--offline`: a stale read would otherwise start a refresh that confirms the rows.)
 @Suite struct StalenessTests {
     func sqlite3(_ box: Sandbox, _ sql: String) throws -> String {
         try box.run("/usr/bin/env", ["sqlite3", box.database, sql]).stdout
@@ -13,20 +14,20 @@ import Testing
         let box = try Sandbox()
         try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1")
         try box.cache("sync")
-        let fresh = try box.cache("list", "bank", "--json").jsonArray()
+        let fresh = try box.cache("list", "bank", "--offline", "--json").jsonArray()
         #expect(fresh.count == 6 && fresh.allSatisfy { $0["stale"] as? Bool == false })
-        #expect(try box.cache("list", "bank", "--stale", "--json").jsonArray().isEmpty)
+        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
 
         Thread.sleep(forTimeInterval: 1.3)
-        let stale = try box.cache("list", "bank", "--json").jsonArray()
+        let stale = try box.cache("list", "bank", "--offline", "--json").jsonArray()
         #expect(stale.count == 6 && stale.allSatisfy { $0["stale"] as? Bool == true })
-        #expect(try box.cache("list", "bank", "--stale", "--json").jsonArray().count == 6)
+        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
         let status = try #require(try box.cache("status", "--json").jsonArray().first)
         #expect(status["stale_rows"] as? Int == 6)
         #expect(status["stale"] as? Bool == true)
         #expect(try sqlite3(box, "SELECT count(*) FROM cached_transactions WHERE stale = 1 AND age_s >= 1") == "6\n")
         #expect(try sqlite3(box, "SELECT stale FROM cached_accounts") == "1\n")
-        let human = try box.cache("list", "bank")
+        let human = try box.cache("list", "bank", "--offline")
         #expect(human.stdout.contains("stale, 1s old"))
 
         // A failed sync confirms nothing: the rows stay stale, unchanged.
@@ -34,12 +35,12 @@ import Testing
         try upstream.control(["status": "503"])
         #expect(try box.cache("sync", "bank").status == 75)
         #expect(try cacheDump(box.database) == before)
-        #expect(try box.cache("list", "bank", "--stale", "--json").jsonArray().count == 6)
+        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
 
         // A successful sync confirms every row again.
         try upstream.control(["reset": true])
         #expect(try box.cache("sync", "bank").status == 0)
-        #expect(try box.cache("list", "bank", "--stale", "--json").jsonArray().isEmpty)
+        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
     }
 
     @Test func mergeSourceRowsAreStaleUnlessTheLastSamplesReturnedThem() throws {
@@ -54,7 +55,7 @@ import Testing
         let all = Set(served.joined())
 
         // Read everything at once, well inside the 2 s the second sample stays fresh.
-        let staleListed = try box.cache("list", "jokes", "--stale", "--json").jsonArray()
+        let staleListed = try box.cache("list", "jokes", "--offline", "--stale", "--json").jsonArray()
         let status = try #require(try box.cache("status", "--json").jsonArray().first)
         let viewStale = try sqlite3(box, "SELECT id FROM cached_jokes WHERE stale = 1 ORDER BY id")
 

@@ -4,14 +4,16 @@ import Foundation
 /// costs one write per 64 KiB rather than one per line.
 final class Console {
     let stdoutIsTerminal: Bool
+    let stderrIsTerminal: Bool
     let useColor: Bool
     private var outBuffer: [UInt8] = []
     private let writeOut: ([UInt8]) -> Void
     private let writeErr: ([UInt8]) -> Void
 
-    init(stdoutIsTerminal: Bool, useColor: Bool,
+    init(stdoutIsTerminal: Bool, stderrIsTerminal: Bool = false, useColor: Bool,
          writeOut: @escaping ([UInt8]) -> Void, writeErr: @escaping ([UInt8]) -> Void) {
         self.stdoutIsTerminal = stdoutIsTerminal
+        self.stderrIsTerminal = stderrIsTerminal
         self.useColor = useColor
         self.writeOut = writeOut
         self.writeErr = writeErr
@@ -20,8 +22,9 @@ final class Console {
     /// The process's own stdout and stderr.
     static func standard(environment: [String: String]) -> Console {
         let terminal = isatty(STDOUT_FILENO) == 1
-        let color = terminal && environment["NO_COLOR"].map(\.isEmpty) ?? true && environment["TERM"] != "dumb"
-        return Console(stdoutIsTerminal: terminal, useColor: color,
+        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty || environment["TERM"] == "dumb"
+        return Console(stdoutIsTerminal: terminal, stderrIsTerminal: isatty(STDERR_FILENO) == 1,
+                       useColor: terminal && !noColor,
                        writeOut: { bytes in Console.writeAll(STDOUT_FILENO, bytes) },
                        writeErr: { bytes in Console.writeAll(STDERR_FILENO, bytes) })
     }
@@ -49,6 +52,19 @@ final class Console {
     func err(_ line: String) {
         flush()
         writeErr(Array((line + "\n").utf8))
+    }
+
+    /// Text for the terminal (status lines, cursor moves) on stderr, without a newline.
+    func errRaw(_ text: String) {
+        flush()
+        writeErr(Array(text.utf8))
+    }
+
+    /// The terminal's height in rows, if stdout is a terminal.
+    var terminalRows: Int? {
+        var size = winsize()
+        guard stdoutIsTerminal, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 else { return nil }
+        return Int(size.ws_row)
     }
 
     func flush() {

@@ -45,6 +45,15 @@ public struct CacheReader {
         }
     }
 
+    /// True when the source has never synced, or its last success is older than its TTL:
+    /// the moment a read starts a background refresh, and `sync --if-stale` syncs.
+    public func isStale(_ source: Source) throws -> Bool {
+        try db.scalarInt("""
+            SELECT last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?
+            FROM sync_state WHERE source = ?
+            """, [.int(Int64(source.ttlSeconds)), .text(source.name)]) ?? 1 != 0
+    }
+
     /// Every source's state, by name.
     public func status() throws -> [SourceStatus] {
         let sources = try SourceStore(database).all()

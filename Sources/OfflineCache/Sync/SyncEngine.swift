@@ -43,9 +43,32 @@ public struct SyncEngine {
             report.durationMs = Int((ContinuousClock.now - clock) / .milliseconds(1))
         }
 
+        // One sync per source at a time: another process's sync in flight means this one has
+        // nothing to add. The lease outlives a fetch's whole timeout, with room to write.
+        let lease = SyncLease(database)
+        let token: String
+        do {
+            switch try lease.acquire(source.name, for: options.timeout + 60) {
+            case .held(let pid):
+                report.outcome = .skipped
+                report.note = "already syncing, pid \(pid)"
+                finish(&report)
+                try? db.inTransaction { try recordRun(report, startedAt: startedAt, finishedAt: Timestamp.now()) }
+                return report
+            case .acquired(let acquired):
+                token = acquired
+            }
+        } catch {
+            report.failure = .database(error as? DatabaseError ?? DatabaseError(extendedCode: 1, message: "\(error)"))
+            finish(&report)
+            return report
+        }
+        defer { lease.release(source.name, token: token) }
+
         do {
             report.hadCachedRows = try hasCachedRows(source)
-            if options.onlyIfStale, try !isStale(source) {
+            // Checked under the lease, so a sync that just landed elsewhere counts.
+            if options.onlyIfStale, try !CacheReader(database).isStale(source) {
                 report.outcome = .skipped
                 report.note = "fresh"
                 finish(&report)
@@ -111,14 +134,6 @@ public struct SyncEngine {
                             maxBytes: source.maxBytes ?? FetchRequest.defaultMaxBytes)
     }
 
-    /// True when the source has never synced, or its last success is older than its TTL.
-    public func isStale(_ source: Source) throws -> Bool {
-        try db.scalarInt("""
-            SELECT last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?
-            FROM sync_state WHERE source = ?
-            """, [.int(source.ttlSeconds), .text(source.name)]) ?? 1 != 0
-    }
-
     private func hasCachedRows(_ source: Source) throws -> Bool {
         let table = source.kind == .account ? "accounts" : "jokes"
         return try db.scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source = ?)", [.text(source.name)]) == 1
@@ -126,12 +141,12 @@ public struct SyncEngine {
 
     private func recordRun(_ report: SyncReport, startedAt: String, finishedAt: String) throws {
         try db.run("""
-            INSERT INTO sync_runs (source, started_at, finished_at, outcome, inserted, updated, deleted, http_status, bytes, error)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sync_runs (source, started_at, finished_at, outcome, inserted, updated, deleted, http_status, bytes, error, note)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(report.source), .text(startedAt), .text(finishedAt), .text(report.outcome.rawValue),
                   .int(report.counts.inserted), .int(report.counts.updated), .int(report.counts.deleted),
                   .optionalInt(report.httpStatus), .optionalInt(report.bytes),
-                  .optionalText(report.failure?.description)])
+                  .optionalText(report.failure?.description), .optionalText(report.note)])
     }
 
     /// Records a failed run and the source's last error. Best effort: the failure being

@@ -57,6 +57,19 @@ final class Sandbox {
         try run(Paths.cacheBinary, arguments, environment: ["CACHE_DB": database].merging(environment) { $1 })
     }
 
+    /// Starts the `cache` binary without waiting for it.
+    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningProcess {
+        try RunningProcess(Paths.cacheBinary, arguments, environment: ["CACHE_DB": database].merging(environment) { $1 })
+    }
+
+    /// Runs a command in a pseudo-terminal (`Scripts/pty-capture.py`) and returns what a person
+    /// at that terminal would have received, escapes included.
+    func terminal(_ arguments: [String], environment: [String: String] = [:], rows: Int = 30) throws -> RunResult {
+        try run("/usr/bin/env", ["python3", Paths.repository + "/Scripts/pty-capture.py", "--rows", String(rows), "--",
+                                 Paths.cacheBinary] + arguments,
+                environment: ["CACHE_DB": database].merging(environment) { $1 })
+    }
+
     /// Runs any program and collects its output and exit status.
     func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:],
              binary: String? = nil) throws -> RunResult {
@@ -78,6 +91,39 @@ final class Sandbox {
         return RunResult(status: process.terminationStatus,
                          stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errorData.wait(), as: UTF8.self))
+    }
+}
+
+/// A started process whose output is collected when it is waited for.
+final class RunningProcess {
+    let process = Process()
+    let started = ContinuousClock.now
+    private let out = Pipe(), err = Pipe()
+    private let outData: ReadAll, errData: ReadAll
+
+    init(_ executable: String, _ arguments: [String], environment extra: [String: String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        for (key, value) in extra { environment[key] = value }
+        process.environment = environment
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        outData = ReadAll(out.fileHandleForReading)
+        errData = ReadAll(err.fileHandleForReading)
+    }
+
+    /// Waits for the exit; returns the result and the wall time from start to exit.
+    func wait() -> (RunResult, Duration) {
+        let stdout = outData.wait()
+        let stderr = errData.wait()
+        process.waitUntilExit()
+        let elapsed = ContinuousClock.now - started
+        return (RunResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                          stderr: String(decoding: stderr, as: UTF8.self)), elapsed)
     }
 }
 

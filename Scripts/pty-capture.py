@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Runs a command in a pseudo-terminal and prints everything it wrote, escapes included.
+
+    pty-capture.py [--cols 100] [--rows 30] [--timeout 30] -- COMMAND [ARG...]
+
+The tests drive `cache list` through it to see what a person at a terminal sees. Its exit
+status is the command's.
+"""
+import argparse
+import fcntl
+import os
+import pty
+import select
+import struct
+import sys
+import termios
+import time
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cols", type=int, default=100)
+    parser.add_argument("--rows", type=int, default=30)
+    parser.add_argument("--timeout", type=float, default=30)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp(command[0], command)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", args.rows, args.cols, 0, 0))
+    captured = bytearray()
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            captured += chunk
+    else:
+        os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+    sys.stdout.buffer.write(bytes(captured))
+    sys.exit(os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+/// What differs between two readings of one source: the preview and the reconciled rows.
+public struct RowChanges: Sendable, Equatable {
+    /// Ids (transaction ids, or joke ids as text) of rows that are new.
+    public var inserted: Set<String> = []
+    /// Ids of rows whose content changed.
+    public var updated: Set<String> = []
+    /// Rows the preview had and the fresh reading does not.
+    public var removed: CachedRows
+
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && removed.count == 0 }
+
+    /// Compares two readings of the same source by row id and content (not staleness).
+    public static func between(_ old: CachedRows, _ new: CachedRows) -> RowChanges {
+        switch (old, new) {
+        case let (.account(_, before), .account(_, after)):
+            let (inserted, updated, removedIDs) = diff(before, after, id: \.id) { $0.type == $1.type && $0.amount == $1.amount }
+            return RowChanges(inserted: inserted, updated: updated,
+                              removed: .account(nil, before.filter { removedIDs.contains($0.id) }))
+        case let (.jokes(before), .jokes(after)):
+            let (inserted, updated, removedIDs) = diff(before, after, id: { String($0.id) }) {
+                $0.type == $1.type && $0.setup == $1.setup && $0.punchline == $1.punchline
+            }
+            return RowChanges(inserted: inserted, updated: updated,
+                              removed: .jokes(before.filter { removedIDs.contains(String($0.id)) }))
+        default:
+            return RowChanges(removed: .jokes([]))
+        }
+    }
+
+    private static func diff<Row>(_ before: [Row], _ after: [Row], id: (Row) -> String,
+                                  same: (Row, Row) -> Bool) -> (Set<String>, Set<String>, Set<String>) {
+        var old: [String: Row] = [:]
+        for row in before { old[id(row)] = row }
+        var inserted = Set<String>(), updated = Set<String>(), seen = Set<String>()
+        for row in after {
+            let key = id(row)
+            seen.insert(key)
+            if let previous = old[key] {
+                if !same(previous, row) { updated.insert(key) }
+            } else {
+                inserted.insert(key)
+            }
+        }
+        return (inserted, updated, Set(old.keys).subtracting(seen))
+    }
+}

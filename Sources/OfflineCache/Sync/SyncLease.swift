@@ -1,0 +1,60 @@
+import Foundation
+
+/// The per-source lease that keeps syncs of one source from overlapping, across processes.
+///
+/// It lives in SQLite (`sync_leases`), the one state every `cache` process shares. Taking it is
+/// one `BEGIN IMMEDIATE` transaction, so two processes cannot both see it free.
+public struct SyncLease {
+    public enum Acquisition: Equatable {
+        case acquired(token: String)
+        /// A live process holds it.
+        case held(pid: Int32)
+    }
+
+    let db: Connection
+
+    public init(_ database: CacheDatabase) { db = database.connection }
+    init(db: Connection) { self.db = db }
+
+    /// Takes the lease for `source` unless a live holder has it; a dead or expired holder's
+    /// lease is taken over.
+    public func acquire(_ source: String, for seconds: Double) throws -> Acquisition {
+        try db.inTransaction {
+            if let holder = try currentHolder(source) { return .held(pid: holder) }
+            let token = UUID().uuidString
+            let now = Date()
+            try db.run("""
+                INSERT INTO sync_leases (source, holder_pid, holder_token, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (source) DO UPDATE SET holder_pid = excluded.holder_pid, holder_token = excluded.holder_token,
+                    acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+                """, [.text(source), .int(Int64(getpid())), .text(token), .text(Timestamp.format(now)),
+                      .text(Timestamp.format(now.addingTimeInterval(seconds)))])
+            return .acquired(token: token)
+        }
+    }
+
+    /// Gives the lease back, if this holder still has it.
+    public func release(_ source: String, token: String) {
+        try? db.run("DELETE FROM sync_leases WHERE source = ? AND holder_token = ?", [.text(source), .text(token)])
+    }
+
+    /// The pid of the live process holding the lease of `source`, if any.
+    public func currentHolder(_ source: String) throws -> Int32? {
+        let rows = try db.query("""
+            SELECT holder_pid, expires_at > ? FROM sync_leases WHERE source = ?
+            """, [.text(Timestamp.now()), .text(source)]) { (pid: Int32($0.int(0)), unexpired: $0.int(1) != 0) }
+        guard let lease = rows.first, lease.unexpired, Self.isAlive(lease.pid) else { return nil }
+        return lease.pid
+    }
+
+    /// Whether `pid` is a running process (a zombie, dead but not yet reaped, is not).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard pid > 0 else { return false }
+        if kill(pid, 0) != 0 && errno != EPERM { return false }
+        // /proc/PID/stat: "pid (comm) S ..." — the state follows the last ')'.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+/// `cache list` answers from the cache at once and refreshes behind the read.
+@Suite struct PreviewTests {
+    /// Polls until `condition` holds, for at most `seconds`.
+    func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return try condition()
+    }
+
+    func requests(_ upstream: LoopbackUpstream, _ path: String) throws -> Int {
+        (try upstream.stats()["paths"] as? [String: Int])?[path] ?? 0
+    }
+
+    /// A bank source synced once, then left to go stale (TTL 1 s).
+    func staleBank(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1s")
+        #expect(try box.cache("sync").status == 0)
+        Thread.sleep(forTimeInterval: 1.2)
+    }
+
+    @Test func fiveStaleReadersAnswerAtOnceAndOneRefreshLands() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        try upstream.control(["delay": 3])
+
+        let readers = try (0..<5).map { _ in try box.start(["list", "bank", "--json"]) }
+        for reader in readers {
+            let (result, elapsed) = reader.wait()
+            #expect(result.status == 0)
+            #expect(elapsed < .milliseconds(900), "a reader took \(elapsed)")
+            let rows = try result.jsonArray()
+            #expect(rows.count == 6 && rows.allSatisfy { $0["stale"] as? Bool == true })
+        }
+
+        // The refresh outlives the readers and lands; a later read shows the rows fresh.
+        #expect(try eventually(10) {
+            try box.cache("list", "bank", "--offline", "--json").jsonArray().allSatisfy { $0["stale"] as? Bool == false }
+        })
+        #expect(try requests(upstream, "/account") == 2)  // the first sync, and exactly one refresh
+        let runs = try rows(box.database, "SELECT outcome FROM sync_runs WHERE outcome != 'skipped' ORDER BY id")
+        #expect(runs.map { $0["outcome"] } == ["updated", "unchanged"])
+    }
+
+    @Test func withTheUpstreamDownListStillServesAndWaitNamesTheFailure() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        upstream.stop()
+
+        let quick = try box.cache("list", "bank", "--json")
+        #expect(quick.status == 0)
+        #expect(try quick.jsonArray().count == 6)
+
+        let waited = try box.cache("list", "bank", "--wait", "--json")
+        #expect(waited.status == 0)
+        #expect(waited.stderr.contains("cache: list bank: refresh failed: cannot reach"), "\(waited.stderr)")
+        #expect(waited.stderr.contains("connection refused"))
+        #expect(try waited.jsonArray().allSatisfy { $0["stale"] as? Bool == true })
+        #expect(try eventually(5) {
+            try rows(box.database, "SELECT count(*) AS n FROM sync_runs WHERE outcome = 'failed'").first?["n"] != "0"
+        })
+    }
+
+    @Test func offlineReadsStartNoRefresh() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        #expect(try box.cache("list", "bank", "--offline", "--json").status == 0)
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try requests(upstream, "/account") == 1)
+    }
+
+    @Test func anEmptyCacheWithoutATerminalSaysSoAndPrintsNothing() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        let result = try box.cache("list", "jokes", "--json")
+        #expect(result.status == 0)
+        #expect(result.stdout == "[]\n")
+        #expect(result.stderr == "Nothing cached for 'jokes' yet; a refresh has started.\n")
+        #expect(try eventually(5) { try box.cache("list", "jokes", "--offline", "--json").jsonArray().count == 10 })
+    }
+
+    @Test func aTerminalSeesThePreviewThenARedrawWithMarks() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        var transactions = try #require(account["transactions"] as? [[String: Any]])
+        transactions.removeAll { $0["vendor"] as? String == "Uber" }
+        transactions[0]["amount"] = 2500
+        transactions.append(["type": 1, "vendor": "Lyft", "amount": 12, "date": "2026-11-30 01:00:00"])
+        account["transactions"] = transactions
+        try upstream.setAccount(account)
+        try upstream.control(["delay": 1])
+
+        let screen = try box.terminal(["list", "bank"])
+        #expect(screen.status == 0)
+        let text = screen.stdout
+        let spinnerAt = try #require(text.range(of: "refreshing bank…"))
+        let redrawAt = try #require(text.range(of: "\u{1B}[7A\u{1B}[J"))  // up over the 7 preview lines, clear
+        let preview = String(text[..<spinnerAt.lowerBound])
+        let redraw = String(text[redrawAt.upperBound...])
+        #expect(preview.contains("Uber") && preview.contains("stale, 1s old"))
+        #expect(spinnerAt.lowerBound < redrawAt.lowerBound)
+        #expect(redraw.contains("+ Lyft"))
+        #expect(redraw.contains("~ Payroll"))
+        #expect(redraw.contains("- Uber") && redraw.contains("removed"))
+        #expect(redraw.contains("bank refreshed: 1 new, 1 changed, 1 removed"))
+        #expect(!redraw.contains("stale"))
+    }
+
+    @Test func aTerminalSeesSkeletonRowsReplacedByData() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try upstream.control(["delay": 1.5])
+        let screen = try box.terminal(["list", "jokes"], environment: ["NO_COLOR": ""])
+        #expect(screen.status == 0)
+        let text = screen.stdout
+        let skeletonAt = try #require(text.range(of: "▆▆▆▆"))
+        let dataAt = try #require(text.range(of: "#"))
+        #expect(skeletonAt.lowerBound < dataAt.lowerBound)
+        // The pulse: both shades of grey appear before the data.
+        let before = String(text[..<dataAt.lowerBound])
+        #expect(before.contains("\u{1B}[38;5;238m") && before.contains("\u{1B}[38;5;243m"))
+        #expect(text.contains("jokes: 10 rows"))
+        // Erased before the data is drawn: the cursor goes up over the 6 skeleton rows.
+        #expect(before.contains("\u{1B}[6A\u{1B}[J"))
+    }
+
+    @Test func colourOnATerminalAndPlainTextWithNoColor() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try box.cache("sync")
+        let coloured = try box.terminal(["list", "bank"], environment: ["NO_COLOR": ""]).stdout
+        #expect(coloured.contains("\u{1B}[48;5;"))                // vendor badges
+        #expect(coloured.contains("\u{1B}[32m+ 19.99"))           // credits green
+        #expect(coloured.contains("\u{1B}[31m- 23.50"))           // debits red
+        // The same vendor gets the same colour every time.
+        // A terminal ends lines with "\r\n", which Swift counts as one Character.
+        let starbucks = coloured.replacingOccurrences(of: "\r\n", with: "\n")
+            .components(separatedBy: "\n").filter { $0.contains("Starbucks") }
+        #expect(starbucks.count == 2 && Set(starbucks.map { $0.components(separatedBy: " S ").first! }).count == 1)
+
+        let plain = try box.terminal(["list", "bank"]).stdout  // NO_COLOR=1
+        #expect(!plain.contains("\u{1B}["))
+        #expect(try box.cache("list", "bank").stdout.contains("\u{1B}") == false)
+    }
+
+    @Test func noWaitNeverWaitsEvenOnATerminal() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        try upstream.control(["delay": 3])
+        let started = ContinuousClock.now
+        let screen = try box.terminal(["list", "bank", "--no-wait"])
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(screen.status == 0)
+        #expect(!screen.stdout.contains("refreshing"))
+        #expect(screen.stdout.contains("Uber"))
+    }
+}
