@@ -11,7 +11,7 @@ enum Help {
             subcommands: [
                 ("sources", "Add, list and remove the upstreams to cache."),
                 ("sync", "Fetch sources and reconcile them into the cache."),
-                ("list", "Print one source's cached rows at once, with stale flags."),
+                ("list", "Print one source's cached rows at once, with stale flags; refresh behind them."),
                 ("status", "Show each source's rows, staleness and last sync."),
                 ("help", "Show help for a subcommand."),
             ],
@@ -71,7 +71,7 @@ enum Help {
             examples: ["cache sync", "cache sync bank --json", "cache sync --if-stale --quiet   # from cron"]),
         "list": CommandHelp(
             name: "list",
-            overview: "Print one source's cached rows at once, each with its stale flag. Never waits for the network.",
+            overview: "Print one source's cached rows at once, each with its stale flag. When the source is stale, start one background refresh; on a terminal, redraw the list when it lands.",
             usage: "cache list <name> [--stale] [--limit <n>] [--json | --csv] [--offline] [--wait | --no-wait]",
             arguments: [("<name>", "The source.")],
             options: [
@@ -79,9 +79,9 @@ enum Help {
                 ("--limit <n>", "At most n rows."),
                 ("--json", "Print a JSON array."),
                 ("--csv", "Print CSV with a header row."),
-                ("--offline", "Read the cache only."),
-                ("--wait", "Accepted; background refresh is not built yet, so list always reads the cache only."),
-                ("--no-wait", "Accepted; list never waits."),
+                ("--offline", "Read the cache only; start no refresh."),
+                ("--wait", "Wait for the refresh to land, also without a terminal (then print once, after it)."),
+                ("--no-wait", "Never wait, even on a terminal."),
                 dbOption,
             ],
             examples: ["cache list bank", "cache list jokes --stale --json"]),

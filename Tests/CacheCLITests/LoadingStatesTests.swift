@@ -1,0 +1,93 @@
+import Foundation
+import OfflineCache
+import Testing
+
+/// The library's "preview, then content" sequence, against the loopback upstream over real HTTP.
+@Suite struct LoadingStatesTests {
+    func collect(_ box: Sandbox, _ name: String) async -> [LoadingState] {
+        var states: [LoadingState] = []
+        for await state in CacheClient(databasePath: box.database).states(of: name) { states.append(state) }
+        return states
+    }
+
+    func staleBank(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1s")
+        #expect(try box.cache("sync").status == 0)
+        Thread.sleep(forTimeInterval: 1.2)
+    }
+
+    @Test func previewThenFresh() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        var transactions = try #require(account["transactions"] as? [[String: Any]])
+        transactions.append(["type": 0, "vendor": "Gift", "amount": 50, "date": "2026-11-30 09:00:00"])
+        account["transactions"] = transactions
+        try upstream.setAccount(account)
+
+        let states = await collect(box, "bank")
+        #expect(states.count == 3)
+        guard states.count == 3,
+              case .preview(.account(_, let preview), stale: true) = states[0],
+              case .refreshing = states[1],
+              case .fresh(.account(let header, let fresh), let changes) = states[2] else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(preview.count == 6 && preview.allSatisfy(\.stale))
+        #expect(fresh.count == 7 && fresh.allSatisfy { !$0.stale })
+        #expect(header?.name == "Jane Appleseed")
+        let gift = try #require(fresh.first { $0.vendor == "Gift" })
+        #expect(changes.inserted == [gift.id] && changes.updated.isEmpty && changes.removed.count == 0)
+    }
+
+    @Test func previewThenFailedKeepsTheCachedRows() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        try upstream.control(["fault": "envelope-error", "message": "Ledger offline"])
+
+        let states = await collect(box, "bank")
+        guard states.count == 3, case .preview(_, stale: true) = states[0], case .refreshing = states[1],
+              case .failed(let error, cached: .account(_, let cached)) = states[2] else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(error.message == "upstream answered status 500: Ledger offline")
+        guard case .upstream(.envelope(status: 500, message: "Ledger offline"))? = error.failure else {
+            Issue.record("expected the typed envelope failure, got \(String(describing: error.failure))")
+            return
+        }
+        #expect(cached.count == 6 && cached.allSatisfy(\.stale))
+    }
+
+    @Test func emptyThenFresh() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        let states = await collect(box, "jokes")
+        guard states.count == 3, case .preview(.jokes(let empty), stale: true) = states[0], case .refreshing = states[1],
+              case .fresh(.jokes(let jokes), let changes) = states[2] else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(empty.isEmpty)
+        #expect(jokes.count == 10)
+        #expect(changes.inserted.count == 10)
+    }
+
+    @Test func aFreshSourceYieldsItsPreviewAlone() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try box.cache("sync")
+        let states = await collect(box, "jokes")
+        guard states.count == 1, case .preview(let rows, stale: false) = states[0] else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(rows.count == 10)
+        #expect((try upstream.stats()["total"] as? Int) == 1)
+    }
+}
