@@ -12,13 +12,21 @@ line or at run time, so tests can drive every failure path over real HTTP:
 Run-time control (JSON bodies), used by the tests:
     POST /_control  {"delay": 2, "status": 503, "fault": "truncated", "message": "..."}
                     keys left out are unchanged; {"reset": true} clears every fault
+                    also: "validators": true (send ETag and Last-Modified, answer 304 to a match),
+                    "retry_after": "2" (sent with error statuses)
     POST /_account  the account's body object: {"name", "currentBalance", "transactions"}
-    GET  /_stats    {"total": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...]}
+    POST /_generate {"count": N, "seed": S}: serve a generated account of N transactions
+    GET  /_stats    {"total": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
+                     "requests": [{"path", "time", "if_none_match", "if_modified_since", "authorization"}, ...]}
+
+Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a file: URL),
+/big?bytes=N (streams an N-byte body that is never valid JSON: for the size cap).
 
 The first line on stdout is "listening on http://127.0.0.1:PORT", printed once the socket
 is ready; the server stops on SIGTERM, SIGINT, or when its stdin closes (--exit-on-eof).
 """
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -76,12 +84,19 @@ class State:
         self.counts = {}
         self.total = 0
         self.served_jokes = []  # the ids of each jokes answer, in order
+        self.requests = []  # what each request sent that the tests check
         self.rng = random.Random(1)
 
-    def count(self, path):
+    def count(self, path, headers):
         with self.lock:
             self.total += 1
             self.counts[path] = self.counts.get(path, 0) + 1
+            self.requests.append({
+                "path": path, "time": time.time(),
+                "if_none_match": headers.get("If-None-Match"),
+                "if_modified_since": headers.get("If-Modified-Since"),
+                "authorization": headers.get("Authorization"),
+            })
 
 
 def make_handler(state):
@@ -92,10 +107,12 @@ def make_handler(state):
             pass
 
         # -- helpers -------------------------------------------------------
-        def send(self, status, body, content_type="application/json", declared_length=None, drip=False):
+        def send(self, status, body, content_type="application/json", declared_length=None, drip=False, headers=None):
             data = body if isinstance(body, bytes) else body.encode()
             self.send_response(status)
             self.send_header("Content-Type", content_type)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
             self.send_header("Content-Length", str(declared_length if declared_length is not None else len(data)))
             if declared_length is not None:
                 self.send_header("Connection", "close")
@@ -128,7 +145,7 @@ def make_handler(state):
                 with state.lock:
                     if value.get("reset"):
                         state.faults = {}
-                    for key in ("delay", "status", "fault", "message", "envelope_status"):
+                    for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after"):
                         if key in value:
                             state.faults[key] = value[key]
                     return self.send_json(state.faults)
@@ -136,6 +153,11 @@ def make_handler(state):
                 with state.lock:
                     state.account = value
                 return self.send_json({"ok": True})
+            if self.path == "/_generate":
+                account = generated_account(int(value.get("count", 10000)), int(value.get("seed", 7)))
+                with state.lock:
+                    state.account = account
+                return self.send_json({"ok": True, "transactions": len(account["transactions"])})
             self.send_json({"error": "no such control route"}, 404)
 
         # -- upstream routes -----------------------------------------------
@@ -144,15 +166,22 @@ def make_handler(state):
             if path == "/_stats":
                 with state.lock:
                     return self.send_json({"total": state.total, "paths": dict(state.counts),
-                                           "served_jokes": list(state.served_jokes)})
-            state.count(path)
+                                           "served_jokes": list(state.served_jokes), "requests": list(state.requests)})
+            state.count(path, self.headers)
             with state.lock:
                 faults = dict(state.faults)
                 account = state.account
             if faults.get("delay"):
                 time.sleep(float(faults["delay"]))
             if faults.get("status"):
-                return self.send(int(faults["status"]), "upstream failure\n", "text/plain")
+                extra = {"Retry-After": str(faults["retry_after"])} if faults.get("retry_after") is not None else {}
+                return self.send(int(faults["status"]), "upstream failure\n", "text/plain", headers=extra)
+            if path == "/loop":
+                return self.send(302, "", "text/plain", headers={"Location": "/loop"})
+            if path == "/redirect-to-file":
+                return self.send(302, "", "text/plain", headers={"Location": "file:///etc/passwd"})
+            if path == "/big":
+                return self.stream_big(int(self.path.partition("bytes=")[2] or 300_000_000))
             fault = faults.get("fault")
             if fault == "plain":
                 return self.send(200, "Sorry, that's not a number.\n", "text/plain")
@@ -171,7 +200,7 @@ def make_handler(state):
                     else:
                         body["currentBalance"] = "lots"
                 envelope = {"status": status, "message": faults.get("message", "OK" if status == 200 else "Internal error"), "body": body}
-                return self.answer(envelope, fault)
+                return self.answer(envelope, fault, validators=faults.get("validators"))
 
             value = self.jokes_route(path)
             if value is None:
@@ -187,8 +216,19 @@ def make_handler(state):
                 value = items if isinstance(value, list) else items[0]
             return self.answer(value, fault)
 
-        def answer(self, value, fault):
+        def answer(self, value, fault, validators=False):
             text = json.dumps(value)
+            if validators and not fault:
+                tag = '"%s"' % hashlib.sha1(text.encode()).hexdigest()[:16]
+                extra = {"ETag": tag, "Last-Modified": "Mon, 30 Nov 2026 00:00:00 GMT"}
+                if self.headers.get("If-None-Match") == tag:
+                    self.send_response(304)
+                    for key, value in extra.items():
+                        self.send_header(key, value)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                return self.send(200, text, headers=extra)
             if fault == "malformed":
                 return self.send(200, text[: max(1, len(text) // 2)] + "}}]")
             if fault == "truncated":
@@ -197,6 +237,24 @@ def make_handler(state):
             if fault == "drip":
                 return self.send(200, text, drip=True)
             self.send(200, text)
+
+        def stream_big(self, size):
+            """An endless-looking jokes array, written in chunks so the server holds little."""
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(size))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            chunk = ("[" + ",".join(['{"id": 1, "type": "t", "setup": "s", "punchline": "p"}'] * 1000) + ",").encode()
+            sent = 0
+            try:
+                while sent < size:
+                    part = chunk[: size - sent]
+                    self.wfile.write(part)
+                    sent += len(part)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
 
         def jokes_route(self, path):
             jokes = state.jokes

@@ -35,7 +35,7 @@ enum ExitCode {
         case .unreachable: return hadCachedRows ? temporaryFailure : unavailable
         case .timedOut, .truncated: return temporaryFailure
         case .tls: return unavailable
-        case .httpStatus(let status, _):
+        case .httpStatus(let status, _, _):
             switch status {
             case 401, 403: return noPermission
             case 408, 429, 500...599: return temporaryFailure

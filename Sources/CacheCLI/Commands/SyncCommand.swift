@@ -21,7 +21,7 @@ enum SyncCommand {
             let report = engine.sync(source, options: engineOptions)
             reports.append(report)
             if let failure = report.failure {
-                console.err("cache: sync \(source.name): \(Context.escapeControl(failure.description))")
+                console.err("cache: sync \(source.name): \(Context.escapeControl(report.errorText ?? failure.description))")
                 if exitCode == ExitCode.success {
                     exitCode = ExitCode.of(failure, hadCachedRows: report.hadCachedRows)
                 }
@@ -42,7 +42,7 @@ enum SyncCommand {
             return "\(report.source): updated (\(c.inserted) inserted, \(c.updated) updated, \(c.deleted) deleted) in \(report.durationMs) ms"
         case .unchanged: return "\(report.source): unchanged in \(report.durationMs) ms"
         case .skipped: return "\(report.source): skipped (\(report.note ?? "not due"))"
-        case .failed: return "\(report.source): failed: \(report.failure?.description ?? "unknown error")"
+        case .failed: return "\(report.source): failed: \(report.errorText ?? "unknown error")"
         }
     }
 
@@ -51,7 +51,8 @@ enum SyncCommand {
             ("source", .string(report.source)), ("outcome", .string(report.outcome.rawValue)),
             ("inserted", .int(report.counts.inserted)), ("updated", .int(report.counts.updated)),
             ("deleted", .int(report.counts.deleted)), ("http_status", .optional(report.httpStatus)),
-            ("error", .optional(report.failure?.description)), ("duration_ms", .int(report.durationMs)),
+            ("error", .optional(report.errorText)), ("duration_ms", .int(report.durationMs)),
+            ("attempts", .int(report.attempts)), ("note", .optional(report.note)),
         ])
     }
 }

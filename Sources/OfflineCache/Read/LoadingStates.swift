@@ -90,7 +90,7 @@ public struct CacheClient: Sendable {
                     Thread.sleep(forTimeInterval: pollInterval)
                 }
             } else if let failure = report.failure {
-                error = RefreshError(message: failure.description, failure: failure)
+                error = RefreshError(message: report.errorText ?? failure.description, failure: failure)
             }
             let rows = try reader.rows(of: source)
             if let error {

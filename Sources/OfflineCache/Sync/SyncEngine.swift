@@ -2,14 +2,24 @@ import Foundation
 
 /// Fetches sources and reconciles them into the cache.
 ///
-/// One sync is one straight path: fetch → decode and validate the whole body → one
-/// `BEGIN IMMEDIATE` transaction that reconciles the rows and records the run. A failure at
-/// any step writes only the failed run and the source's last error; the cached rows stay.
+/// One sync is one straight path: take the source's lease → fetch (conditional headers,
+/// retrying what can succeed later) → decode and validate the whole body → one
+/// `BEGIN IMMEDIATE` transaction that reconciles the rows and records the run → release.
+/// A failure at any step writes only the failed run and the source's backoff state; the
+/// cached rows stay as they were.
 public struct SyncEngine {
     public struct Options: Sendable {
-        /// Skip sources whose last success is still within their TTL.
+        /// Skip sources still within their TTL, or backing off after failures (the cron form).
         public var onlyIfStale = false
+        /// The whole of one request, connect to last byte.
         public var timeout = FetchRequest.defaultTimeout
+        /// Requests per sync, the first included.
+        public var maxAttempts = 3
+        public var retryBackoff = Backoff.retry
+        public var failureBackoff = Backoff.betweenSyncs
+        /// A Retry-After longer than this ends the sync instead of waiting inside it.
+        public var longestRetryWait: Double = 30
+
         public init(onlyIfStale: Bool = false, timeout: Double = FetchRequest.defaultTimeout) {
             self.onlyIfStale = onlyIfStale
             self.timeout = timeout
@@ -19,6 +29,8 @@ public struct SyncEngine {
     let database: CacheDatabase
     let fetcher: any Fetching
     let environment: [String: String]
+    /// Waits between retries; a seam so unit tests need not sleep.
+    var sleep: (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }
 
     public init(database: CacheDatabase, fetcher: any Fetching = Fetcher(),
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -36,91 +48,127 @@ public struct SyncEngine {
     }
 
     public func sync(_ source: Source, options: Options = Options()) -> SyncReport {
-        let clock = ContinuousClock.now
-        let startedAt = Timestamp.now()
-        var report = SyncReport(source: source.name, outcome: .failed)
-        func finish(_ report: inout SyncReport) {
-            report.durationMs = Int((ContinuousClock.now - clock) / .milliseconds(1))
-        }
+        var run = Run(source: source, startedAt: Timestamp.now())
 
-        // One sync per source at a time: another process's sync in flight means this one has
-        // nothing to add. The lease outlives a fetch's whole timeout, with room to write.
+        // One sync per source at a time. The lease outlives every attempt's timeout and the
+        // waits between them, with room to write.
         let lease = SyncLease(database)
         let token: String
         do {
-            switch try lease.acquire(source.name, for: options.timeout + 60) {
+            let longest = Double(options.maxAttempts) * (options.timeout + options.retryBackoff.cap) + 60
+            switch try lease.acquire(source.name, for: longest) {
             case .held(let pid):
-                report.outcome = .skipped
-                report.note = "already syncing, pid \(pid)"
-                finish(&report)
-                try? db.inTransaction { try recordRun(report, startedAt: startedAt, finishedAt: Timestamp.now()) }
-                return report
+                run.report.outcome = .skipped
+                run.report.note = "already syncing, pid \(pid)"
+                try? db.inTransaction { try record(run) }
+                return run.finished()
             case .acquired(let acquired):
                 token = acquired
             }
         } catch {
-            report.failure = .database(error as? DatabaseError ?? DatabaseError(extendedCode: 1, message: "\(error)"))
-            finish(&report)
-            return report
+            return run.failed(.database(Self.databaseError(error)))
         }
         defer { lease.release(source.name, token: token) }
 
+        let state: SyncState
         do {
-            report.hadCachedRows = try hasCachedRows(source)
+            state = try SyncState.load(db, source: source.name)
+            run.report.hadCachedRows = try hasCachedRows(source)
             // Checked under the lease, so a sync that just landed elsewhere counts.
-            if options.onlyIfStale, try !CacheReader(database).isStale(source) {
-                report.outcome = .skipped
-                report.note = "fresh"
-                finish(&report)
-                return report
+            if options.onlyIfStale {
+                if let next = state.nextAttemptAt, next > Timestamp.now() {
+                    run.report.outcome = .skipped
+                    run.report.note = "backing off after \(state.failures) failure\(state.failures == 1 ? "" : "s") until \(next)"
+                    return run.finished()
+                }
+                if try !CacheReader(database).isStale(source) {
+                    run.report.outcome = .skipped
+                    run.report.note = "fresh"
+                    return run.finished()
+                }
             }
         } catch {
-            report.failure = .database(error as? DatabaseError ?? DatabaseError(extendedCode: 1, message: "\(error)"))
-            finish(&report)
-            return report
+            return run.failed(.database(Self.databaseError(error)))
         }
 
         // Fetch and validate everything before writing anything.
-        let payload: Payload
+        let response: FetchResponse
+        var payload: Payload?
+        let bodyHash: String?
         do {
-            let request = try fetchRequest(for: source, timeout: options.timeout)
-            let response = try fetcher.fetch(request)
-            report.httpStatus = response.status
-            report.bytes = response.body.count
-            payload = try PayloadDecoder.decode(response.body, kind: source.kind)
+            var request = try fetchRequest(for: source, timeout: options.timeout)
+            if run.report.hadCachedRows {
+                request.etag = state.etag
+                request.lastModified = state.lastModified
+            }
+            response = try fetchWithRetries(request, options: options, run: &run)
+            run.report.httpStatus = response.status
+            run.report.bytes = response.body.count
+            bodyHash = response.notModified ? nil : BodyHash.of(response.body)
+            // A body identical to the last one applied needs no decoding and no reconcile.
+            if !response.notModified && !(bodyHash == state.bodyHash && run.report.hadCachedRows) {
+                payload = try PayloadDecoder.decode(response.body, kind: source.kind)
+            }
         } catch {
-            if case .httpStatus(let status, _) = error { report.httpStatus = status }
-            report.failure = .upstream(error)
-            finish(&report)
-            recordFailure(report, source: source, startedAt: startedAt)
-            return report
+            if case .httpStatus(let status, _, _) = error { run.report.httpStatus = status }
+            run.report.failure = .upstream(error)
+            recordFailure(&run, state: state, options: options, retryAfter: error.retryAfter)
+            return run.finished()
         }
 
         do {
             let now = Timestamp.now()
             try db.inTransaction {
-                let (counts, changed) = try Reconciler(db: db, source: source, now: now).apply(payload)
-                report.counts = counts
-                report.outcome = changed ? .updated : .unchanged
-                finish(&report)
-                try recordRun(report, startedAt: startedAt, finishedAt: now)
-                // A replace response is the whole truth: every row it left in the cache is confirmed.
+                var confirmAll = true
+                if let payload {
+                    let (counts, changed) = try Reconciler(db: db, source: source, now: now).apply(payload)
+                    run.report.counts = counts
+                    run.report.outcome = changed ? .updated : .unchanged
+                    // A replace response is the whole truth: every row it left is confirmed.
+                    // A merge response confirms only the rows it returned (their seen_at).
+                    confirmAll = source.mode == .replace
+                } else {
+                    // 304, or the same body again: upstream confirms every row; nothing is rewritten.
+                    run.report.outcome = .unchanged
+                }
+                try record(run, finishedAt: now)
                 try db.run("""
                     UPDATE sync_state SET confirmed_at = CASE WHEN ? THEN ? ELSE confirmed_at END,
                         last_success_at = ?, last_attempt_at = ?, last_outcome = ?, last_error = NULL,
-                        next_attempt_at = NULL
+                        next_attempt_at = NULL, failures = 0,
+                        etag = coalesce(?, etag), last_modified = coalesce(?, last_modified),
+                        body_hash = coalesce(?, body_hash)
                     WHERE source = ?
-                    """, [.int(source.mode == .replace ? 1 : 0), .text(now), .text(now), .text(now),
-                          .text(report.outcome.rawValue), .text(source.name)])
+                    """, [.int(confirmAll ? 1 : 0), .text(now), .text(now), .text(now), .text(run.report.outcome.rawValue),
+                          .optionalText(response.etag), .optionalText(response.lastModified), .optionalText(bodyHash),
+                          .text(source.name)])
             }
         } catch {
-            report.outcome = .failed
-            report.counts = ChangeCounts()
-            report.failure = .database(error as? DatabaseError ?? DatabaseError(extendedCode: 1, message: "\(error)"))
-            finish(&report)
-            recordFailure(report, source: source, startedAt: startedAt)
+            run.report.outcome = .failed
+            run.report.counts = ChangeCounts()
+            run.report.failure = .database(Self.databaseError(error))
+            recordFailure(&run, state: state, options: options, retryAfter: nil)
         }
-        return report
+        return run.finished()
+    }
+
+    /// Asks again for what can succeed later, with jittered backoff or the server's
+    /// Retry-After; gives up at once on anything else.
+    private func fetchWithRetries(_ request: FetchRequest, options: Options, run: inout Run) throws(UpstreamError) -> FetchResponse {
+        var attempt = 0
+        while true {
+            attempt += 1
+            run.report.attempts = attempt
+            do {
+                return try fetcher.fetch(request)
+            } catch {
+                guard error.isRetryable, attempt < options.maxAttempts else { throw error }
+                let wait = error.retryAfter ?? options.retryBackoff.delay(afterFailures: attempt)
+                // A server that asks for a long pause gets it from cron's backoff, not from us.
+                guard wait <= options.longestRetryWait else { throw error }
+                sleep(wait)
+            }
+        }
     }
 
     /// The request for `source`, with its extra headers and, if it names one, its bearer token.
@@ -139,25 +187,83 @@ public struct SyncEngine {
         return try db.scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source = ?)", [.text(source.name)]) == 1
     }
 
-    private func recordRun(_ report: SyncReport, startedAt: String, finishedAt: String) throws {
+    private func record(_ run: Run, finishedAt: String = Timestamp.now()) throws {
+        let report = run.report
         try db.run("""
-            INSERT INTO sync_runs (source, started_at, finished_at, outcome, inserted, updated, deleted, http_status, bytes, error, note)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.text(report.source), .text(startedAt), .text(finishedAt), .text(report.outcome.rawValue),
+            INSERT INTO sync_runs (source, started_at, finished_at, outcome, inserted, updated, deleted,
+                                   http_status, bytes, error, note, attempts)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(report.source), .text(run.startedAt), .text(finishedAt), .text(report.outcome.rawValue),
                   .int(report.counts.inserted), .int(report.counts.updated), .int(report.counts.deleted),
                   .optionalInt(report.httpStatus), .optionalInt(report.bytes),
-                  .optionalText(report.failure?.description), .optionalText(report.note)])
+                  .optionalText(report.errorText), .optionalText(report.note), .int(report.attempts)])
     }
 
-    /// Records a failed run and the source's last error. Best effort: the failure being
+    /// Records a failed run and sets when cron may try again. Best effort: the failure being
     /// reported matters more than a failure to record it.
-    private func recordFailure(_ report: SyncReport, source: Source, startedAt: String) {
-        let now = Timestamp.now()
+    private func recordFailure(_ run: inout Run, state: SyncState, options: Options, retryAfter: Double?) {
+        run.report.outcome = .failed
+        let failures = state.failures + 1
+        var delay = options.failureBackoff.delay(afterFailures: failures)
+        if let retryAfter { delay = max(delay, retryAfter) }
+        let now = Date()
+        let next = Timestamp.format(now.addingTimeInterval(delay))
+        run.report.nextAttemptAt = next
+        let finished = run
         try? db.inTransaction {
-            try recordRun(report, startedAt: startedAt, finishedAt: now)
+            try record(finished, finishedAt: Timestamp.format(now))
             try db.run("""
-                UPDATE sync_state SET last_attempt_at = ?, last_outcome = 'failed', last_error = ? WHERE source = ?
-                """, [.text(now), .optionalText(report.failure?.description), .text(source.name)])
+                UPDATE sync_state SET last_attempt_at = ?, last_outcome = 'failed', last_error = ?,
+                    failures = ?, next_attempt_at = ?
+                WHERE source = ?
+                """, [.text(Timestamp.format(now)), .optionalText(finished.report.errorText), .int(failures),
+                      .text(next), .text(finished.report.source)])
         }
+    }
+
+    static func databaseError(_ error: Error) -> DatabaseError {
+        error as? DatabaseError ?? DatabaseError(extendedCode: 1, message: "\(error)")
+    }
+}
+
+/// One sync in progress: its report and its clock.
+private struct Run {
+    var report: SyncReport
+    let startedAt: String
+    let clock = ContinuousClock.now
+
+    init(source: Source, startedAt: String) {
+        report = SyncReport(source: source.name, outcome: .failed)
+        self.startedAt = startedAt
+    }
+
+    func finished() -> SyncReport {
+        var report = report
+        report.durationMs = Int((ContinuousClock.now - clock) / .milliseconds(1))
+        return report
+    }
+
+    mutating func failed(_ failure: SyncReport.Failure) -> SyncReport {
+        report.outcome = .failed
+        report.failure = failure
+        return finished()
+    }
+}
+
+/// The bookkeeping of one source that a sync reads before it fetches.
+struct SyncState {
+    var etag: String?
+    var lastModified: String?
+    var bodyHash: String?
+    var failures = 0
+    var nextAttemptAt: String?
+
+    static func load(_ db: Connection, source: String) throws -> SyncState {
+        try db.query("""
+            SELECT etag, last_modified, body_hash, failures, next_attempt_at FROM sync_state WHERE source = ?
+            """, [.text(source)]) {
+            SyncState(etag: $0.text(0), lastModified: $0.text(1), bodyHash: $0.text(2), failures: $0.int(3),
+                      nextAttemptAt: $0.text(4))
+        }.first ?? SyncState()
     }
 }

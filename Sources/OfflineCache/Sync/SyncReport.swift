@@ -30,6 +30,16 @@ public struct SyncReport: Sendable {
     /// Whether the source had cached rows when the sync began (a failure then still leaves a preview).
     public var hadCachedRows = false
     public var durationMs = 0
+    /// Requests made, retries included.
+    public var attempts = 0
+    /// After a failure: when `sync --if-stale` may try again.
+    public var nextAttemptAt: String?
+
+    /// The failure as people read it, naming the retries: `HTTP 503 from … after 3 attempts`.
+    public var errorText: String? {
+        guard let failure else { return nil }
+        return attempts > 1 ? "\(failure) after \(attempts) attempts" : failure.description
+    }
 }
 
 /// Rows written by a reconcile.

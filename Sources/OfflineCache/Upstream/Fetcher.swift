@@ -12,6 +12,9 @@ public struct FetchRequest: Sendable {
     public var timeout: Double
     public var maxBytes: Int
     public var maxRedirects: Int
+    /// Validators from the last response applied: sent as If-None-Match / If-Modified-Since.
+    public var etag: String?
+    public var lastModified: String?
 
     public static let defaultTimeout: Double = 30
     public static let defaultMaxBytes = 64 << 20
@@ -28,9 +31,20 @@ public struct FetchRequest: Sendable {
 
 /// A complete response: the whole body has been read.
 public struct FetchResponse: Sendable {
-    /// The HTTP status; 200 for a file.
+    /// The HTTP status; 200 for a file, 304 when the validators still hold (and the body is empty).
     public var status: Int
     public var body: Data
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(status: Int, body: Data, etag: String? = nil, lastModified: String? = nil) {
+        self.status = status
+        self.body = body
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    public var notModified: Bool { status == 304 }
 }
 
 /// The seam between the sync engine and the network.
@@ -77,6 +91,8 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
         var body = Data()
         var redirects = 0
         var failure: UpstreamError?
+        var headers: [String: String] = [:]
+        var finished = false
     }
 
     private let request: FetchRequest
@@ -101,15 +117,41 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
         for header in request.headers {
             urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
         }
-        session.dataTask(with: urlRequest).resume()
-        done.wait()
+        if let etag = request.etag { urlRequest.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+        if let lastModified = request.lastModified { urlRequest.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since") }
+        let task = session.dataTask(with: urlRequest)
+        task.resume()
+        // URLSession's timeouts are idle timers; this bounds the whole exchange, so a body that
+        // drips a byte a second is cut at the timeout too.
+        if done.wait(timeout: .now() + request.timeout) == .timedOut {
+            fail(.timedOut(url: Source.redacted(request.url), seconds: request.timeout))
+            task.cancel()
+            done.wait()
+        }
 
         let final = state.withLock { $0 }
         if let failure = final.failure { throw failure }
-        guard (200..<300).contains(final.status) else {
-            throw .httpStatus(final.status, url: Source.redacted(request.url))
+        if final.status == 304 {
+            return FetchResponse(status: 304, body: Data(), etag: final.headers["etag"], lastModified: final.headers["last-modified"])
         }
-        return FetchResponse(status: final.status, body: final.body)
+        guard (200..<300).contains(final.status) else {
+            throw .httpStatus(final.status, url: Source.redacted(request.url),
+                              retryAfter: final.headers["retry-after"].flatMap(Self.retryAfterSeconds))
+        }
+        return FetchResponse(status: final.status, body: final.body,
+                             etag: final.headers["etag"], lastModified: final.headers["last-modified"])
+    }
+
+    /// `Retry-After` as seconds from now: either a number of seconds or an HTTP date.
+    static func retryAfterSeconds(_ value: String) -> Double? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(text), seconds >= 0 { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
     }
 
     private func fail(_ error: UpstreamError) {
@@ -119,9 +161,14 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         let http = response as? HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (key, value) in http?.allHeaderFields ?? [:] {
+            if let key = key as? String, let value = value as? String { headers[key.lowercased()] = value }
+        }
         state.withLock {
             $0.status = http?.statusCode ?? 0
             $0.expectedLength = response.expectedContentLength
+            $0.headers = headers
         }
         if response.expectedContentLength > Int64(request.maxBytes) {
             fail(.tooLarge(limit: request.maxBytes))
@@ -182,7 +229,12 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
         } else if expected > 0 && received < expected {
             fail(.truncated(url: url, received: Int(received), expected: Int(expected)))
         }
-        done.signal()
+        // Signal once: the watchdog in run() may already have given up and be waiting again.
+        let first = state.withLock { state -> Bool in
+            defer { state.finished = true }
+            return !state.finished
+        }
+        if first { done.signal() }
     }
 
     private static func reason(_ error: URLError) -> String {

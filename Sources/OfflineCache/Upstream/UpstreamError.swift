@@ -6,8 +6,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The body ended before the length the server announced.
     case truncated(url: String, received: Int, expected: Int)
     case tls(url: String, reason: String)
-    /// An HTTP status other than 2xx.
-    case httpStatus(Int, url: String)
+    /// An HTTP status other than 2xx and 304, with the server's Retry-After in seconds.
+    case httpStatus(Int, url: String, retryAfter: Double? = nil)
     /// The body is not what the source's kind promises: not JSON, wrong shape, wrong type.
     case badData(String)
     /// The account envelope carried a status other than 200, or a null body.
@@ -18,13 +18,29 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsafeScheme(String)
     case missingToken(variable: String)
 
+    /// Whether the same request may succeed later: connection errors, timeouts, 408, 429,
+    /// 5xx and truncated bodies. Bad data and other 4xx will not get better by asking again.
+    public var isRetryable: Bool {
+        switch self {
+        case .unreachable, .timedOut, .truncated: true
+        case .httpStatus(let status, _, _): status == 408 || status == 429 || (500...599).contains(status)
+        default: false
+        }
+    }
+
+    /// The server's Retry-After, in seconds, if it sent one.
+    public var retryAfter: Double? {
+        if case .httpStatus(_, _, let retryAfter) = self { return retryAfter }
+        return nil
+    }
+
     public var description: String {
         switch self {
         case let .unreachable(url, reason): "cannot reach \(url): \(reason)"
         case let .timedOut(url, seconds): "timed out after \(Self.seconds(seconds)) waiting for \(url)"
         case let .truncated(url, received, expected): "truncated body from \(url): \(received) of \(expected) bytes"
         case let .tls(url, reason): "TLS failure with \(url): \(reason)"
-        case let .httpStatus(status, url): "HTTP \(status) from \(url)"
+        case let .httpStatus(status, url, _): "HTTP \(status) from \(url)"
         case let .badData(reason): "bad data: \(reason)"
         case let .envelope(status, message): "upstream answered status \(status): \(message)"
         case let .tooLarge(limit): "body larger than the \(limit)-byte cap"
