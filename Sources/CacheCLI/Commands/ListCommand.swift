@@ -14,9 +14,16 @@ enum ListCommand {
         let preview = try read()
         let console = context.console
 
+        let interactive = console.stdoutIsTerminal && console.stderrIsTerminal && options.format == .human
         var refreshing = false
         var child: pid_t?
-        if !options.offline, try reader.isStale(source) {
+        if !options.offline, try reader.isStale(source), let backoff = try reader.backoff(source) {
+            // Failing upstreams are left alone until their backoff ends, by readers as by cron.
+            if options.wait ?? interactive {
+                console.err("cache: list \(source.name): not refreshing: backing off after failures until \(backoff.until)"
+                    + (backoff.lastError.map { " (last error: \(Context.escapeControl($0)))" } ?? ""))
+            }
+        } else if !options.offline, try reader.isStale(source) {
             refreshing = true
             // A refresh already in flight (a reader's, cron's, a person's) is the one to wait for.
             if try !watcher.refreshInFlight() {
@@ -24,7 +31,6 @@ enum ListCommand {
             }
         }
 
-        let interactive = console.stdoutIsTerminal && console.stderrIsTerminal && options.format == .human
         guard refreshing, options.wait ?? interactive else {
             if preview.count == 0 && !options.staleOnly {
                 console.err(refreshing

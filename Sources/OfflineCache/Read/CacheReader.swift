@@ -54,6 +54,13 @@ public struct CacheReader {
             """, [.int(Int64(source.ttlSeconds)), .text(source.name)]) ?? 1 != 0
     }
 
+    /// When the source is backing off after failed syncs: until when, and the last error.
+    public func backoff(_ source: Source) throws -> (until: String, lastError: String?)? {
+        try db.query("""
+            SELECT next_attempt_at, last_error FROM sync_state WHERE source = ? AND next_attempt_at > ?
+            """, [.text(source.name), .text(Timestamp.now())]) { ($0.text(0) ?? "", $0.text(1)) }.first
+    }
+
     /// Every source's state, by name.
     public func status() throws -> [SourceStatus] {
         let sources = try SourceStore(database).all()
