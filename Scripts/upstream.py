@@ -181,7 +181,8 @@ def make_handler(state):
             if path == "/redirect-to-file":
                 return self.send(302, "", "text/plain", headers={"Location": "file:///etc/passwd"})
             if path == "/big":
-                return self.stream_big(int(self.path.partition("bytes=")[2] or 300_000_000))
+                query = dict(part.split("=", 1) for part in self.path.partition("?")[2].split("&") if "=" in part)
+                return self.stream_big(int(query.get("bytes", 300_000_000)), query.get("chunked") == "1")
             fault = faults.get("fault")
             if fault == "plain":
                 return self.send(200, "Sorry, that's not a number.\n", "text/plain")
@@ -238,20 +239,26 @@ def make_handler(state):
                 return self.send(200, text, drip=True)
             self.send(200, text)
 
-        def stream_big(self, size):
-            """An endless-looking jokes array, written in chunks so the server holds little."""
+        def stream_big(self, size, chunked):
+            """A huge body written in pieces, so the server holds little. With chunked=1 no
+            length is announced, and a client must enforce its cap while the bytes arrive."""
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(size))
+            if chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Content-Length", str(size))
             self.send_header("Connection", "close")
             self.end_headers()
-            chunk = ("[" + ",".join(['{"id": 1, "type": "t", "setup": "s", "punchline": "p"}'] * 1000) + ",").encode()
+            piece = ("[" + ",".join(['{"id": 1, "type": "t", "setup": "s", "punchline": "p"}'] * 1000) + ",").encode()
             sent = 0
             try:
                 while sent < size:
-                    part = chunk[: size - sent]
-                    self.wfile.write(part)
+                    part = piece[: size - sent]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
                     sent += len(part)
+                if chunked:
+                    self.wfile.write(b"0\r\n\r\n")
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True

@@ -11,6 +11,11 @@ public struct CacheReader {
     ///   - staleOnly: only rows upstream has not confirmed within the TTL.
     ///   - limit: at most this many rows.
     public func rows(of source: Source, staleOnly: Bool = false, limit: Int? = nil) throws -> CachedRows {
+        // The account header and its transactions come from one snapshot: never half a sync.
+        try db.inReadTransaction { try readRows(of: source, staleOnly: staleOnly, limit: limit) }
+    }
+
+    private func readRows(of source: Source, staleOnly: Bool, limit: Int?) throws -> CachedRows {
         let filter = staleOnly ? "AND stale = 1" : ""
         let values: [SQLValue] = [.text(source.name), .int(Int64(limit ?? -1))]
         switch source.kind {

@@ -19,4 +19,18 @@ extension Connection {
             throw error
         }
     }
+
+    /// Runs `body` inside one read transaction, so every query in it sees the same snapshot
+    /// (in WAL mode a writer's commit in between is invisible to it).
+    public func inReadTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
 }

@@ -173,6 +173,7 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
         if response.expectedContentLength > Int64(request.maxBytes) {
             fail(.tooLarge(limit: request.maxBytes))
             completionHandler(.cancel)
+            dataTask.cancel()
             return
         }
         completionHandler(.allow)
@@ -192,7 +193,11 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         let from = request.url.scheme?.lowercased()
-        let to = newRequest.url?.scheme?.lowercased()
+        // Judge the Location the server sent: Foundation may already have rewritten a
+        // foreign-scheme target into a same-host http URL.
+        let location = (response.allHeaderFields.first { ($0.key as? String)?.lowercased() == "location" }?.value as? String)
+            .flatMap { URL(string: $0, relativeTo: response.url) }
+        let to = (location?.scheme ?? newRequest.url?.scheme)?.lowercased()
         let count = state.withLock { state -> Int in state.redirects += 1; return state.redirects }
         if to != from {
             fail(.unsafeScheme(to ?? "none"))

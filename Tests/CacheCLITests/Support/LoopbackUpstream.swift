@@ -56,6 +56,12 @@ final class LoopbackUpstream {
         _ = try post("/_account", body)
     }
 
+    /// Serves a generated account of `count` transactions (deterministic for a seed).
+    @discardableResult
+    func generate(count: Int, seed: Int) throws -> Data {
+        try post("/_generate", ["count": count, "seed": seed])
+    }
+
     func stats() throws -> [String: Any] {
         let data = try request("GET", "/_stats", body: nil)
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]

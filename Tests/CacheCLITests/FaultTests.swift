@@ -1,0 +1,344 @@
+import Foundation
+import OfflineCache
+import Testing
+
+/// Cron-grade sync: many processes at once, killed processes, misbehaving upstreams, secrets.
+/// Each case runs the built binary against the loopback upstream on a real SQLite file.
+@Suite struct FaultTests {
+    func requests(_ upstream: LoopbackUpstream, _ path: String = "/account") throws -> [[String: Any]] {
+        (try upstream.stats()["requests"] as? [[String: Any]] ?? []).filter { $0["path"] as? String == path }
+    }
+
+    func addBank(_ upstream: LoopbackUpstream, _ box: Sandbox, _ extra: [String] = []) throws {
+        let result = try box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    /// The cached account as a comparable set of "date|vendor|type|amount" plus its header.
+    func cachedAccount(_ box: Sandbox) throws -> Set<String> {
+        let transactions = try rows(box.database, "SELECT date, vendor, type, amount FROM transactions WHERE source = 'bank'")
+        let header = try rows(box.database, "SELECT name, balance FROM accounts WHERE source = 'bank'")
+        return Set(transactions.map { "\($0["date"]!)|\($0["vendor"]!)|\($0["type"]!)|\(Double($0["amount"]!)!)" }
+            + header.map { "header|\($0["name"]!)|\(Double($0["balance"]!)!)" })
+    }
+
+    func upstreamAccount(_ upstream: LoopbackUpstream) throws -> Set<String> {
+        let body = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        let transactions = try #require(body["transactions"] as? [[String: Any]])
+        return Set(transactions.map { t in
+            let date = (t["date"] as! String).replacingOccurrences(of: " ", with: "T") + "Z"
+            return "\(date)|\(t["vendor"]!)|\(t["type"]!)|\((t["amount"] as! NSNumber).doubleValue)"
+        } + ["header|\(body["name"]!)|\((body["currentBalance"] as! NSNumber).doubleValue)"])
+    }
+
+    @Test func tenSyncsAtOnceMakeOneRequest() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        try upstream.control(["delay": 1.5])
+        let syncs = try (0..<10).map { _ in try box.start(["sync", "bank", "--json"]) }
+        var outcomes: [String] = []
+        for sync in syncs {
+            let (result, _) = sync.wait()
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try #require(try result.jsonArray().first)
+            outcomes.append(report["outcome"] as! String)
+            if report["outcome"] as? String == "skipped" {
+                #expect((report["note"] as? String)?.hasPrefix("already syncing, pid ") == true)
+            }
+        }
+        #expect(outcomes.filter { $0 == "updated" }.count == 1)
+        #expect(outcomes.filter { $0 == "skipped" }.count == 9)
+        #expect(try requests(upstream).count == 1)
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "6")
+        let runs = try rows(box.database, "SELECT outcome, count(*) AS n FROM sync_runs GROUP BY outcome ORDER BY outcome")
+        #expect(runs.map { "\($0["outcome"]!)=\($0["n"]!)" } == ["skipped=9", "updated=1"])
+    }
+
+    @Test func syncsKilledAtRandomMomentsNeverCorruptTheCache() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        _ = try upstream.generate(count: 10_000, seed: 1)
+        #expect(try box.cache("sync").status == 0)
+        var accounts: [Set<String>] = [try upstreamAccount(upstream)]
+        _ = try upstream.generate(count: 10_500, seed: 2)
+        accounts.append(try upstreamAccount(upstream))
+        #expect(try cachedAccount(box) == accounts[0])
+        // How long a whole sync takes here sets the window the kills land in: some before the
+        // commit, some during it, some after.
+        let timed = try box.start(["sync", "bank"])
+        let (timedResult, duration) = timed.wait()
+        #expect(timedResult.status == 0)
+        #expect(try cachedAccount(box) == accounts[1])
+        let window = Double(duration / .milliseconds(1)) / 1000 * 1.3
+
+        var generator = SystemRandomNumberGenerator()
+        var sawOld = 0, sawNew = 0
+        for round in 0..<30 {
+            _ = try upstream.generate(count: round % 2 == 0 ? 10_000 : 10_500, seed: round % 2 == 0 ? 1 : 2)
+            let sync = try box.start(["sync", "bank"])
+            Thread.sleep(forTimeInterval: Double.random(in: 0...window, using: &generator))
+            kill(sync.process.processIdentifier, SIGKILL)
+            _ = sync.wait()
+
+            let check = try box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA integrity_check"])
+            #expect(check.stdout == "ok\n", "round \(round): \(check.stdout)")
+            let cached = try cachedAccount(box)
+            #expect(cached == accounts[0] || cached == accounts[1], "round \(round): the cache is neither account")
+            if cached == accounts[0] { sawOld += 1 } else { sawNew += 1 }
+        }
+        // The next sync takes over whatever lease a killed sync left, and succeeds.
+        _ = try upstream.generate(count: 10_500, seed: 2)
+        let last = try box.cache("sync", "bank", "--json")
+        #expect(last.status == 0)
+        #expect(try last.jsonArray().first?["outcome"] as? String != "skipped")
+        #expect(try cachedAccount(box) == accounts[1])
+        // Kills landed both before and after commits (not a test of luck alone: reported).
+        print("killed syncs: cache held the old account \(sawOld) times, the new one \(sawNew) times")
+    }
+
+    @Test func readersNeverSeeAHalfAppliedSync() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        /// Version k: balance k × 100, every transaction's amount k.
+        func version(_ k: Int) throws {
+            try upstream.setAccount([
+                "name": "Versioned", "currentBalance": k * 100,
+                "transactions": (0..<(40 + k % 7)).map { i in
+                    ["type": 1, "vendor": "Shop \(i % 5)", "amount": k, "date": String(format: "2026-11-%02d 10:%02d:00", 1 + i % 28, i % 60)]
+                },
+            ])
+        }
+        try version(1)
+        #expect(try box.cache("sync").status == 0)
+
+        let loop = "for i in $(seq 60); do \(Paths.cacheBinary) list bank --offline || echo READ-FAILED; echo '=='; done"
+        let readers = try (0..<8).map { _ in
+            try RunningProcess("/bin/bash", ["-c", loop], environment: ["CACHE_DB": box.database])
+        }
+        for k in 2...25 {
+            try version(k)
+            #expect(try box.cache("sync", "bank").status == 0)
+        }
+        var reads = 0
+        for reader in readers {
+            let (result, _) = reader.wait()
+            #expect(result.status == 0)
+            #expect(!result.stdout.contains("READ-FAILED"))
+            #expect(result.stderr.isEmpty, "\(result.stderr)")
+            for listing in result.stdout.components(separatedBy: "==\n") where !listing.isEmpty {
+                reads += 1
+                let lines = listing.split(separator: "\n")
+                let balance = try #require(lines.first?.components(separatedBy: "balance ").last)
+                let amounts = Set(lines.dropFirst().map { $0.components(separatedBy: "- ").last! })
+                // Balance k × 100 ("700.00") goes with amounts k ("7.00"), whatever k the snapshot had.
+                let k = Int(Double(balance.replacingOccurrences(of: ",", with: ""))! / 100)
+                #expect(amounts == [String(format: "%d.00", k)], "balance \(balance) with amounts \(amounts)")
+            }
+        }
+        #expect(reads == 8 * 60)
+    }
+
+    @Test func notModifiedConfirmsEveryRowAndWritesNoRow() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box, ["--ttl", "1s"])
+        try upstream.control(["validators": true])
+        #expect(try box.cache("sync").status == 0)
+        let first = try #require(try requests(upstream).first)
+        #expect(first["if_none_match"] is NSNull)
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
+        let rowsBefore = try rows(box.database, "SELECT id, seen_at, amount FROM transactions ORDER BY id")
+
+        let second = try box.cache("sync", "bank", "--json")
+        let report = try #require(try second.jsonArray().first)
+        #expect(report["outcome"] as? String == "unchanged")
+        #expect(report["http_status"] as? Int == 304)
+        let sent = try #require(try requests(upstream).last)
+        #expect((sent["if_none_match"] as? String)?.hasPrefix("\"") == true)
+        #expect(sent["if_modified_since"] as? String == "Mon, 30 Nov 2026 00:00:00 GMT")
+        // Fresh again, and not one row rewritten.
+        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
+        #expect(try rows(box.database, "SELECT id, seen_at, amount FROM transactions ORDER BY id") == rowsBefore)
+    }
+
+    @Test func anIdenticalBodyWithoutValidatorsSkipsTheReconcile() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        #expect(try box.cache("sync").status == 0)
+        let before = try rows(box.database, "SELECT id, seen_at FROM transactions ORDER BY id")
+        let report = try #require(try box.cache("sync", "bank", "--json").jsonArray().first)
+        #expect(report["outcome"] as? String == "unchanged" && report["http_status"] as? Int == 200)
+        #expect(try rows(box.database, "SELECT id, seen_at FROM transactions ORDER BY id") == before)
+        #expect(try rows(box.database, "SELECT body_hash FROM sync_state").first?["body_hash"] != "NULL")
+    }
+
+    @Test func afterThreeFailuresCronBacksOff() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        #expect(try box.cache("sync").status == 0)
+        try upstream.control(["status": 503])
+        for _ in 0..<3 {
+            let failed = try box.cache("sync", "bank")
+            #expect(failed.status == 75)
+            #expect(failed.stderr.contains("HTTP 503 from \(upstream.baseURL)/account after 3 attempts"), "\(failed.stderr)")
+        }
+        let made = try requests(upstream).count
+        #expect(made == 1 + 3 * 3)
+        let status = try #require(try box.cache("status", "--json").jsonArray().first)
+        let next = try #require(status["next_attempt_at"] as? String)
+        #expect(next > Timestamp.now())
+
+        // Cron, before next_attempt_at: no request, exit 0, and it says why.
+        let cron = try box.cache("sync", "--if-stale", "--json")
+        #expect(cron.status == 0)
+        let skipped = try #require(try cron.jsonArray().first)
+        #expect(skipped["outcome"] as? String == "skipped")
+        #expect((skipped["note"] as? String)?.contains("backing off after 3 failures until") == true)
+        #expect(try requests(upstream).count == made)
+        #expect(try box.cache("sync", "--if-stale", "--quiet").stdout.isEmpty)
+
+        // A person asking explicitly is not held back.
+        try upstream.control(["reset": true])
+        #expect(try box.cache("sync", "bank").status == 0)
+        #expect(try requests(upstream).count == made + 1)
+        let recovered = try #require(try box.cache("status", "--json").jsonArray().first)
+        #expect(recovered["next_attempt_at"] is NSNull)
+    }
+
+    @Test func retryAfterIsHonoured() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        // A short Retry-After: the retry waits at least that long.
+        try upstream.control(["status": 429, "retry_after": "2"])
+        #expect(try box.cache("sync", "bank").status == 75)
+        let times = try requests(upstream).map { $0["time"] as! Double }
+        #expect(times.count == 3)
+        #expect(times[1] - times[0] >= 1.95 && times[2] - times[1] >= 1.95, "\(times)")
+
+        // A long one: no retry inside the sync, and cron waits it out.
+        try upstream.control(["status": 429, "retry_after": "600"])
+        #expect(try box.cache("sync", "bank").status == 75)
+        #expect(try requests(upstream).count == 4)
+        let status = try #require(try box.cache("status", "--json").jsonArray().first)
+        let next = try #require((status["next_attempt_at"] as? String).flatMap(Timestamp.parse))
+        #expect(next.timeIntervalSinceNow > 590)
+        #expect(try box.cache("sync", "--if-stale").status == 0)
+        #expect(try requests(upstream).count == 4)
+    }
+
+    @Test func aDrippingBodyIsCutAtTheTimeout() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        #expect(try box.cache("sync").status == 0)
+        let before = try cacheDump(box.database)
+        try upstream.control(["fault": "drip"])
+        let started = ContinuousClock.now
+        let result = try box.cache("sync", "bank", "--timeout", "1s")
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 75)
+        #expect(result.stderr.contains("timed out after 1s waiting for \(upstream.baseURL)/account after 3 attempts"), "\(result.stderr)")
+        #expect(elapsed < .seconds(8), "three 1 s attempts and their backoff took \(elapsed)")
+        #expect(try cacheDump(box.database) == before)
+    }
+
+    /// Runs `cache sync big` under /usr/bin/time; returns the result and the peak RSS in KB.
+    func syncMeasured(_ box: Sandbox) throws -> (RunResult, Int) {
+        let result = try box.run("/usr/bin/time", ["-f", "peak-kb %M", Paths.cacheBinary, "sync", "big"],
+                                 environment: ["CACHE_DB": box.database])
+        let peakKB = result.stderr.components(separatedBy: "peak-kb ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        return (result, peakKB ?? -1)
+    }
+
+    @Test func aHugeBodyIsRefusedAtTheCapWithMemoryNearIt() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=300000000")
+        let (result, peakKB) = try syncMeasured(box)
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("cache: sync big: body larger than the 67108864-byte cap"), "\(result.stderr)")
+        // The cap is 64 MiB: the process stays within twice that, never near 300 MB.
+        #expect(peakKB > 0 && peakKB < 128 * 1024, "peak \(peakKB) KB")
+        print("300 MB body with Content-Length: refused at the 64 MiB cap, peak RSS \(peakKB / 1024) MiB")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM jokes").first?["n"] == "0")
+    }
+
+    /// Without a Content-Length the cap is enforced as bytes arrive. Foundation's URLSession on
+    /// Linux queues received data for its delegate faster than it delivers it, so memory is not
+    /// bounded near the cap here (measured about 570 MiB for 300 MB); what this test asserts is
+    /// the refusal, the exit code and the untouched cache. The memory figure is printed.
+    @Test func aHugeChunkedBodyIsRefusedAtTheCap() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=300000000&chunked=1")
+        let (result, peakKB) = try syncMeasured(box)
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("cache: sync big: body larger than the 67108864-byte cap"), "\(result.stderr)")
+        print("300 MB chunked body: refused at the 64 MiB cap, peak RSS \(peakKB / 1024) MiB")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM jokes").first?["n"] == "0")
+    }
+
+    @Test func redirectsAreLimitedAndKeepTheirScheme() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        #expect(try box.cache("sync").status == 0)
+        try box.cache("sources", "add", "loop", "--kind", "account", "--url", upstream.baseURL + "/loop")
+        try box.cache("sources", "add", "scheme", "--kind", "account", "--url", upstream.baseURL + "/redirect-to-file")
+        let before = try cacheDump(box.database)
+        let loop = try box.cache("sync", "loop")
+        #expect(loop.status == 65)
+        #expect(loop.stderr.contains("too many redirects from \(upstream.baseURL)/loop"), "\(loop.stderr)")
+        #expect(try requests(upstream, "/loop").count == 6)  // the request and five redirects
+
+        let scheme = try box.cache("sync", "scheme")
+        #expect(scheme.status == 78)
+        #expect(scheme.stderr.contains("refused URL scheme 'file'"), "\(scheme.stderr)")
+        #expect(try cacheDump(box.database) == before)
+    }
+
+    @Test func aCanaryTokenAppearsNowhere() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let canary = "canary-\(UUID().uuidString)"
+        let env = ["BANK_TOKEN": canary]
+        try addBank(upstream, box, ["--token-env", "BANK_TOKEN", "--header", "X-Client: cache-tests"])
+        var output = ""
+        func run(_ arguments: String...) throws -> RunResult {
+            let result = try box.cache(arguments, environment: env)
+            output += result.stdout + result.stderr
+            return result
+        }
+        #expect(try run("sync", "bank", "--json").status == 0)
+        #expect(try requests(upstream).last?["authorization"] as? String == "Bearer \(canary)")
+        try upstream.control(["status": 500])
+        #expect(try run("sync", "bank", "--json").status == 75)
+        try upstream.control(["reset": true, "fault": "malformed"])
+        #expect(try run("sync", "bank").status == 65)
+        try upstream.control(["reset": true])
+        #expect(try run("sync", "bank").status == 0)
+        _ = try run("sources", "list", "--json")
+        _ = try run("sources", "list")
+        _ = try run("status", "--json")
+        _ = try run("list", "bank", "--json")
+
+        // Without the variable: a configuration error naming the variable, not a value.
+        let missing = try box.cache("sync", "bank")
+        #expect(missing.status == 78)
+        #expect(missing.stderr.contains("the token variable BANK_TOKEN is not set"))
+
+        #expect(!output.contains(canary))
+        for suffix in ["", "-wal", "-shm"] {
+            guard let bytes = FileManager.default.contents(atPath: box.database + suffix) else { continue }
+            #expect(bytes.range(of: Data(canary.utf8)) == nil, "the token is in cache.sqlite3\(suffix)")
+        }
+        #expect(try rows(box.database, "SELECT token_env FROM sources").first?["token_env"] == "BANK_TOKEN")
+    }
+}
