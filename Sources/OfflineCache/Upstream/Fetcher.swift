@@ -17,6 +17,8 @@ public struct FetchRequest: Sendable {
     public var lastModified: String?
 
     public static let defaultTimeout: Double = 30
+    /// The connect (and idle) timeout.
+    public static let connectTimeout: Double = 10
     public static let defaultMaxBytes = 64 << 20
 
     public init(url: URL, headers: [Source.Header] = [], timeout: Double = FetchRequest.defaultTimeout,
@@ -103,7 +105,9 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
 
     func run() throws(UpstreamError) -> FetchResponse {
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = request.timeout
+        // Connecting, and each silence after, may take at most 10 s; the whole exchange at most
+        // `timeout` (enforced below, since URLSession's resource timeout is not a hard limit).
+        configuration.timeoutIntervalForRequest = min(FetchRequest.connectTimeout, request.timeout)
         configuration.timeoutIntervalForResource = request.timeout
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
@@ -111,7 +115,7 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
         let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
 
-        var urlRequest = URLRequest(url: request.url, timeoutInterval: request.timeout)
+        var urlRequest = URLRequest(url: request.url, timeoutInterval: min(FetchRequest.connectTimeout, request.timeout))
         urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
         urlRequest.setValue("cache/\(CacheVersion.string)", forHTTPHeaderField: "User-Agent")
         for header in request.headers {
