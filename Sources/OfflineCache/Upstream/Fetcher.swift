@@ -140,22 +140,10 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
         }
         guard (200..<300).contains(final.status) else {
             throw .httpStatus(final.status, url: Source.redacted(request.url),
-                              retryAfter: final.headers["retry-after"].flatMap(Self.retryAfterSeconds))
+                              retryAfter: final.headers["retry-after"].flatMap { RetryAfter.seconds($0) })
         }
         return FetchResponse(status: final.status, body: final.body,
                              etag: final.headers["etag"], lastModified: final.headers["last-modified"])
-    }
-
-    /// `Retry-After` as seconds from now: either a number of seconds or an HTTP date.
-    static func retryAfterSeconds(_ value: String) -> Double? {
-        let text = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(text), seconds >= 0 { return seconds }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: text) else { return nil }
-        return max(0, date.timeIntervalSinceNow)
     }
 
     private func fail(_ error: UpstreamError) {
@@ -254,5 +242,20 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
         case .notConnectedToInternet: "no network"
         default: error.localizedDescription
         }
+    }
+}
+
+/// The `Retry-After` header.
+enum RetryAfter {
+    /// Seconds from now: the header holds either a number of seconds or an HTTP date.
+    static func seconds(_ value: String, now: Date = Date()) -> Double? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(text), seconds >= 0 { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        return max(0, date.timeIntervalSince(now))
     }
 }

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+@testable import OfflineCache
+
+@Suite struct BackoffTests {
+    @Test func delaysGrowExponentiallyUpToTheCapWithFullJitter() {
+        let backoff = Backoff(base: 30, cap: 3600)
+        #expect(backoff.delay(afterFailures: 1, random: 1) == 30)
+        #expect(backoff.delay(afterFailures: 3, random: 1) == 120)
+        #expect(backoff.delay(afterFailures: 20, random: 1) == 3600)
+        #expect(backoff.delay(afterFailures: 3, random: 0.5) == 60)
+        // Full jitter, above a floor of half the base so cron never asks again at once.
+        #expect(backoff.delay(afterFailures: 5, random: 0) == 15)
+        for _ in 0..<100 {
+            let delay = backoff.delay(afterFailures: 4)
+            #expect(delay >= 15 && delay <= 240)
+        }
+    }
+
+    @Test func retryAfterIsSecondsOrAnHTTPDate() {
+        let now = Date(timeIntervalSince1970: 1_796_004_000)  // Mon, 30 Nov 2026 02:00:00 GMT
+        #expect(RetryAfter.seconds("120", now: now) == 120)
+        #expect(RetryAfter.seconds("Mon, 30 Nov 2026 02:01:30 GMT", now: now) == 90)
+        #expect(RetryAfter.seconds("Mon, 30 Nov 2026 01:00:00 GMT", now: now) == 0)
+        #expect(RetryAfter.seconds("soon", now: now) == nil)
+        #expect(RetryAfter.seconds("-5", now: now) == nil)
+    }
+
+    @Test func onlyWhatCanSucceedLaterIsRetryable() {
+        #expect(UpstreamError.httpStatus(503, url: "u").isRetryable)
+        #expect(UpstreamError.httpStatus(429, url: "u").isRetryable)
+        #expect(UpstreamError.httpStatus(408, url: "u").isRetryable)
+        #expect(UpstreamError.truncated(url: "u", received: 1, expected: 2).isRetryable)
+        #expect(UpstreamError.timedOut(url: "u", seconds: 1).isRetryable)
+        #expect(!UpstreamError.httpStatus(404, url: "u").isRetryable)
+        #expect(!UpstreamError.httpStatus(401, url: "u").isRetryable)
+        #expect(!UpstreamError.badData("x").isRetryable)
+        #expect(!UpstreamError.envelope(status: 500, message: "m").isRetryable)
+    }
+}
