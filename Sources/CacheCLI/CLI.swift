@@ -35,7 +35,16 @@ public enum CLI {
             case .sync(let sync): return try SyncCommand.run(sync, context)
             case .list(let list): return try ListCommand.run(list, context)
             case .status(let json): return try StatusCommand.run(json: json, context)
+            case .history(let source, let limit, let json): return try InspectCommands.history(source, limit: limit, json: json, context)
+            case .diff(let source, let selection, let json): return try InspectCommands.diff(source, selection, json: json, context)
+            case .prune(let seconds): return try InspectCommands.prune(keepSeconds: seconds, context)
+            case .sql(let query, let format): return try InspectCommands.sql(query, format: format, context)
+            case .check: return try InspectCommands.check(context)
+            case .export(let source, let format): return try InspectCommands.export(source, format: format, context)
             }
+        } catch let error as UsageError {
+            report(error, console: console)
+            return ExitCode.usage
         } catch {
             console.err("cache: \(Context.escapeControl(String(describing: error)))")
             return ExitCode.of(error)

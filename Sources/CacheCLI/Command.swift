@@ -41,6 +41,14 @@ enum Command: Equatable {
     case sync(Sync)
     case list(List)
     case status(json: Bool)
+    case history(source: String?, limit: Int?, json: Bool)
+    case diff(source: String, selection: HistoryStore.Selection, json: Bool)
+    case prune(keepSeconds: Int)
+    case sql(query: String, format: Format)
+    case check
+    case export(source: String, format: ExportFormat)
+
+    enum ExportFormat: Equatable { case json, csv, ndjson }
 }
 
 /// Global options that may stand anywhere before `--`.

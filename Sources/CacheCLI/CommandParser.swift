@@ -3,7 +3,7 @@ import OfflineCache
 
 /// Turns `cache`'s arguments into an `Invocation`, or a `UsageError`. Pure: no I/O.
 enum CommandParser {
-    static let commands = ["sources", "sync", "list", "status", "help"]
+    static let commands = ["sources", "sync", "list", "status", "history", "diff", "export", "sql", "check", "prune", "help"]
     static let sourcesSubcommands = ["add", "list", "remove"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
@@ -165,10 +165,7 @@ enum CommandParser {
             }
             list.format = args.has("--json") ? .json : args.has("--csv") ? .csv : .human
             list.wait = args.has("--wait") ? true : args.has("--no-wait") ? false : nil
-            if let text = args.value("--limit") {
-                guard let limit = Int(text), limit >= 0 else { throw invalid(text, "--limit", "a whole number, 0 or more", name) }
-                list.limit = limit
-            }
+            list.limit = try limit(args, name)
             return .list(list)
 
         case "status":
@@ -176,9 +173,71 @@ enum CommandParser {
             try none(args.positionals, name)
             return .status(json: args.has("--json"))
 
+        case "history":
+            let args = try ArgumentScanner(command: name, options: [Option(name: "--limit", takesValue: true), Option(name: "--json")]).scan(arguments)
+            if args.positionals.count > 1 { throw UsageError(message: "Unexpected argument '\(args.positionals[1])'.", command: name) }
+            return .history(source: args.positionals.first, limit: try limit(args, name), json: args.has("--json"))
+
+        case "diff":
+            let args = try ArgumentScanner(command: name, options: [
+                Option(name: "--run", takesValue: true), Option(name: "--since", takesValue: true), Option(name: "--json"),
+            ]).scan(arguments)
+            let source = try exactlyOne(args.positionals, "<name>", name)
+            var selection = HistoryStore.Selection.latest
+            if args.value("--run") != nil && args.value("--since") != nil {
+                throw UsageError(message: "'--run' and '--since' cannot be used together.", command: name)
+            } else if let text = args.value("--run") {
+                guard let id = Int(text), id > 0 else { throw invalid(text, "--run", "a run number from 'cache history'", name) }
+                selection = .run(id)
+            } else if let text = args.value("--since") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--since", name) }
+                selection = .since(seconds: seconds)
+            }
+            return .diff(source: source, selection: selection, json: args.has("--json"))
+
+        case "prune":
+            let args = try ArgumentScanner(command: name, options: [Option(name: "--keep", takesValue: true)]).scan(arguments)
+            try none(args.positionals, name)
+            guard let text = args.value("--keep") else {
+                throw UsageError(message: "Missing expected option '--keep <duration>'.", command: name)
+            }
+            guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--keep", name) }
+            return .prune(keepSeconds: seconds)
+
+        case "sql":
+            let args = try ArgumentScanner(command: name, options: [Option(name: "--json"), Option(name: "--csv")]).scan(arguments)
+            let query = try exactlyOne(args.positionals, "<query>", name)
+            if args.has("--json") && args.has("--csv") {
+                throw UsageError(message: "'--json' and '--csv' cannot be used together.", command: name)
+            }
+            return .sql(query: query, format: args.has("--json") ? .json : args.has("--csv") ? .csv : .human)
+
+        case "check":
+            let args = try ArgumentScanner(command: name, options: []).scan(arguments)
+            try none(args.positionals, name)
+            return .check
+
+        case "export":
+            let args = try ArgumentScanner(command: name, options: [
+                Option(name: "--json"), Option(name: "--csv"), Option(name: "--ndjson"),
+            ]).scan(arguments)
+            let source = try exactlyOne(args.positionals, "<name>", name)
+            let chosen = ["--json", "--csv", "--ndjson"].filter(args.has)
+            if chosen.count > 1 {
+                throw UsageError(message: "'\(chosen[0])' and '\(chosen[1])' cannot be used together.", command: name)
+            }
+            let format: Command.ExportFormat = args.has("--csv") ? .csv : args.has("--ndjson") ? .ndjson : .json
+            return .export(source: source, format: format)
+
         default:
             throw UsageError(message: "Unknown command '\(name)'.", command: nil)
         }
+    }
+
+    private static func limit(_ args: ArgumentScanner.Result, _ command: String) throws(UsageError) -> Int? {
+        guard let text = args.value("--limit") else { return nil }
+        guard let limit = Int(text), limit >= 0 else { throw invalid(text, "--limit", "a whole number, 0 or more", command) }
+        return limit
     }
 
     private static func exactlyOne(_ positionals: [String], _ label: String, _ command: String) throws(UsageError) -> String {

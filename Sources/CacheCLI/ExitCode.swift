@@ -16,7 +16,7 @@ enum ExitCode {
     /// The one mapping from an error to its exit code.
     static func of(_ error: Error, hadCachedRows: Bool = true) -> Int32 {
         switch error {
-        case is UsageError: return usage
+        case is UsageError, is ReadOnlyQuery.Refused: return usage
         case let error as UpstreamError: return of(error, hadCachedRows: hadCachedRows)
         case let error as CacheError: return of(error)
         case let error as DatabaseError: return of(error)

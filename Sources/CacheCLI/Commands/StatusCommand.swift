@@ -11,7 +11,7 @@ enum StatusCommand {
                     ("url", .string(status.source.displayURL)), ("mode", .string(status.source.mode.rawValue)),
                     ("ttl_s", .int(status.source.ttlSeconds)), ("rows", .int(status.rows)),
                     ("stale_rows", .int(status.staleRows)), ("stale", .bool(status.stale)),
-                    ("last_success_at", .optional(status.lastSuccessAt)),
+                    ("last_success_at", .optional(status.lastSuccessAt)), ("last_success_age_s", .optional(status.ageSeconds)),
                     ("last_attempt_at", .optional(status.lastAttemptAt)),
                     ("last_outcome", .optional(status.lastOutcome)),
                     ("last_error", .optional(status.lastError)),

@@ -50,6 +50,22 @@ public struct CacheReader {
         }
     }
 
+    /// Streams every row of `source` from its view, with its stale flag, one statement step at
+    /// a time: memory does not grow with the row count. `body` gets the column names and the
+    /// statement positioned on each row.
+    public func forEachRow(of source: Source, _ body: ([String], Statement) throws -> Void) throws {
+        let sql = source.kind == .account
+            ? "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? ORDER BY date DESC, vendor, id"
+            : "SELECT id, type, setup, punchline, source, seen_at, age_s, stale FROM cached_jokes WHERE source = ? ORDER BY id"
+        try db.inReadTransaction {
+            let statement = try db.cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind([.text(source.name)])
+            let columns = (0..<statement.columnCount).map(statement.columnName)
+            while try statement.step() { try body(columns, statement) }
+        }
+    }
+
     /// True when the source has never synced, or its last success is older than its TTL:
     /// the moment a read starts a background refresh, and `sync --if-stale` syncs.
     public func isStale(_ source: Source) throws -> Bool {

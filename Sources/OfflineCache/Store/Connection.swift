@@ -119,6 +119,9 @@ public final class Connection {
         return statement.isNull(0) ? nil : statement.int64(0)
     }
 
+    /// The rowid of the last row inserted through this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 }

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// A value bound to a statement parameter.
 public enum SQLValue: Sendable, Equatable {
@@ -30,6 +31,32 @@ public final class Statement {
         self.connection = connection
         self.sql = sql
     }
+
+    private init(handle: OpaquePointer, connection: Connection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    /// Prepares the first statement of `sql` and returns it with the rest of the text (trimmed),
+    /// for callers that must see whether a second statement follows.
+    static func prepareFirst(connection: Connection, sql: String) throws(DatabaseError) -> (Statement, String) {
+        var statement: OpaquePointer?
+        var tail = ""
+        let code = sql.withCString { text -> Int32 in
+            var rest: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v2(connection.handle, text, -1, &statement, &rest)
+            if let rest { tail = String(cString: rest) }
+            return code
+        }
+        guard code == SQLITE_OK else { throw connection.error(sql: sql) }
+        guard let statement else { throw DatabaseError(extendedCode: SQLITE_MISUSE, message: "no statement to run", sql: sql) }
+        let rest = tail.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: ";")))
+        return (Statement(handle: statement, connection: connection, sql: sql), rest)
+    }
+
+    /// Whether SQLite says the statement makes no direct change to the database file.
+    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
     deinit { sqlite3_finalize(handle) }
 

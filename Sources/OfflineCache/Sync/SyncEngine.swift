@@ -60,7 +60,7 @@ public struct SyncEngine {
             case .held(let pid):
                 run.report.outcome = .skipped
                 run.report.note = "already syncing, pid \(pid)"
-                try? db.inTransaction { try record(run) }
+                _ = try? db.inTransaction { try record(run) }
                 return run.finished()
             case .acquired(let acquired):
                 token = acquired
@@ -119,9 +119,12 @@ public struct SyncEngine {
         do {
             let now = Timestamp.now()
             try db.inTransaction {
+                // The run is recorded first, so the change log can point at it; its outcome and
+                // counts are filled in below, in the same transaction.
+                let runID = try record(run, finishedAt: now)
                 var confirmAll = true
                 if let payload {
-                    let (counts, changed) = try Reconciler(db: db, source: source, now: now).apply(payload)
+                    let (counts, changed) = try Reconciler(db: db, source: source, now: now, runID: runID).apply(payload)
                     run.report.counts = counts
                     run.report.outcome = changed ? .updated : .unchanged
                     // A replace response is the whole truth: every row it left is confirmed.
@@ -131,7 +134,10 @@ public struct SyncEngine {
                     // 304, or the same body again: upstream confirms every row; nothing is rewritten.
                     run.report.outcome = .unchanged
                 }
-                try record(run, finishedAt: now)
+                try db.run("""
+                    UPDATE sync_runs SET outcome = ?, inserted = ?, updated = ?, deleted = ?, finished_at = ? WHERE id = ?
+                    """, [.text(run.report.outcome.rawValue), .int(run.report.counts.inserted), .int(run.report.counts.updated),
+                          .int(run.report.counts.deleted), .text(Timestamp.now()), .int(runID)])
                 try db.run("""
                     UPDATE sync_state SET confirmed_at = CASE WHEN ? THEN ? ELSE confirmed_at END,
                         last_success_at = ?, last_attempt_at = ?, last_outcome = ?, last_error = NULL,
@@ -187,7 +193,9 @@ public struct SyncEngine {
         return try db.scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source = ?)", [.text(source.name)]) == 1
     }
 
-    private func record(_ run: Run, finishedAt: String = Timestamp.now()) throws {
+    /// Inserts the run into the history and returns its id.
+    @discardableResult
+    private func record(_ run: Run, finishedAt: String = Timestamp.now()) throws -> Int64 {
         let report = run.report
         try db.run("""
             INSERT INTO sync_runs (source, started_at, finished_at, outcome, inserted, updated, deleted,
@@ -197,6 +205,7 @@ public struct SyncEngine {
                   .int(report.counts.inserted), .int(report.counts.updated), .int(report.counts.deleted),
                   .optionalInt(report.httpStatus), .optionalInt(report.bytes),
                   .optionalText(report.errorText), .optionalText(report.note), .int(report.attempts)])
+        return db.lastInsertRowID
     }
 
     /// Records a failed run and sets when cron may try again. Best effort: the failure being

@@ -1,5 +1,5 @@
 /// JSON written by hand so that keys keep the order SPEC.md shows and numbers print exactly.
-enum JSONValue {
+public enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case int(Int)
@@ -7,17 +7,30 @@ enum JSONValue {
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
+    /// Text that is already JSON, written as it is.
+    case raw(String)
 
-    static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
-    static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
+    public static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+    public static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
 
-    func write(to out: inout String) {
+    /// A column value as JSON: integers, reals, text and null.
+    public init(_ value: SQLValue) {
+        switch value {
+        case .null: self = .null
+        case .int(let v): self = .int(Int(v))
+        case .double(let v): self = .double(v)
+        case .text(let v): self = .string(v)
+        }
+    }
+
+    public func write(to out: inout String) {
         switch self {
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
         case .int(let value): out += String(value)
         case .double(let value): out += JSONValue.number(value)
         case .string(let value): JSONValue.quote(value, into: &out)
+        case .raw(let json): out += json
         case .array(let items):
             out += "["
             for (index, item) in items.enumerated() {
@@ -38,9 +51,9 @@ enum JSONValue {
     }
 
     /// Top-level arrays put one element on a line, for people, `grep` and line-wise tools alike.
-    static let arraySeparator = ",\n "
+    public static let arraySeparator = ",\n "
 
-    static func lines(_ items: [JSONValue]) -> String {
+    public static func lines(_ items: [JSONValue]) -> String {
         var out = "["
         for (index, item) in items.enumerated() {
             if index > 0 { out += arraySeparator }
@@ -49,20 +62,20 @@ enum JSONValue {
         return out + "]\n"
     }
 
-    var text: String {
+    public var text: String {
         var out = ""
         write(to: &out)
         return out
     }
 
     /// The shortest text that reads back as the same double; whole numbers without `.0`.
-    static func number(_ value: Double) -> String {
+    public static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return "\(value)"
     }
 
-    static func quote(_ text: String, into out: inout String) {
+    public static func quote(_ text: String, into out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -82,8 +95,8 @@ enum JSONValue {
 }
 
 /// RFC 4180 fields: quoted when they hold a comma, quote or line break.
-enum CSVText {
-    static func row(_ fields: [String]) -> String {
+public enum CSVText {
+    public static func row(_ fields: [String]) -> String {
         fields.map { field in
             guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
             return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -1,0 +1,222 @@
+import CSQLite
+import Foundation
+import OfflineCache
+
+/// Offline inspection: what the cache holds, where it came from, what changed.
+enum InspectCommands {
+    static func history(_ source: String?, limit: Int?, json: Bool, _ context: Context) throws -> Int32 {
+        let database = try context.open(create: false)
+        if let source { _ = try SourceStore(database).named(source) }
+        let runs = try HistoryStore(database).runs(source: source, limit: limit)
+        let console = context.console
+        if json {
+            console.out(JSONValue.lines(runs.map { run in
+                .object([
+                    ("run", .int(run.id)), ("source", .string(run.source)), ("started_at", .string(run.startedAt)),
+                    ("finished_at", .string(run.finishedAt)), ("outcome", .string(run.outcome)),
+                    ("inserted", .int(run.counts.inserted)), ("updated", .int(run.counts.updated)),
+                    ("deleted", .int(run.counts.deleted)), ("http_status", .optional(run.httpStatus)),
+                    ("bytes", .optional(run.bytes)), ("duration_ms", .int(run.durationMs)), ("attempts", .int(run.attempts)),
+                    ("error", .optional(run.error)), ("note", .optional(run.note)),
+                ])
+            }))
+            return ExitCode.success
+        }
+        if runs.isEmpty {
+            console.err("No sync runs yet.")
+            return ExitCode.success
+        }
+        let table = TextTable(header: ["RUN", "WHEN (UTC)", "SOURCE", "OUTCOME", "INS", "UPD", "DEL", "HTTP", "BYTES", "TIME", "DETAIL"])
+        for run in runs {
+            table.add([String(run.id), when(run.finishedAt), run.source, run.outcome, String(run.counts.inserted),
+                       String(run.counts.updated), String(run.counts.deleted), run.httpStatus.map(String.init) ?? "-",
+                       run.bytes.map(byteCount) ?? "-", "\(run.durationMs) ms",
+                       Context.escapeControl(run.error ?? run.note ?? "")])
+        }
+        console.out(table.render())
+        return ExitCode.success
+    }
+
+    static func diff(_ source: String, _ selection: HistoryStore.Selection, json: Bool, _ context: Context) throws -> Int32 {
+        let database = try context.open(create: false)
+        _ = try SourceStore(database).named(source)
+        let changes = try HistoryStore(database).changes(source: source, selection)
+        let console = context.console
+        if json {
+            console.out(JSONValue.lines(changes.map { change in
+                .object([
+                    ("run", .int(change.runID)), ("at", .string(change.at)), ("source", .string(change.source)),
+                    ("row", .string(change.rowKind)), ("id", .string(change.rowID)), ("change", .string(change.change)),
+                    ("before", change.before.map(JSONValue.raw) ?? .null), ("after", change.after.map(JSONValue.raw) ?? .null),
+                ])
+            }))
+            return ExitCode.success
+        }
+        if changes.isEmpty {
+            console.err("No changes recorded for '\(source)' in that range.")
+            return ExitCode.success
+        }
+        var run = -1
+        for change in changes {
+            if change.runID != run {
+                run = change.runID
+                console.out("run \(run) · \(source) · \(when(change.at))\n")
+            }
+            console.out("  " + describe(change) + "\n")
+        }
+        return ExitCode.success
+    }
+
+    /// One change as a line: `+ Lyft  Mon, Nov 30  - 12.00`, `~ Whole Foods  Sat, Nov 28  amount 84.10 → 90.25`.
+    static func describe(_ change: ChangeRecord) -> String {
+        let before = object(change.before), after = object(change.after)
+        let mark = change.change == "inserted" ? "+" : change.change == "updated" ? "~" : "-"
+        let row = after ?? before ?? [:]
+        switch change.rowKind {
+        case "transaction":
+            let vendor = Context.escapeControl(row["vendor"] as? String ?? "?")
+            let date = ListRendering.shortDate(row["date"] as? String ?? "")
+            if change.change == "updated", let before, let after {
+                var fields: [String] = []
+                if let old = before["amount"] as? Double, let new = after["amount"] as? Double, old != new {
+                    fields.append("amount \(ListRendering.money(old)) → \(ListRendering.money(new))")
+                }
+                if let old = before["type"] as? Int, let new = after["type"] as? Int, old != new {
+                    fields.append("type \(old) → \(new)")
+                }
+                return "\(mark) \(vendor)  \(date)  \(fields.joined(separator: ", "))"
+            }
+            let amount = (row["amount"] as? Double).map { ListRendering.money(abs($0)) } ?? "?"
+            return "\(mark) \(vendor)  \(date)  \((row["type"] as? Int) == 0 ? "+" : "-") \(amount)"
+        case "joke":
+            let setup = Context.escapeControl((row["setup"] as? String ?? "").replacingOccurrences(of: "\n", with: " "))
+            if change.change == "updated", let before, let after {
+                let fields = ["type", "setup", "punchline"].filter { (before[$0] as? String) != (after[$0] as? String) }
+                return "\(mark) #\(change.rowID)  \(setup)  (\(fields.joined(separator: ", ")) changed)"
+            }
+            return "\(mark) #\(change.rowID)  \(setup)"
+        default:
+            let name = Context.escapeControl(row["name"] as? String ?? "?")
+            if let before, let after, change.change == "updated" {
+                let old = (before["balance"] as? Double).map(ListRendering.money) ?? "?"
+                let new = (after["balance"] as? Double).map(ListRendering.money) ?? "?"
+                return "\(mark) account \(name)  balance \(old) → \(new)"
+            }
+            return "\(mark) account \(name)  balance \((row["balance"] as? Double).map(ListRendering.money) ?? "?")"
+        }
+    }
+
+    private static func object(_ json: String?) -> [String: Any]? {
+        json.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    static func prune(keepSeconds: Int, _ context: Context) throws -> Int32 {
+        let (runs, changes) = try HistoryStore(context.open(create: false)).prune(olderThan: keepSeconds)
+        context.console.err("Pruned \(runs) sync run\(runs == 1 ? "" : "s") and \(changes) change log entr\(changes == 1 ? "y" : "ies") older than \(DurationText.format(keepSeconds)).")
+        return ExitCode.success
+    }
+
+    static func sql(_ query: String, format: Command.Format, _ context: Context) throws -> Int32 {
+        let runner = try ReadOnlyQuery(path: context.databasePath)
+        let console = context.console
+        var names: [String] = []
+        var table: TextTable?
+        var first = true
+        do {
+            try runner.run(query, columns: { columns in
+                names = columns
+                switch format {
+                case .json: console.out("[")
+                case .csv: console.out(CSVText.row(columns))
+                case .human: table = TextTable(header: columns)
+                }
+            }, row: { row in
+                let values = (0..<names.count).map(row.value)
+                switch format {
+                case .json:
+                    if !first { console.out(JSONValue.arraySeparator) }
+                    console.out(JSONValue.object(zip(names, values.map(JSONValue.init)).map { ($0, $1) }).text)
+                case .csv:
+                    console.out(CSVText.row(values.map(text)))
+                case .human:
+                    table?.add(values.map { Context.escapeControl(text($0)) })
+                }
+                first = false
+            })
+        } catch let error as DatabaseError where error.primaryCode == SQLITE_ERROR {
+            throw UsageError(message: "The query failed: \(error.message).", command: "sql")
+        }
+        switch format {
+        case .json: console.out("]\n")
+        case .csv: break
+        case .human: console.out(table?.render() ?? "")
+        }
+        return ExitCode.success
+    }
+
+    private static func text(_ value: SQLValue) -> String {
+        switch value {
+        case .null: ""
+        case .int(let v): String(v)
+        case .double(let v): JSONValue.number(v)
+        case .text(let v): v
+        }
+    }
+
+    static func check(_ context: Context) throws -> Int32 {
+        let report = try Integrity.check(path: context.databasePath)
+        let console = context.console
+        console.out("integrity: \(report.problems.isEmpty ? "ok" : "\(report.problems.count) problem(s)")\n")
+        console.out("foreign keys: \(report.foreignKeyProblems.isEmpty ? "ok" : "\(report.foreignKeyProblems.count) problem(s)")\n")
+        console.out("schema version: \(report.schemaVersion) (this cache knows \(report.knownVersion))\n")
+        for problem in (report.problems + report.foreignKeyProblems).prefix(20) {
+            console.err("cache: check: \(Context.escapeControl(problem))")
+        }
+        if report.schemaVersion > report.knownVersion {
+            console.err("cache: check: the database is from a newer cache")
+            return ExitCode.configuration
+        }
+        if !report.isHealthy {
+            console.err("cache: check: the database is damaged")
+            return ExitCode.ioError
+        }
+        return ExitCode.success
+    }
+
+    static func export(_ name: String, format: Command.ExportFormat, _ context: Context) throws -> Int32 {
+        let database = try context.open(create: false)
+        let source = try SourceStore(database).named(name)
+        let console = context.console
+        var first = true
+        if format == .json { console.out("[") }
+        try CacheReader(database).forEachRow(of: source) { columns, row in
+            if first && format == .csv { console.out(CSVText.row(columns)) }
+            var values = (0..<columns.count).map { JSONValue(row.value($0)) }
+            if let stale = columns.firstIndex(of: "stale") { values[stale] = .bool(row.int(stale) != 0) }
+            switch format {
+            case .json:
+                if !first { console.out(JSONValue.arraySeparator) }
+                console.out(JSONValue.object(Array(zip(columns, values))).text)
+            case .ndjson:
+                console.out(JSONValue.object(Array(zip(columns, values))).text + "\n")
+            case .csv:
+                console.out(CSVText.row((0..<columns.count).map { text(row.value($0)) }))
+            }
+            first = false
+        }
+        if format == .json { console.out("]\n") }
+        return ExitCode.success
+    }
+
+    private static func when(_ timestamp: String) -> String {
+        String(timestamp.prefix(19)).replacingOccurrences(of: "T", with: " ")
+    }
+
+    private static func byteCount(_ bytes: Int) -> String {
+        switch bytes {
+        case ..<1024: "\(bytes) B"
+        case ..<(1 << 20): String(format: "%.1f KB", Double(bytes) / 1024)
+        default: String(format: "%.1f MB", Double(bytes) / Double(1 << 20))
+        }
+    }
+}

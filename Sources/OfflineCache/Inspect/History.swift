@@ -1,0 +1,103 @@
+import Foundation
+
+/// One row of the sync history, as `cache history` shows it.
+public struct SyncRunRecord: Sendable, Equatable {
+    public var id: Int
+    public var source: String
+    public var startedAt: String
+    public var finishedAt: String
+    public var outcome: String
+    public var counts: ChangeCounts
+    public var httpStatus: Int?
+    public var bytes: Int?
+    public var durationMs: Int
+    public var attempts: Int
+    public var error: String?
+    public var note: String?
+}
+
+/// One entry of the change log: a row a reconcile inserted, updated or removed.
+public struct ChangeRecord: Sendable, Equatable {
+    public var id: Int
+    public var runID: Int
+    /// When the run that made the change finished.
+    public var at: String
+    public var source: String
+    /// `account`, `transaction` or `joke`.
+    public var rowKind: String
+    public var rowID: String
+    /// `inserted`, `updated` or `removed`.
+    public var change: String
+    /// The row's fields as JSON objects, before and after.
+    public var before: String?
+    public var after: String?
+}
+
+/// Reads and trims the history of syncs and what they changed. Offline, like every read.
+public struct HistoryStore {
+    let db: Connection
+
+    public init(_ database: CacheDatabase) { db = database.connection }
+
+    /// Sync runs, newest first.
+    public func runs(source: String? = nil, limit: Int? = nil) throws -> [SyncRunRecord] {
+        try db.query("""
+            SELECT id, source, started_at, finished_at, outcome, inserted, updated, deleted, http_status, bytes,
+                   CAST(round((julianday(finished_at) - julianday(started_at)) * 86400000) AS INTEGER),
+                   attempts, error, note
+            FROM sync_runs WHERE (?1 IS NULL OR source = ?1) ORDER BY id DESC LIMIT ?2
+            """, [.optionalText(source), .int(Int64(limit ?? -1))]) { row in
+            SyncRunRecord(id: row.int(0), source: row.text(1) ?? "", startedAt: row.text(2) ?? "", finishedAt: row.text(3) ?? "",
+                          outcome: row.text(4) ?? "", counts: ChangeCounts(inserted: row.int(5), updated: row.int(6), deleted: row.int(7)),
+                          httpStatus: row.isNull(8) ? nil : row.int(8), bytes: row.isNull(9) ? nil : row.int(9),
+                          durationMs: row.int(10), attempts: row.int(11), error: row.text(12), note: row.text(13))
+        }
+    }
+
+    /// Which changes `cache diff` prints.
+    public enum Selection: Sendable, Equatable {
+        /// The newest run of the source that changed anything.
+        case latest
+        case run(Int)
+        /// Every run that finished within the last this many seconds.
+        case since(seconds: Int)
+    }
+
+    /// The change log of `source` for the selection, oldest first.
+    public func changes(source: String, _ selection: Selection) throws -> [ChangeRecord] {
+        let filter: String
+        var values: [SQLValue] = [.text(source)]
+        switch selection {
+        case .latest:
+            filter = "c.run_id = (SELECT max(run_id) FROM changes WHERE source = ?1)"
+        case .run(let id):
+            filter = "c.run_id = ?2"
+            values.append(.int(Int64(id)))
+        case .since(let seconds):
+            filter = "r.finished_at >= ?2"
+            values.append(.text(Timestamp.format(Date().addingTimeInterval(-Double(seconds)))))
+        }
+        return try db.query("""
+            SELECT c.id, c.run_id, r.finished_at, c.source, c.row_kind, c.row_id, c.change, c.before, c.after
+            FROM changes c JOIN sync_runs r ON r.id = c.run_id
+            WHERE c.source = ?1 AND \(filter) ORDER BY c.id
+            """, values) { row in
+            ChangeRecord(id: row.int(0), runID: row.int(1), at: row.text(2) ?? "", source: row.text(3) ?? "",
+                         rowKind: row.text(4) ?? "", rowID: row.text(5) ?? "", change: row.text(6) ?? "",
+                         before: row.text(7), after: row.text(8))
+        }
+    }
+
+    /// Deletes runs (and with them their change log) that finished more than `seconds` ago.
+    /// - Returns: how many runs and changes were deleted.
+    public func prune(olderThan seconds: Int) throws -> (runs: Int, changes: Int) {
+        let cutoff = Timestamp.format(Date().addingTimeInterval(-Double(seconds)))
+        return try db.inTransaction {
+            let changes = Int(try db.scalarInt("""
+                SELECT count(*) FROM changes WHERE run_id IN (SELECT id FROM sync_runs WHERE finished_at < ?)
+                """, [.text(cutoff)]) ?? 0)
+            try db.run("DELETE FROM sync_runs WHERE finished_at < ?", [.text(cutoff)])
+            return (db.changes, changes)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import CSQLite
+
+/// One query from a person, run so that it cannot change the database: the file is opened
+/// read-only, an authorizer refuses every action that writes (ATTACH, writing PRAGMAs and
+/// CTEs that write included), and a statement SQLite does not call read-only is refused.
+public struct ReadOnlyQuery {
+    /// A statement that would write, or more than one statement.
+    public struct Refused: Error, CustomStringConvertible, Sendable {
+        public let reason: String
+        public var description: String { reason }
+    }
+
+    let connection: Connection
+
+    /// Opens `path` read-only; a missing file throws `CacheError.noDatabase`.
+    public init(path: String) throws(CacheError) {
+        guard access(path, F_OK) == 0 else { throw .noDatabase(path: path) }
+        do {
+            connection = try Connection(path: path, readOnly: true)
+        } catch {
+            throw .database(error)
+        }
+        sqlite3_set_authorizer(connection.handle, readOnlyAuthorizer, nil)
+    }
+
+    /// Runs `sql`, handing the column names and then each row to `row`.
+    public func run(_ sql: String, columns: ([String]) -> Void, row: (Statement) throws -> Void) throws {
+        let prepared: Result<(Statement, String), DatabaseError>
+        do { prepared = .success(try Statement.prepareFirst(connection: connection, sql: sql)) } catch { prepared = .failure(error) }
+        let (statement, tail): (Statement, String)
+        switch prepared {
+        case .success(let value): (statement, tail) = value
+        // A denied action fails the prepare with SQLITE_AUTH (or, for schema changes, SQLITE_SCHEMA
+        // after SQLite's retry), always with the message "not authorized".
+        case .failure(let error) where error.primaryCode == SQLITE_AUTH || error.message == "not authorized":
+            throw Refused(reason: "refused: the statement would change the database (\(error.message)); cache sql only reads")
+        case .failure(let error): throw error
+        }
+        guard tail.isEmpty else { throw Refused(reason: "refused: give one statement at a time") }
+        guard statement.isReadOnly else { throw Refused(reason: "refused: the statement would change the database; cache sql only reads") }
+        columns((0..<statement.columnCount).map(statement.columnName))
+        while try statement.step() { try row(statement) }
+    }
+}
+
+/// PRAGMAs that only read, with or without an argument.
+private let introspectionPragmas: Set<String> = [
+    "table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list",
+    "foreign_key_check", "integrity_check", "quick_check",
+]
+/// PRAGMAs that only read when given no value (with one, several of them write).
+private let readingPragmas: Set<String> = [
+    "user_version", "schema_version", "application_id", "journal_mode", "page_size", "page_count",
+    "freelist_count", "encoding", "data_version", "compile_options", "database_list", "table_list",
+    "function_list", "pragma_list", "collation_list", "module_list", "foreign_keys",
+]
+
+/// The authorizer: reading, functions and recursive CTEs pass; everything else is denied.
+private let readOnlyAuthorizer: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?,
+                                                UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32 = {
+    _, action, first, second, _, _ in
+    switch action {
+    case SQLITE_SELECT, SQLITE_READ, SQLITE_FUNCTION, SQLITE_RECURSIVE:
+        return SQLITE_OK
+    case SQLITE_PRAGMA:
+        let name = first.map { String(cString: $0).lowercased() } ?? ""
+        if introspectionPragmas.contains(name) { return SQLITE_OK }
+        return second == nil && readingPragmas.contains(name) ? SQLITE_OK : SQLITE_DENY
+    default:
+        return SQLITE_DENY
+    }
+}

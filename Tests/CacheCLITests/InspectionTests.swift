@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+
+/// Offline inspection through the built binary: history, diff, sql, check, export, prune.
+@Suite struct InspectionTests {
+    /// A scripted series against the bank: add (6 rows), change (one added, one amount changed,
+    /// one removed), a failed sync, and a sync of nothing new.
+    func scriptedSeries(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try box.cache("sync").status == 0)
+        var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        var transactions = try #require(account["transactions"] as? [[String: Any]])
+        transactions.removeAll { $0["vendor"] as? String == "Uber" }
+        transactions.append(["type": 1, "vendor": "Lyft", "amount": 12.5, "date": "2026-11-30 01:02:03"])
+        let index = try #require(transactions.firstIndex { $0["vendor"] as? String == "Whole Foods" })
+        transactions[index]["amount"] = 90.25
+        account["transactions"] = transactions
+        try upstream.setAccount(account)
+        #expect(try box.cache("sync").status == 0)
+        try upstream.control(["status": 404])
+        #expect(try box.cache("sync").status == 65)
+        try upstream.control(["reset": true])
+        #expect(try box.cache("sync").status == 0)
+    }
+
+    @Test func historyAndDiffPrintExactlyTheEvents() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try scriptedSeries(upstream, box)
+
+        let history = try box.cache("history", "--json").jsonArray()
+        #expect(history.map { $0["outcome"] as! String } == ["unchanged", "failed", "updated", "updated"])
+        #expect(history.map { $0["run"] as! Int } == [4, 3, 2, 1])
+        #expect(history[2]["inserted"] as? Int == 1 && history[2]["updated"] as? Int == 1 && history[2]["deleted"] as? Int == 1)
+        #expect(history[1]["http_status"] as? Int == 404)
+        #expect((history[1]["error"] as? String)?.hasPrefix("HTTP 404 from") == true)
+        #expect(history[3]["inserted"] as? Int == 6 && (history[3]["bytes"] as? Int ?? 0) > 0)
+        #expect(try box.cache("history", "bank", "--limit", "1", "--json").jsonArray().count == 1)
+
+        let human = try box.cache("history").stdout.split(separator: "\n")
+        #expect(human.count == 5)
+        #expect(human[0].hasPrefix("RUN"))
+        #expect(human[2].contains("failed") && human[2].contains("HTTP 404 from"))
+
+        // The latest run that changed anything is run 2.
+        let diff = try box.cache("diff", "bank", "--json").jsonArray()
+        #expect(diff.allSatisfy { $0["run"] as? Int == 2 })
+        let events = Set(diff.map { "\($0["row"]!):\($0["change"]!)" })
+        // The balance did not change, so the account header has no entry in run 2.
+        #expect(events == ["transaction:inserted", "transaction:updated", "transaction:removed"])
+        #expect(diff.count == 3)
+        let updated = try #require(diff.first { $0["row"] as? String == "transaction" && $0["change"] as? String == "updated" })
+        #expect((updated["before"] as? [String: Any])?["amount"] as? Double == 84.1)
+        #expect((updated["after"] as? [String: Any])?["amount"] as? Double == 90.25)
+        #expect((diff.first { $0["change"] as? String == "removed" }?["before"] as? [String: Any])?["vendor"] as? String == "Uber")
+
+        let text = try box.cache("diff", "bank").stdout
+        #expect(text.hasPrefix("run 2 · bank · "))
+        #expect(!text.contains("account"))
+        #expect(text.contains("+ Lyft  Mon, Nov 30  - 12.50"))
+        #expect(text.contains("~ Whole Foods  Sat, Nov 28  amount 84.10 → 90.25"))
+        #expect(text.contains("- Uber  Sun, Nov 29  - 23.50"))
+
+        // Run 1 inserted the six; --since covers both runs.
+        #expect(try box.cache("diff", "bank", "--run", "1", "--json").jsonArray().count == 7)  // six rows and the account
+        #expect(try box.cache("diff", "bank", "--since", "1h", "--json").jsonArray().count == 7 + diff.count)
+    }
+
+    @Test func pruneTrimsRunsAndTheirChanges() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try scriptedSeries(upstream, box)
+        Thread.sleep(forTimeInterval: 1.1)
+        #expect(try box.cache("sync", "bank").status == 0)
+        let result = try box.cache("prune", "--keep", "1s")
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("Pruned 4 sync runs and 10 change log entries"), "\(result.stderr)")
+        #expect(try box.cache("history", "--json").jsonArray().count == 1)
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM changes").first?["n"] == "0")
+        #expect(try box.cache("list", "bank", "--offline", "--json").jsonArray().count == 6)
+    }
+
+    static let writes = [
+        "INSERT INTO jokes (source, id, type, setup, punchline, seen_at) VALUES ('bank', 1, 't', 's', 'p', 'x')",
+        "UPDATE transactions SET amount = 0",
+        "DELETE FROM transactions",
+        "DROP TABLE transactions",
+        "DROP VIEW cached_jokes",
+        "CREATE TABLE evil (x)",
+        "ALTER TABLE sources ADD COLUMN evil TEXT",
+        "ATTACH DATABASE 'attached.sqlite3' AS other",
+        "PRAGMA user_version = 99",
+        "PRAGMA journal_mode = DELETE",
+        "PRAGMA wal_checkpoint(TRUNCATE)",
+        "WITH gone AS (SELECT id FROM transactions) DELETE FROM transactions WHERE id IN (SELECT id FROM gone)",
+        "SELECT 1; DELETE FROM transactions",
+        "VACUUM",
+        "REINDEX",
+        "ANALYZE",
+        "BEGIN IMMEDIATE",
+    ]
+
+    @Test(arguments: writes)
+    func sqlRefusesWritesAndChangesNothing(_ statement: String) throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try box.cache("sync").status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: box.database))
+        let wal = FileManager.default.contents(atPath: box.database + "-wal")
+
+        let result = try box.run(Paths.cacheBinary, ["sql", statement], environment: ["CACHE_DB": box.database])
+        #expect(result.status == 64, "\(statement): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("cache: refused:"), "\(statement): \(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: box.database)) == before)
+        // Opening the database may create an empty WAL file; it must gain no content.
+        #expect((FileManager.default.contents(atPath: box.database + "-wal") ?? Data()) == (wal ?? Data()))
+        #expect(!FileManager.default.fileExists(atPath: box.folder + "/attached.sqlite3"))
+        #expect(try box.cache("list", "bank", "--offline", "--json").jsonArray().count == 6)
+    }
+
+    @Test func sqlReadsInEveryFormat() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try box.cache("sync")
+        let query = "SELECT vendor, sum(amount) AS total, max(stale) AS stale FROM cached_transactions GROUP BY vendor ORDER BY vendor"
+        let json = try box.cache("sql", query, "--json").jsonArray()
+        #expect(json.count == 5)
+        #expect(json.first { $0["vendor"] as? String == "Starbucks" }?["total"] as? Double == 14.46)
+        let csv = try box.cache("sql", query, "--csv").stdout.split(separator: "\n")
+        #expect(csv.first == "vendor,total,stale" && csv.count == 6)
+        let table = try box.cache("sql", "PRAGMA table_info(transactions)")
+        #expect(table.status == 0 && table.stdout.contains("vendor"))
+        let bad = try box.cache("sql", "SELEC 1")
+        #expect(bad.status == 64 && bad.stderr.contains("Error: The query failed: near \"SELEC\": syntax error."))
+        #expect(try box.run(Paths.cacheBinary, ["sql", "SELECT 1"], environment: ["CACHE_DB": box.folder + "/none.sqlite3"]).status == 66)
+    }
+
+    @Test func checkPassesAGoodDatabaseAndFailsADamagedCopy() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try upstream.generate(count: 3000, seed: 4)
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try box.cache("sync").status == 0)
+        let good = try box.cache("check")
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(good.stdout == "integrity: ok\nforeign keys: ok\nschema version: 4 (this cache knows 4)\n")
+
+        // A copy (checkpointed first, through SQLite) whose pages past the first are overwritten.
+        #expect(try box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA wal_checkpoint(TRUNCATE)"]).status == 0)
+        let damaged = box.folder + "/damaged.sqlite3"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: box.database))
+        #expect(bytes.count > 20 * 4096)
+        for offset in stride(from: 4096 * 3, to: min(bytes.count, 4096 * 12), by: 1) { bytes[offset] = UInt8(truncatingIfNeeded: offset &* 31) }
+        try bytes.write(to: URL(fileURLWithPath: damaged))
+        let result = try box.run(Paths.cacheBinary, ["check", "--db", damaged])
+        #expect(result.status == 74, "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("cache: check:") || result.stderr.contains("malformed"), "\(result.stderr)")
+    }
+
+    @Test func exportStreamsWithFlatMemory() throws {
+        let box = try Sandbox()
+        try box.cache("sources", "add", "small", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        try box.cache("sources", "add", "large", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        // Rows written straight into the table: the export reads them through the view.
+        for (name, count) in [("small", 1000), ("large", 100_000)] {
+            let fill = """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
+                INSERT INTO jokes (source, id, type, setup, punchline, seen_at)
+                SELECT '\(name)', i, 'general', 'Setup number ' || i || ' is long enough to matter in memory',
+                       'Punchline ' || i, '2026-11-30T00:00:00.000Z' FROM n;
+                """
+            #expect(try box.run("/usr/bin/env", ["sqlite3", box.database, fill]).status == 0)
+        }
+        var peaks: [String: Int] = [:]
+        for name in ["small", "large"] {
+            for format in ["--json", "--ndjson", "--csv"] {
+                let result = try box.run("/usr/bin/env", ["bash", "-c",
+                    "/usr/bin/time -f 'peak-kb %M' \(Paths.cacheBinary) export \(name) \(format) | wc -l"],
+                    environment: ["CACHE_DB": box.database])
+                #expect(result.status == 0)
+                let lines = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+                #expect(lines >= (name == "small" ? 1000 : 100_000), "\(format): \(lines) lines")
+                let peak = Int(result.stderr.components(separatedBy: "peak-kb ").last!.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+                peaks["\(name) \(format)"] = max(peaks["\(name) \(format)"] ?? 0, peak)
+            }
+        }
+        for format in ["--json", "--ndjson", "--csv"] {
+            let small = peaks["small \(format)"]!, large = peaks["large \(format)"]!
+            print("export \(format): 1k rows peak \(small / 1024) MiB, 100k rows peak \(large / 1024) MiB")
+            #expect(large < small + 8 * 1024, "100k rows took \(large) KB against \(small) KB for 1k")
+        }
+        let sample = try box.cache("export", "small", "--ndjson").stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(sample.hasPrefix("{\"id\": 1, \"type\": \"general\"") && sample.hasSuffix("\"stale\": true}"))
+    }
+}
