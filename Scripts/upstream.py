@@ -16,6 +16,7 @@ Run-time control (JSON bodies), used by the tests:
                     "retry_after": "2" (sent with error statuses)
     POST /_account  the account's body object: {"name", "currentBalance", "transactions"}
     POST /_generate {"count": N, "seed": S}: serve a generated account of N transactions
+    POST /_static   {"path": "/account", "file": F}: serve F's bytes at path (benchmarks)
     GET  /_stats    {"total": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
                      "requests": [{"path", "time", "if_none_match", "if_modified_since", "authorization"}, ...]}
 
@@ -85,6 +86,7 @@ class State:
         self.total = 0
         self.served_jokes = []  # the ids of each jokes answer, in order
         self.requests = []  # what each request sent that the tests check
+        self.static = {}  # path -> bytes served as they are (--account-file)
         self.rng = random.Random(1)
 
     def count(self, path, headers):
@@ -153,6 +155,12 @@ def make_handler(state):
                 with state.lock:
                     state.account = value
                 return self.send_json({"ok": True})
+            if self.path == "/_static":
+                with open(value["file"], "rb") as f:
+                    data = f.read()
+                with state.lock:
+                    state.static[value.get("path", "/account")] = data
+                return self.send_json({"ok": True, "bytes": len(data)})
             if self.path == "/_generate":
                 account = generated_account(int(value.get("count", 10000)), int(value.get("seed", 7)))
                 with state.lock:
@@ -168,6 +176,8 @@ def make_handler(state):
                     return self.send_json({"total": state.total, "paths": dict(state.counts),
                                            "served_jokes": list(state.served_jokes), "requests": list(state.requests)})
             state.count(path, self.headers)
+            if path in state.static:
+                return self.send(200, state.static[path])
             with state.lock:
                 faults = dict(state.faults)
                 account = state.account
@@ -303,12 +313,19 @@ def main():
     parser.add_argument("--fail-status", type=int, help="answer every route with this HTTP status")
     parser.add_argument("--fault", choices=sorted(FAULTS), help="send this kind of bad body")
     parser.add_argument("--transactions", type=int, help="serve a generated account with N transactions")
+    parser.add_argument("--account-file", help="serve this file's bytes as /account, and its rows alone as /transactions (benchmarks)")
     parser.add_argument("--exit-on-eof", action="store_true", help="stop when stdin closes (tests)")
     args = parser.parse_args()
 
     with open(args.jokes) as f:
         jokes = [dict(joke, id=index + 1) for index, joke in enumerate(json.load(f))]
     account = generated_account(args.transactions) if args.transactions else default_account()
+    static = {}
+    if args.account_file:
+        # Served as bytes read once: the benchmark measures the client, not json.dumps.
+        with open(args.account_file, "rb") as f:
+            static["/account"] = f.read()
+        static["/transactions"] = json.dumps(json.loads(static["/account"])["body"]["transactions"]).encode()
     faults = {}
     if args.delay:
         faults["delay"] = args.delay
@@ -317,7 +334,9 @@ def main():
     if args.fault:
         faults["fault"] = args.fault
 
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(State(jokes, account, faults)))
+    state = State(jokes, account, faults)
+    state.static = static
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(state))
     server.daemon_threads = True
 
     def stop(*_):

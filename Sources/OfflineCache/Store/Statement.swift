@@ -81,6 +81,27 @@ public final class Statement {
         }
     }
 
+    // Binding one parameter at a time, for hot loops that must not build an array per row.
+    // Parameters are numbered from 1. Text is copied by SQLite (SQLITE_TRANSIENT).
+
+    public func bind(_ index: Int32, _ value: String) throws(DatabaseError) {
+        guard sqlite3_bind_text(handle, index, value, -1, csqlite_transient) == SQLITE_OK else { throw connection.error(sql: sql) }
+    }
+
+    public func bind(_ index: Int32, _ value: Int) throws(DatabaseError) {
+        guard sqlite3_bind_int64(handle, index, Int64(value)) == SQLITE_OK else { throw connection.error(sql: sql) }
+    }
+
+    public func bind(_ index: Int32, _ value: Double) throws(DatabaseError) {
+        guard sqlite3_bind_double(handle, index, value) == SQLITE_OK else { throw connection.error(sql: sql) }
+    }
+
+    /// Runs a write with the parameters bound so far, then resets it for the next row.
+    public func execute() throws(DatabaseError) {
+        defer { sqlite3_reset(handle) }
+        while try step() {}
+    }
+
     /// Advances to the next row; false when there is none.
     public func step() throws(DatabaseError) -> Bool {
         switch sqlite3_step(handle) {

@@ -18,10 +18,6 @@ struct Reconciler {
                   .optionalText(before?.text), .optionalText(after?.text)])
     }
 
-    private static func fields(_ t: (date: String, vendor: String, type: Int, amount: Double)) -> JSONValue {
-        .object([("date", .string(t.date)), ("vendor", .string(t.vendor)), ("type", .int(t.type)), ("amount", .double(t.amount))])
-    }
-
     private static func fields(_ joke: UpstreamJoke) -> JSONValue {
         .object([("id", .int(joke.id)), ("type", .string(joke.type)), ("setup", .string(joke.setup)), ("punchline", .string(joke.punchline))])
     }
@@ -56,51 +52,112 @@ struct Reconciler {
                 """, [name, .text(account.name), .double(account.balance), .text(now)])
         }
 
-        var existing: [String: (date: String, vendor: String, type: Int, amount: Double)] = [:]
-        for row in try db.query("SELECT id, date, vendor, type, amount FROM transactions WHERE source = ?", [name], row: {
-            (id: $0.text(0) ?? "", date: $0.text(1) ?? "", vendor: $0.text(2) ?? "", type: $0.int(3), amount: $0.double(4))
-        }) {
-            existing[row.id] = (row.date, row.vendor, row.type, row.amount)
+        let counts = try reconcileTransactions(account.transactions)
+        return (counts, headerChanged || counts.total > 0)
+    }
+
+    /// The transactions' reconcile, set-based: the response goes into a temporary table and a
+    /// handful of statements insert, update and delete only what differs (logging each change
+    /// first), so the work is SQLite's, in C, with its indexes. An empty cache skips the
+    /// temporary table: every row is new.
+    private func reconcileTransactions(_ transactions: [UpstreamTransaction]) throws -> ChangeCounts {
+        let name = SQLValue.text(source.name)
+        let existing = try db.scalarInt("SELECT count(*) FROM transactions WHERE source = ?", [name]) ?? 0
+        /// The change log's JSON of a transaction row, built by SQLite.
+        func json(_ alias: String) -> String {
+            "json_object('date', \(alias).date, 'vendor', \(alias).vendor, 'type', \(alias).type, 'amount', \(alias).amount)"
+        }
+        var counts = ChangeCounts()
+
+        if existing == 0 {
+            let insert = try db.cachedStatement("""
+                INSERT INTO transactions (id, source, date, vendor, ordinal, type, amount, seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                """)
+            try forEachIdentified(transactions) { id, ordinal, item in
+                try insert.bind(1, id); try insert.bind(2, source.name); try insert.bind(3, item.date)
+                try insert.bind(4, item.vendor); try insert.bind(5, ordinal); try insert.bind(6, item.type)
+                try insert.bind(7, item.amount); try insert.bind(8, now)
+                try insert.execute()
+            }
+            counts.inserted = transactions.count
+            try db.run("""
+                INSERT INTO changes (run_id, source, row_kind, row_id, change, after)
+                SELECT ?1, ?2, 'transaction', t.id, 'inserted', \(json("t")) FROM transactions t WHERE t.source = ?2
+                """, [.int(runID), name])
+            return counts
         }
 
-        var counts = ChangeCounts()
-        var ordinals: [String: Int] = [:]
-        var present = Set<String>()
-        present.reserveCapacity(account.transactions.count)
-        for item in account.transactions {
-            let key = item.date + "\u{1F}" + item.vendor
+        try db.execute("""
+            CREATE TEMP TABLE IF NOT EXISTS incoming (
+                id TEXT PRIMARY KEY, date TEXT, vendor TEXT, ordinal INTEGER, type INTEGER, amount REAL) WITHOUT ROWID;
+            DELETE FROM temp.incoming;
+            """)
+        let stage = try db.cachedStatement("INSERT INTO temp.incoming (id, date, vendor, ordinal, type, amount) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        try forEachIdentified(transactions) { id, ordinal, item in
+            try stage.bind(1, id); try stage.bind(2, item.date); try stage.bind(3, item.vendor)
+            try stage.bind(4, ordinal); try stage.bind(5, item.type); try stage.bind(6, item.amount)
+            try stage.execute()
+        }
+        let run = SQLValue.int(runID)
+        // New rows: logged, then inserted.
+        try db.run("""
+            INSERT INTO changes (run_id, source, row_kind, row_id, change, after)
+            SELECT ?1, ?2, 'transaction', i.id, 'inserted', \(json("i")) FROM temp.incoming i
+            WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = i.id)
+            """, [run, name])
+        try db.run("""
+            INSERT INTO transactions (id, source, date, vendor, ordinal, type, amount, seen_at)
+            SELECT i.id, ?1, i.date, i.vendor, i.ordinal, i.type, i.amount, ?2 FROM temp.incoming i
+            WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = i.id)
+            """, [name, .text(now)])
+        counts.inserted = db.changes
+        // Changed rows: logged with both versions, then updated; identical rows are not touched.
+        try db.run("""
+            INSERT INTO changes (run_id, source, row_kind, row_id, change, before, after)
+            SELECT ?1, ?2, 'transaction', t.id, 'updated', \(json("t")), \(json("i"))
+            FROM temp.incoming i JOIN transactions t ON t.id = i.id
+            WHERE t.type != i.type OR t.amount != i.amount
+            """, [run, name])
+        try db.run("""
+            UPDATE transactions SET type = i.type, amount = i.amount, seen_at = ?1
+            FROM temp.incoming i WHERE transactions.id = i.id AND (transactions.type != i.type OR transactions.amount != i.amount)
+            """, [.text(now)])
+        counts.updated = db.changes
+        if merging {
+            // A merge response confirms the rows it returned.
+            try db.run("UPDATE transactions SET seen_at = ?1 WHERE id IN (SELECT id FROM temp.incoming)", [.text(now)])
+        } else {
+            // Absent rows: logged, then removed.
+            try db.run("""
+                INSERT INTO changes (run_id, source, row_kind, row_id, change, before)
+                SELECT ?1, ?2, 'transaction', t.id, 'removed', \(json("t")) FROM transactions t
+                WHERE t.source = ?2 AND NOT EXISTS (SELECT 1 FROM temp.incoming i WHERE i.id = t.id)
+                """, [run, name])
+            try db.run("""
+                DELETE FROM transactions WHERE source = ?1 AND NOT EXISTS (SELECT 1 FROM temp.incoming i WHERE i.id = transactions.id)
+                """, [name])
+            counts.deleted = db.changes
+        }
+        try db.execute("DELETE FROM temp.incoming")
+        return counts
+    }
+
+    /// Gives each transaction its stable id and its ordinal among repeats of its date and vendor.
+    private func forEachIdentified(_ transactions: [UpstreamTransaction],
+                                   _ body: (String, Int, UpstreamTransaction) throws -> Void) throws {
+        var ordinals: [DateVendor: Int] = [:]
+        ordinals.reserveCapacity(transactions.count)
+        for item in transactions {
+            let key = DateVendor(date: item.date, vendor: item.vendor)
             let ordinal = ordinals[key, default: 0]
             ordinals[key] = ordinal + 1
-            let id = TransactionID.make(source: source.name, date: item.date, vendor: item.vendor, ordinal: ordinal)
-            present.insert(id)
-            if let before = existing[id] {
-                if before.type != item.type || before.amount != item.amount {
-                    try db.run("UPDATE transactions SET type = ?, amount = ?, seen_at = ? WHERE id = ?",
-                               [.int(item.type), .double(item.amount), .text(now), .text(id)])
-                    try log("transaction", id, "updated", before: Self.fields(before),
-                            after: Self.fields((item.date, item.vendor, item.type, item.amount)))
-                    counts.updated += 1
-                } else if merging {
-                    try db.run("UPDATE transactions SET seen_at = ? WHERE id = ?", [.text(now), .text(id)])
-                }
-            } else {
-                try db.run("""
-                    INSERT INTO transactions (id, source, date, vendor, ordinal, type, amount, seen_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(id), name, .text(item.date), .text(item.vendor), .int(ordinal),
-                          .int(item.type), .double(item.amount), .text(now)])
-                try log("transaction", id, "inserted", before: nil, after: Self.fields((item.date, item.vendor, item.type, item.amount)))
-                counts.inserted += 1
-            }
+            try body(TransactionID.make(source: source.name, date: item.date, vendor: item.vendor, ordinal: ordinal), ordinal, item)
         }
-        if !merging {
-            for (id, before) in existing where !present.contains(id) {
-                try db.run("DELETE FROM transactions WHERE id = ?", [.text(id)])
-                try log("transaction", id, "removed", before: Self.fields(before), after: nil)
-                counts.deleted += 1
-            }
-        }
-        return (counts, headerChanged || counts.total > 0)
+    }
+
+    private struct DateVendor: Hashable {
+        let date: String
+        let vendor: String
     }
 
     private func applyJokes(_ jokes: [UpstreamJoke]) throws -> ChangeCounts {

@@ -118,6 +118,9 @@ public struct SyncEngine {
 
         do {
             let now = Timestamp.now()
+            // Up to 64 MiB of page cache for the reconcile (allocated only as used): a large one
+            // touches index pages all over the file, and re-reading them from the OS dominated.
+            try db.execute("PRAGMA cache_size=-65536")
             try db.inTransaction {
                 // The run is recorded first, so the change log can point at it; its outcome and
                 // counts are filled in below, in the same transaction.
