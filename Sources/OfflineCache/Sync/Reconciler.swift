@@ -56,10 +56,10 @@ struct Reconciler {
         return (counts, headerChanged || counts.total > 0)
     }
 
-    /// The transactions' reconcile, set-based: the response goes into a temporary table and a
-    /// handful of statements insert, update and delete only what differs (logging each change
-    /// first), so the work is SQLite's, in C, with its indexes. An empty cache skips the
-    /// temporary table: every row is new.
+    /// The transactions' reconcile: insert new rows, update changed ones, delete absent ones
+    /// (replace), each change logged first; identical rows are not touched. Statements are
+    /// prepared once and bound per row. An empty cache takes a shorter path: every row is new,
+    /// and the change log is written in one statement.
     private func reconcileTransactions(_ transactions: [UpstreamTransaction]) throws -> ChangeCounts {
         let name = SQLValue.text(source.name)
         let existing = try db.scalarInt("SELECT count(*) FROM transactions WHERE source = ?", [name]) ?? 0
@@ -87,58 +87,76 @@ struct Reconciler {
             return counts
         }
 
-        try db.execute("""
-            CREATE TEMP TABLE IF NOT EXISTS incoming (
-                id TEXT PRIMARY KEY, date TEXT, vendor TEXT, ordinal INTEGER, type INTEGER, amount REAL) WITHOUT ROWID;
-            DELETE FROM temp.incoming;
+        // The cached rows, by id, read in one scan. Each response row then costs a hash lookup;
+        // only new, changed and (replace) absent rows reach SQLite. What is left in `cached`
+        // after the loop is absent from the response.
+        var cached: [UInt64: (type: Int, amount: Double)] = [:]
+        cached.reserveCapacity(Int(existing))
+        let scan = try db.cachedStatement("SELECT id, type, amount FROM transactions WHERE source = ?1")
+        try scan.bind(1, source.name)
+        while try scan.step() {
+            if let key = scan.text(0).flatMap({ UInt64($0, radix: 16) }) { cached[key] = (scan.int(1), scan.double(2)) }
+        }
+        scan.reset()
+
+        let insert = try db.cachedStatement("""
+            INSERT INTO transactions (id, source, date, vendor, ordinal, type, amount, seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """)
-        let stage = try db.cachedStatement("INSERT INTO temp.incoming (id, date, vendor, ordinal, type, amount) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
-        try forEachIdentified(transactions) { id, ordinal, item in
-            try stage.bind(1, id); try stage.bind(2, item.date); try stage.bind(3, item.vendor)
-            try stage.bind(4, ordinal); try stage.bind(5, item.type); try stage.bind(6, item.amount)
-            try stage.execute()
-        }
-        let run = SQLValue.int(runID)
-        // New rows: logged, then inserted.
-        try db.run("""
+        let logInsert = try db.cachedStatement("""
             INSERT INTO changes (run_id, source, row_kind, row_id, change, after)
-            SELECT ?1, ?2, 'transaction', i.id, 'inserted', \(json("i")) FROM temp.incoming i
-            WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = i.id)
-            """, [run, name])
-        try db.run("""
-            INSERT INTO transactions (id, source, date, vendor, ordinal, type, amount, seen_at)
-            SELECT i.id, ?1, i.date, i.vendor, i.ordinal, i.type, i.amount, ?2 FROM temp.incoming i
-            WHERE NOT EXISTS (SELECT 1 FROM transactions t WHERE t.id = i.id)
-            """, [name, .text(now)])
-        counts.inserted = db.changes
-        // Changed rows: logged with both versions, then updated; identical rows are not touched.
-        try db.run("""
+            VALUES (?1, ?2, 'transaction', ?3, 'inserted', json_object('date', ?4, 'vendor', ?5, 'type', ?6, 'amount', ?7))
+            """)
+        let logUpdate = try db.cachedStatement("""
             INSERT INTO changes (run_id, source, row_kind, row_id, change, before, after)
-            SELECT ?1, ?2, 'transaction', t.id, 'updated', \(json("t")), \(json("i"))
-            FROM temp.incoming i JOIN transactions t ON t.id = i.id
-            WHERE t.type != i.type OR t.amount != i.amount
-            """, [run, name])
-        try db.run("""
-            UPDATE transactions SET type = i.type, amount = i.amount, seen_at = ?1
-            FROM temp.incoming i WHERE transactions.id = i.id AND (transactions.type != i.type OR transactions.amount != i.amount)
-            """, [.text(now)])
-        counts.updated = db.changes
-        if merging {
-            // A merge response confirms the rows it returned.
-            try db.run("UPDATE transactions SET seen_at = ?1 WHERE id IN (SELECT id FROM temp.incoming)", [.text(now)])
-        } else {
-            // Absent rows: logged, then removed.
-            try db.run("""
-                INSERT INTO changes (run_id, source, row_kind, row_id, change, before)
-                SELECT ?1, ?2, 'transaction', t.id, 'removed', \(json("t")) FROM transactions t
-                WHERE t.source = ?2 AND NOT EXISTS (SELECT 1 FROM temp.incoming i WHERE i.id = t.id)
-                """, [run, name])
-            try db.run("""
-                DELETE FROM transactions WHERE source = ?1 AND NOT EXISTS (SELECT 1 FROM temp.incoming i WHERE i.id = transactions.id)
-                """, [name])
-            counts.deleted = db.changes
+            SELECT ?1, ?2, 'transaction', t.id, 'updated', \(json("t")),
+                   json_object('date', t.date, 'vendor', t.vendor, 'type', ?4, 'amount', ?5)
+            FROM transactions t WHERE t.id = ?3
+            """)
+        let update = try db.cachedStatement("UPDATE transactions SET type = ?1, amount = ?2, seen_at = ?3 WHERE id = ?4")
+        let touch = try db.cachedStatement("UPDATE transactions SET seen_at = ?1 WHERE id = ?2")
+
+        try forEachIdentified(transactions) { id, ordinal, item in
+            let key = UInt64(id, radix: 16) ?? 0
+            if let old = cached.removeValue(forKey: key) {
+                if old.type != item.type || old.amount != item.amount {
+                    try logUpdate.bind(1, Int(runID)); try logUpdate.bind(2, source.name); try logUpdate.bind(3, id)
+                    try logUpdate.bind(4, item.type); try logUpdate.bind(5, item.amount)
+                    try logUpdate.execute()
+                    try update.bind(1, item.type); try update.bind(2, item.amount); try update.bind(3, now); try update.bind(4, id)
+                    try update.execute()
+                    counts.updated += 1
+                } else if merging {
+                    try touch.bind(1, now); try touch.bind(2, id)
+                    try touch.execute()
+                }
+            } else {
+                try insert.bind(1, id); try insert.bind(2, source.name); try insert.bind(3, item.date)
+                try insert.bind(4, item.vendor); try insert.bind(5, ordinal); try insert.bind(6, item.type)
+                try insert.bind(7, item.amount); try insert.bind(8, now)
+                try insert.execute()
+                try logInsert.bind(1, Int(runID)); try logInsert.bind(2, source.name); try logInsert.bind(3, id)
+                try logInsert.bind(4, item.date); try logInsert.bind(5, item.vendor); try logInsert.bind(6, item.type)
+                try logInsert.bind(7, item.amount)
+                try logInsert.execute()
+                counts.inserted += 1
+            }
         }
-        try db.execute("DELETE FROM temp.incoming")
+
+        if !merging {
+            let logRemove = try db.cachedStatement("""
+                INSERT INTO changes (run_id, source, row_kind, row_id, change, before)
+                SELECT ?1, ?2, 'transaction', t.id, 'removed', \(json("t")) FROM transactions t WHERE t.id = ?3
+                """)
+            let delete = try db.cachedStatement("DELETE FROM transactions WHERE id = ?1")
+            for key in cached.keys {
+                let id = TransactionID.hex(key)
+                try logRemove.bind(1, Int(runID)); try logRemove.bind(2, source.name); try logRemove.bind(3, id)
+                try logRemove.execute()
+                try delete.bind(1, id)
+                try delete.execute()
+                counts.deleted += 1
+            }
+        }
         return counts
     }
 

@@ -120,7 +120,7 @@ public struct SyncEngine {
             let now = Timestamp.now()
             // Up to 64 MiB of page cache for the reconcile (allocated only as used): a large one
             // touches index pages all over the file, and re-reading them from the OS dominated.
-            try db.execute("PRAGMA cache_size=-65536")
+            try db.execute("PRAGMA cache_size=-65536; PRAGMA temp.cache_size=-65536")
             try db.inTransaction {
                 // The run is recorded first, so the change log can point at it; its outcome and
                 // counts are filled in below, in the same transaction.

@@ -16,7 +16,12 @@ public enum TransactionID {
         mix(date.utf8); mix(CollectionOfOne(0x1F))
         mix(vendor.utf8); mix(CollectionOfOne(0x1F))
         mix(String(ordinal).utf8)
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return hex(hash)
+    }
+
+    /// The 16-digit lowercase hex form of a hash: the stored id.
+    public static func hex(_ hash: UInt64) -> String {
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

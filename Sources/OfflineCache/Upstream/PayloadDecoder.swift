@@ -4,14 +4,24 @@ import Foundation
 ///
 /// The formats are SPEC.md's: the account envelope `{status, message, body}` and the
 /// Official Joke API's jokes (an array, or one object). Unknown fields are ignored.
+///
+/// `decode` reads the bytes itself (PayloadDecoder+Bytes.swift), several times faster than
+/// Foundation's JSONDecoder; `decodeWithFoundation` is the JSONDecoder reading it must equal,
+/// kept as the reference the tests hold it to.
 public enum PayloadDecoder {
-    public static func decode(_ body: Data, kind: SourceKind) throws(UpstreamError) -> Payload {
+    /// The checks both readings share: something that could be JSON at all.
+    static func precheck(_ body: Data) throws(UpstreamError) -> UInt8 {
         guard let first = body.first(where: { !Self.isWhitespace($0) }) else {
             throw .badData("empty body")
         }
         guard first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
             throw .badData("not JSON (the body starts with \(Self.preview(body)))")
         }
+        return first
+    }
+
+    static func decodeWithFoundation(_ body: Data, kind: SourceKind) throws(UpstreamError) -> Payload {
+        let first = try precheck(body)
         switch kind {
         case .account: return .account(try decodeAccount(body))
         case .jokes: return .jokes(try decodeJokes(body, startsWith: first))
@@ -51,16 +61,23 @@ public enum PayloadDecoder {
         guard let account = envelope.body else {
             throw .envelope(status: head.status, message: head.message.map { "\($0) (body is null)" } ?? "body is null")
         }
-        var transactions: [UpstreamTransaction] = []
-        transactions.reserveCapacity(account.transactions.count)
-        for (index, item) in account.transactions.enumerated() {
+        return try validated(UpstreamAccount(name: account.name, balance: account.currentBalance, transactions: account.transactions.map {
+            UpstreamTransaction(type: $0.type, vendor: $0.vendor, amount: $0.amount, date: $0.date)
+        }))
+    }
+
+    /// Checks what JSON's types cannot: every date is a real `yyyy-MM-dd HH:mm:ss`, converted to
+    /// ISO 8601 UTC in place. Runs after the whole body decoded, in both readings.
+    static func validated(_ account: UpstreamAccount) throws(UpstreamError) -> UpstreamAccount {
+        var account = account
+        for index in account.transactions.indices {
+            let item = account.transactions[index]
             guard let date = isoDate(fromUpstream: item.date) else {
                 throw .badData("body.transactions[\(index)].date: expected yyyy-MM-dd HH:mm:ss, got \"\(item.date.prefix(40))\"")
             }
-            guard item.amount.isFinite else { throw .badData("body.transactions[\(index)].amount is not finite") }
-            transactions.append(UpstreamTransaction(type: item.type, vendor: item.vendor, amount: item.amount, date: date))
+            account.transactions[index].date = date
         }
-        return UpstreamAccount(name: account.name, balance: account.currentBalance, transactions: transactions)
+        return account
     }
 
     /// `2026-11-01 08:15:14` → `2026-11-01T08:15:14Z`, or nil when it is not a real date in that form.

@@ -1,0 +1,331 @@
+/// A byte-level JSON reader that decodes straight into the values the payload needs, with no
+/// intermediate tree: the body is read in place. It accepts what Foundation's JSONDecoder
+/// accepts — JSON (RFC 8259), checked strictly in keys and in the values it decodes and, like
+/// Foundation, only for their extent in the strings and numbers it skips (and a trailing comma
+/// in an object) — and reports errors in the words `PayloadDecoder` uses for Foundation's.
+struct JSONCursor {
+    /// Why reading failed: a message in PayloadDecoder's words.
+    struct Failure: Error {
+        let message: String
+    }
+
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position = 0
+    /// Where the reader is, for messages: "body", "transactions", 3, "amount".
+    var path: [PathComponent] = []
+
+    enum PathComponent {
+        case key(String)
+        case index(Int)
+    }
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    static let syntaxError = Failure(message: "not valid JSON (malformed or cut short)")
+
+    // MARK: Structure
+
+    mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    /// The next byte after whitespace, without consuming it; nil at the end.
+    mutating func peek() -> UInt8? {
+        skipWhitespace()
+        return position < bytes.count ? bytes[position] : nil
+    }
+
+    mutating func consume(_ byte: UInt8) throws(Failure) {
+        guard peek() == byte else { throw Self.syntaxError }
+        position += 1
+    }
+
+    /// After the top-level value: only whitespace may follow.
+    mutating func expectEnd() throws(Failure) {
+        guard peek() == nil else { throw Self.syntaxError }
+    }
+
+    /// Reads an object, calling `field` with each key; `field` must read (or skip) the value.
+    /// Keys are visited in order; a repeated key is visited again (the last value wins).
+    mutating func readObject(_ field: (inout JSONCursor, String) throws(Failure) -> Void) throws(Failure) {
+        try consume(UInt8(ascii: "{"))
+        if peek() == UInt8(ascii: "}") { position += 1; return }
+        while true {
+            // Foundation accepts a trailing comma before the closing brace; so does this reader.
+            if peek() == UInt8(ascii: "}") { position += 1; return }
+            guard peek() == UInt8(ascii: "\"") else { throw Self.syntaxError }
+            let key = try readStringToken()  // keys are checked strictly, as Foundation does
+            try consume(UInt8(ascii: ":"))
+            path.append(.key(key))
+            try field(&self, key)
+            path.removeLast()
+            switch peek() {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "}"): position += 1; return
+            default: throw Self.syntaxError
+            }
+        }
+    }
+
+    /// Reads an array, calling `element` with each index.
+    mutating func readArray(_ element: (inout JSONCursor, Int) throws(Failure) -> Void) throws(Failure) {
+        try consume(UInt8(ascii: "["))
+        if peek() == UInt8(ascii: "]") { position += 1; return }
+        var index = 0
+        while true {
+            path.append(.index(index))
+            try element(&self, index)
+            path.removeLast()
+            index += 1
+            switch peek() {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "]"): position += 1; return
+            default: throw Self.syntaxError
+            }
+        }
+    }
+
+    /// Skips one value of any kind, checking its syntax.
+    mutating func skipValue() throws(Failure) {
+        switch peek() {
+        case UInt8(ascii: "{"): try skipObject()
+        case UInt8(ascii: "["): try readArray { cursor, _ throws(Failure) in try cursor.skipValue() }
+        case UInt8(ascii: "\""): try skipStringToken()
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case .some(let byte) where byte == UInt8(ascii: "-") || (byte >= 0x30 && byte <= 0x39):
+            // Like Foundation, a skipped number is only scanned for its extent.
+            while position < bytes.count, "0123456789+-.eE".utf8.contains(bytes[position]) { position += 1 }
+        default: throw Self.syntaxError
+        }
+    }
+
+    /// Skips an object: like Foundation, the keys of an object nobody decodes are only
+    /// scanned for their end.
+    private mutating func skipObject() throws(Failure) {
+        try consume(UInt8(ascii: "{"))
+        if peek() == UInt8(ascii: "}") { position += 1; return }
+        while true {
+            if peek() == UInt8(ascii: "}") { position += 1; return }
+            guard peek() == UInt8(ascii: "\"") else { throw Self.syntaxError }
+            try skipStringToken()
+            try consume(UInt8(ascii: ":"))
+            try skipValue()
+            switch peek() {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "}"): position += 1; return
+            default: throw Self.syntaxError
+            }
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(Failure) {
+        let count = word.utf8CodeUnitCount
+        guard position + count <= bytes.count else { throw Self.syntaxError }
+        for offset in 0..<count where bytes[position + offset] != word.utf8Start[offset] { throw Self.syntaxError }
+        position += count
+    }
+
+    /// Consumes `null` if it is next.
+    mutating func readNull() throws(Failure) -> Bool {
+        guard peek() == UInt8(ascii: "n") else { return false }
+        try literal("null")
+        return true
+    }
+
+    // MARK: Typed values
+
+    var pathText: String {
+        var text = ""
+        for component in path {
+            switch component {
+            case .key(let key): text += (text.isEmpty ? "" : ".") + key
+            case .index(let index): text += "[\(index)]"
+            }
+        }
+        return text.isEmpty ? "the top level" : text
+    }
+
+    /// The error for a value of the wrong kind, as PayloadDecoder words it.
+    mutating func mismatch(_ expected: String) throws(Failure) -> Failure {
+        if try readNull() { return Failure(message: "\(pathText): expected \(expected), got null") }
+        try skipValue()  // a syntax error later in the body outranks the type error, as in Foundation
+        return Failure(message: "\(pathText): expected \(expected)")
+    }
+
+    mutating func readString() throws(Failure) -> String {
+        guard peek() == UInt8(ascii: "\"") else { throw try mismatch("a string") }
+        return try readStringToken()
+    }
+
+    mutating func readDouble() throws(Failure) -> Double {
+        guard let next = peek(), next == UInt8(ascii: "-") || (next >= 0x30 && next <= 0x39) else { throw try mismatch("a number") }
+        let token = try readNumberToken()
+        guard let value = token.double, value.isFinite else {
+            throw Failure(message: "a number does not fit its field (an integer field holds a fraction, or a value too large)")
+        }
+        return value
+    }
+
+    mutating func readInt() throws(Failure) -> Int {
+        guard let next = peek(), next == UInt8(ascii: "-") || (next >= 0x30 && next <= 0x39) else { throw try mismatch("an integer") }
+        let token = try readNumberToken()
+        if let value = token.integer { return value }
+        // Like Foundation: 1.0 or 1e2 is an integer when it is one exactly.
+        if let value = token.double, value.rounded() == value, abs(value) < 9.2e18 { return Int(value) }
+        throw Failure(message: "a number does not fit its field (an integer field holds a fraction, or a value too large)")
+    }
+
+    // MARK: Tokens
+
+    struct NumberToken {
+        var integer: Int?
+        var double: Double?
+    }
+
+    /// A number, checked against JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+    mutating func readNumberToken() throws(Failure) -> NumberToken {
+        skipWhitespace()
+        let start = position
+        var isInteger = true
+        func digit(_ i: Int) -> Bool { i < bytes.count && bytes[i] >= 0x30 && bytes[i] <= 0x39 }
+        if position < bytes.count && bytes[position] == UInt8(ascii: "-") { position += 1 }
+        guard digit(position) else { throw Self.syntaxError }
+        if bytes[position] == 0x30 {
+            position += 1
+        } else {
+            while digit(position) { position += 1 }
+        }
+        if position < bytes.count && bytes[position] == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            guard digit(position) else { throw Self.syntaxError }
+            while digit(position) { position += 1 }
+        }
+        if position < bytes.count && (bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E")) {
+            isInteger = false
+            position += 1
+            if position < bytes.count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")) { position += 1 }
+            guard digit(position) else { throw Self.syntaxError }
+            while digit(position) { position += 1 }
+        }
+        let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
+        if isInteger, slice.count <= 18 {
+            // Up to 18 digits cannot overflow: exact, and no allocation.
+            var value = 0
+            var negative = false
+            for byte in slice {
+                if byte == UInt8(ascii: "-") { negative = true } else { value = value * 10 + Int(byte - 0x30) }
+            }
+            value = negative ? -value : value
+            return NumberToken(integer: value, double: Double(value))
+        }
+        let text = String(decoding: slice, as: UTF8.self)
+        return NumberToken(integer: isInteger ? Int(text) : nil, double: Double(text))
+    }
+
+    /// A string token, unescaped; the bytes must be valid UTF-8.
+    mutating func readStringToken() throws(Failure) -> String {
+        try consume(UInt8(ascii: "\""))
+        let start = position
+        // Fast path: no escapes, the string is the bytes between the quotes.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
+                position += 1
+                guard let text = String(validating: slice, as: UTF8.self) else { throw Self.syntaxError }
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw Self.syntaxError }
+            position += 1
+        }
+        // Slow path: escapes.
+        var buffer = Array(bytes[start..<position])
+        while position < bytes.count {
+            let byte = bytes[position]
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(validating: buffer, as: UTF8.self) else { throw Self.syntaxError }
+                return text
+            case UInt8(ascii: "\\"):
+                guard position < bytes.count else { throw Self.syntaxError }
+                let escape = bytes[position]
+                position += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(escape)
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try readHex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        // A high surrogate must be followed by an escaped low one.
+                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u")
+                        else { throw Self.syntaxError }
+                        position += 2
+                        let low = try readHex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw Self.syntaxError }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw Self.syntaxError
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw Self.syntaxError }
+                    buffer.append(contentsOf: Array(String(Character(unicode)).utf8))
+                default:
+                    throw Self.syntaxError
+                }
+            default:
+                guard byte >= 0x20 else { throw Self.syntaxError }
+                buffer.append(byte)
+            }
+        }
+        throw Self.syntaxError
+    }
+
+    /// Passes over a string without building it. Like Foundation, only its end is looked
+    /// for: what a skipped string holds is not checked.
+    mutating func skipStringToken() throws(Failure) {
+        try consume(UInt8(ascii: "\""))
+        while position < bytes.count {
+            let byte = bytes[position]
+            position += 1
+            if byte == UInt8(ascii: "\"") { return }
+            if byte == UInt8(ascii: "\\") {
+                // An escape is one byte, or `u` and four more, as Foundation counts them.
+                position += position < bytes.count && bytes[position] == UInt8(ascii: "u") ? 5 : 1
+            }
+        }
+        throw Self.syntaxError
+    }
+
+    private mutating func readHex4() throws(Failure) -> UInt32 {
+        guard position + 4 <= bytes.count else { throw Self.syntaxError }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            position += 1
+            let digit: UInt8
+            switch byte {
+            case 0x30...0x39: digit = byte - 0x30
+            case 0x41...0x46: digit = byte - 0x41 + 10
+            case 0x61...0x66: digit = byte - 0x61 + 10
+            default: throw Self.syntaxError
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+}
