@@ -201,4 +201,22 @@ import Testing
         #expect(try box.cache("list", "jokes").status == 66)
         #expect(try box.cache("sources", "list", "--json").jsonArray().isEmpty)
     }
+
+    @Test func longSyncsShowProgressOnATerminalOnly() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try upstream.generate(count: 30_000, seed: 5)
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        let screen = try box.terminal(["sync", "bank"])
+        #expect(screen.status == 0)
+        #expect(screen.stdout.contains("reconciling 20,000 of 30,000 rows"), "\(screen.stdout.suffix(300))")
+        #expect(screen.stdout.contains("bank: updated (30000 inserted"))
+
+        try upstream.generate(count: 30_000, seed: 6)
+        let piped = try box.cache("sync", "bank")
+        #expect(piped.status == 0 && !piped.stderr.contains("reconciling"))
+        try upstream.generate(count: 30_000, seed: 7)
+        let quiet = try box.terminal(["sync", "bank", "--quiet"])
+        #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(quiet.stdout)")
+    }
 }

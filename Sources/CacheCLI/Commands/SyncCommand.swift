@@ -18,7 +18,12 @@ enum SyncCommand {
         var exitCode = ExitCode.success
         var reports: [SyncReport] = []
         for source in sources {
-            let report = engine.sync(source, options: engineOptions)
+            var sourceOptions = engineOptions
+            // Progress only where a person watches: a terminal, and not --quiet.
+            if console.stderrIsTerminal && !options.quiet {
+                sourceOptions.progress = ProgressLine(source: source.name).update
+            }
+            let report = engine.sync(source, options: sourceOptions)
             reports.append(report)
             if let failure = report.failure {
                 console.err("cache: sync \(source.name): \(Context.escapeControl(report.errorText ?? failure.description))")

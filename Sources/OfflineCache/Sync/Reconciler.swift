@@ -9,6 +9,7 @@ struct Reconciler {
     let now: String
     /// The run whose change log entries this reconcile writes.
     let runID: Int64
+    var progress: (@Sendable (SyncProgress) -> Void)? = nil
 
     /// Records one change in the change log.
     private func log(_ kind: String, _ id: String, _ change: String, before: JSONValue?, after: JSONValue?) throws {
@@ -165,7 +166,8 @@ struct Reconciler {
                                    _ body: (String, Int, UpstreamTransaction) throws -> Void) throws {
         var ordinals: [DateVendor: Int] = [:]
         ordinals.reserveCapacity(transactions.count)
-        for item in transactions {
+        for (index, item) in transactions.enumerated() {
+            if index % 10_000 == 0 { progress?(.reconciling(rows: index, total: transactions.count)) }
             let key = DateVendor(date: item.date, vendor: item.vendor)
             let ordinal = ordinals[key, default: 0]
             ordinals[key] = ordinal + 1

@@ -19,6 +19,8 @@ public struct SyncEngine {
         public var failureBackoff = Backoff.betweenSyncs
         /// A Retry-After longer than this ends the sync instead of waiting inside it.
         public var longestRetryWait: Double = 30
+        /// Told how a long sync advances: bytes downloaded, then rows reconciled.
+        public var progress: (@Sendable (SyncProgress) -> Void)?
 
         public init(onlyIfStale: Bool = false, timeout: Double = FetchRequest.defaultTimeout) {
             self.onlyIfStale = onlyIfStale
@@ -97,6 +99,9 @@ public struct SyncEngine {
         let bodyHash: String?
         do {
             var request = try fetchRequest(for: source, timeout: options.timeout)
+            if let progress = options.progress {
+                request.onBytes = { bytes, total in progress(.downloading(bytes: bytes, total: total)) }
+            }
             if run.report.hadCachedRows {
                 request.etag = state.etag
                 request.lastModified = state.lastModified
@@ -127,7 +132,7 @@ public struct SyncEngine {
                 let runID = try record(run, finishedAt: now)
                 var confirmAll = true
                 if let payload {
-                    let (counts, changed) = try Reconciler(db: db, source: source, now: now, runID: runID).apply(payload)
+                    let (counts, changed) = try Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress).apply(payload)
                     run.report.counts = counts
                     run.report.outcome = changed ? .updated : .unchanged
                     // A replace response is the whole truth: every row it left is confirmed.
@@ -152,7 +157,9 @@ public struct SyncEngine {
                           .optionalText(response.etag), .optionalText(response.lastModified), .optionalText(bodyHash),
                           .text(source.name)])
             }
+            options.progress?(.finished)
         } catch {
+            options.progress?(.finished)
             run.report.outcome = .failed
             run.report.counts = ChangeCounts()
             run.report.failure = .database(Self.databaseError(error))
@@ -236,6 +243,13 @@ public struct SyncEngine {
     static func databaseError(_ error: Error) -> DatabaseError {
         error as? DatabaseError ?? DatabaseError(extendedCode: 1, message: "\(error)")
     }
+}
+
+/// How a long sync advances, for a progress line.
+public enum SyncProgress: Sendable {
+    case downloading(bytes: Int, total: Int?)
+    case reconciling(rows: Int, total: Int)
+    case finished
 }
 
 /// One sync in progress: its report and its clock.

@@ -15,6 +15,8 @@ public struct FetchRequest: Sendable {
     /// Validators from the last response applied: sent as If-None-Match / If-Modified-Since.
     public var etag: String?
     public var lastModified: String?
+    /// Called as the body arrives, with the bytes so far and the announced length, if any.
+    public var onBytes: (@Sendable (Int, Int?) -> Void)?
 
     public static let defaultTimeout: Double = 30
     /// The connect (and idle) timeout.
@@ -172,10 +174,11 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let overCap = state.withLock { state -> Bool in
+        let (overCap, received, expected) = state.withLock { state -> (Bool, Int, Int64) in
             state.body.append(data)
-            return state.body.count > request.maxBytes
+            return (state.body.count > request.maxBytes, state.body.count, state.expectedLength)
         }
+        request.onBytes?(received, expected > 0 ? Int(expected) : nil)
         if overCap {
             fail(.tooLarge(limit: request.maxBytes))
             dataTask.cancel()
