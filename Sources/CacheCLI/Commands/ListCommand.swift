@@ -11,7 +11,6 @@ enum ListCommand {
         let read = { try reader.rows(of: source, staleOnly: options.staleOnly, limit: options.limit) }
         // The baseline comes before the staleness check, so a sync landing in between is seen.
         let watcher = try RefreshWatcher(database, source: source.name)
-        let preview = try read()
         let console = context.console
 
         let interactive = console.stdoutIsTerminal && console.stderrIsTerminal && options.format == .human
@@ -32,14 +31,18 @@ enum ListCommand {
         }
 
         guard refreshing, options.wait ?? interactive else {
-            if preview.count == 0 && !options.staleOnly {
+            // JSON and CSV stream row by row, so memory stays flat at any size.
+            let count = options.format == .human
+                ? try printHuman(read(), console)
+                : try stream(reader, source, options, console)
+            if count == 0 && !options.staleOnly {
                 console.err(refreshing
                     ? "Nothing cached for '\(source.name)' yet; a refresh has started."
                     : "Nothing cached for '\(source.name)' yet; run 'cache sync \(source.name)'.")
             }
-            printRows(preview, options.format, console)
             return ExitCode.success
         }
+        let preview = try read()
 
         if interactive {
             LiveList(source: source, console: console, preview: preview, read: read,
@@ -52,8 +55,62 @@ enum ListCommand {
         if let problem = failureText(landing) {
             console.err("cache: list \(source.name): refresh failed: \(Context.escapeControl(problem)); serving cached rows")
         }
-        printRows(try read(), options.format, console)
+        _ = options.format == .human ? try printHuman(read(), console) : try stream(reader, source, options, console)
         return ExitCode.success
+    }
+
+    private static func printHuman(_ rows: CachedRows, _ console: Console) -> Int {
+        console.out(ListRendering(color: console.useColor).render(rows))
+        return rows.count
+    }
+
+    /// Writes the rows as JSON or CSV while SQLite steps through them; returns how many.
+    static func stream(_ reader: CacheReader, _ source: Source, _ options: Command.List, _ console: Console) throws -> Int {
+        var count = 0
+        let account = source.kind == .account
+        if options.format == .json { console.out("[") }
+        if options.format == .csv { console.out(account ? transactionHeader : jokeHeader) }
+        try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit) { _, row in
+            if options.format == .json {
+                if count > 0 { console.out(JSONValue.arraySeparator) }
+                console.out((account ? transactionJSON(row) : jokeJSON(row)).text)
+            } else {
+                console.out(account ? transactionCSV(row) : jokeCSV(row))
+            }
+            count += 1
+        }
+        if options.format == .json { console.out("]\n") }
+        return count
+    }
+
+    // The columns of CacheReader.forEachRow, as SPEC.md's list objects.
+    static let transactionHeader = CSVText.row(["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "stale"])
+    static let jokeHeader = CSVText.row(["id", "type", "setup", "punchline", "source", "seen_at", "stale"])
+
+    private static func transactionJSON(_ row: Statement) -> JSONValue {
+        .object([
+            ("id", .string(row.text(0) ?? "")), ("source", .string(row.text(1) ?? "")), ("account", .optional(row.text(2))),
+            ("type", .int(row.int(3))), ("vendor", .string(row.text(4) ?? "")), ("amount", .double(row.double(5))),
+            ("date", .string(row.text(6) ?? "")), ("seen_at", .string(row.text(7) ?? "")), ("stale", .bool(row.int(9) != 0)),
+        ])
+    }
+
+    private static func jokeJSON(_ row: Statement) -> JSONValue {
+        .object([
+            ("id", .int(row.int(0))), ("type", .string(row.text(1) ?? "")), ("setup", .string(row.text(2) ?? "")),
+            ("punchline", .string(row.text(3) ?? "")), ("source", .string(row.text(4) ?? "")),
+            ("seen_at", .string(row.text(5) ?? "")), ("stale", .bool(row.int(7) != 0)),
+        ])
+    }
+
+    private static func transactionCSV(_ row: Statement) -> String {
+        CSVText.row([row.text(0) ?? "", row.text(1) ?? "", row.text(2) ?? "", String(row.int(3)), row.text(4) ?? "",
+                     JSONValue.number(row.double(5)), row.text(6) ?? "", row.text(7) ?? "", row.int(9) != 0 ? "1" : "0"])
+    }
+
+    private static func jokeCSV(_ row: Statement) -> String {
+        CSVText.row([String(row.int(0)), row.text(1) ?? "", row.text(2) ?? "", row.text(3) ?? "", row.text(4) ?? "",
+                     row.text(5) ?? "", row.int(7) != 0 ? "1" : "0"])
     }
 
     /// Polls until the refresh lands, or until nothing is left that could land it.
@@ -76,50 +133,5 @@ enum ListCommand {
     static func failureText(_ landing: RefreshWatcher.Landing?) -> String? {
         guard let landing else { return "the refresh ended without a result" }
         return landing.outcome == .failed ? (landing.error ?? "unknown error") : nil
-    }
-
-    static func printRows(_ rows: CachedRows, _ format: Command.Format, _ console: Console) {
-        switch format {
-        case .json: console.out(json(rows))
-        case .csv: console.out(csv(rows))
-        case .human: console.out(ListRendering(color: console.useColor).render(rows))
-        }
-    }
-
-    static func json(_ rows: CachedRows) -> String {
-        switch rows {
-        case .account(_, let transactions):
-            return JSONValue.lines(transactions.map { row in
-                .object([
-                    ("id", .string(row.id)), ("source", .string(row.source)), ("account", .optional(row.account)),
-                    ("type", .int(row.type)), ("vendor", .string(row.vendor)), ("amount", .double(row.amount)),
-                    ("date", .string(row.date)), ("seen_at", .string(row.seenAt)), ("stale", .bool(row.stale)),
-                ])
-            })
-        case .jokes(let jokes):
-            return JSONValue.lines(jokes.map { row in
-                .object([
-                    ("id", .int(row.id)), ("type", .string(row.type)), ("setup", .string(row.setup)),
-                    ("punchline", .string(row.punchline)), ("source", .string(row.source)),
-                    ("seen_at", .string(row.seenAt)), ("stale", .bool(row.stale)),
-                ])
-            })
-        }
-    }
-
-    static func csv(_ rows: CachedRows) -> String {
-        switch rows {
-        case .account(_, let transactions):
-            return CSVText.row(["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "stale"])
-                + transactions.map {
-                    CSVText.row([$0.id, $0.source, $0.account ?? "", String($0.type), $0.vendor, JSONValue.number($0.amount),
-                                 $0.date, $0.seenAt, $0.stale ? "1" : "0"])
-                }.joined()
-        case .jokes(let jokes):
-            return CSVText.row(["id", "type", "setup", "punchline", "source", "seen_at", "stale"])
-                + jokes.map {
-                    CSVText.row([String($0.id), $0.type, $0.setup, $0.punchline, $0.source, $0.seenAt, $0.stale ? "1" : "0"])
-                }.joined()
-        }
     }
 }

@@ -53,14 +53,19 @@ public struct CacheReader {
     /// Streams every row of `source` from its view, with its stale flag, one statement step at
     /// a time: memory does not grow with the row count. `body` gets the column names and the
     /// statement positioned on each row.
-    public func forEachRow(of source: Source, _ body: ([String], Statement) throws -> Void) throws {
+    /// The columns are the view's: for transactions `id, source, account, type, vendor, amount,
+    /// date, seen_at, age_s, stale`; for jokes `id, type, setup, punchline, source, seen_at,
+    /// age_s, stale`. Rows come in `rows(of:)`'s order.
+    public func forEachRow(of source: Source, staleOnly: Bool = false, limit: Int? = nil,
+                           _ body: ([String], Statement) throws -> Void) throws {
+        let filter = staleOnly ? "AND stale = 1" : ""
         let sql = source.kind == .account
-            ? "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? ORDER BY date DESC, vendor, id"
-            : "SELECT id, type, setup, punchline, source, seen_at, age_s, stale FROM cached_jokes WHERE source = ? ORDER BY id"
+            ? "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? \(filter) ORDER BY date DESC, vendor, id LIMIT ?"
+            : "SELECT id, type, setup, punchline, source, seen_at, age_s, stale FROM cached_jokes WHERE source = ? \(filter) ORDER BY id LIMIT ?"
         try db.inReadTransaction {
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
-            try statement.bind([.text(source.name)])
+            try statement.bind([.text(source.name), .int(Int64(limit ?? -1))])
             let columns = (0..<statement.columnCount).map(statement.columnName)
             while try statement.step() { try body(columns, statement) }
         }

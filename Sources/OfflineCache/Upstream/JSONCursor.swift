@@ -103,7 +103,12 @@ struct JSONCursor {
         case UInt8(ascii: "n"): try literal("null")
         case .some(let byte) where byte == UInt8(ascii: "-") || (byte >= 0x30 && byte <= 0x39):
             // Like Foundation, a skipped number is only scanned for its extent.
-            while position < bytes.count, "0123456789+-.eE".utf8.contains(bytes[position]) { position += 1 }
+            scan: while position < bytes.count {
+                switch bytes[position] {
+                case 0x30...0x39, UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): position += 1
+                default: break scan
+                }
+            }
         default: throw Self.syntaxError
         }
     }
