@@ -7,7 +7,17 @@ extension Connection {
     /// timeout instead of failing halfway. If `body` or the commit throws, the transaction is
     /// rolled back and the *first* error is rethrown, never the rollback's.
     public func inTransaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        try transaction("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` inside one read transaction, so every query in it sees the same snapshot
+    /// (in WAL mode a writer's commit in between is invisible to it).
+    public func inReadTransaction<T>(_ body: () throws -> T) throws -> T {
+        try transaction("BEGIN DEFERRED", body)
+    }
+
+    private func transaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
+        try execute(begin)
         do {
             let result = try body()
             try execute("COMMIT")
@@ -16,20 +26,6 @@ extension Connection {
             if sqlite3_get_autocommit(handle) == 0 {
                 try? execute("ROLLBACK")
             }
-            throw error
-        }
-    }
-
-    /// Runs `body` inside one read transaction, so every query in it sees the same snapshot
-    /// (in WAL mode a writer's commit in between is invisible to it).
-    public func inReadTransaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN DEFERRED")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
             throw error
         }
     }

@@ -71,26 +71,8 @@ final class Sandbox {
     }
 
     /// Runs any program and collects its output and exit status.
-    func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:],
-             binary: String? = nil) throws -> RunResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["NO_COLOR"] = "1"
-        for (key, value) in extra { environment[key] = value }
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let errorData = ReadAll(err.fileHandleForReading)
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return RunResult(status: process.terminationStatus,
-                         stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errorData.wait(), as: UTF8.self))
+    func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws -> RunResult {
+        try RunningProcess(executable, arguments, environment: extra).wait().0
     }
 }
 
