@@ -56,7 +56,7 @@ public protocol Fetching: Sendable {
     func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse
 }
 
-/// Fetches http and https with URLSession and reads file URLs directly.
+/// Fetches http with `PlainHTTPClient`, https with URLSession, and reads file URLs directly.
 public struct Fetcher: Fetching {
     public init() {}
 
@@ -64,7 +64,8 @@ public struct Fetcher: Fetching {
         let scheme = request.url.scheme?.lowercased() ?? ""
         switch scheme {
         case "file": return try readFile(request)
-        case "http", "https": return try HTTPExchange(request: request).run()
+        case "http": return try PlainHTTPClient(request: request).fetch()
+        case "https": return try HTTPExchange(request: request).run()
         default: throw .unsafeScheme(scheme)
         }
     }

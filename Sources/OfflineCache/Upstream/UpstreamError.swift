@@ -38,6 +38,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .unreachable(url, reason): "cannot reach \(url): \(reason)"
         case let .timedOut(url, seconds): "timed out after \(Self.seconds(seconds)) waiting for \(url)"
+        case let .truncated(url, received, expected) where expected < 0:
+            "truncated body from \(url): the connection closed mid-chunk after \(received) bytes"
         case let .truncated(url, received, expected): "truncated body from \(url): \(received) of \(expected) bytes"
         case let .tls(url, reason): "TLS failure with \(url): \(reason)"
         case let .httpStatus(status, url, _): "HTTP \(status) from \(url)"
