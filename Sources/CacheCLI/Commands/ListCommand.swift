@@ -16,13 +16,14 @@ enum ListCommand {
         let interactive = console.stdoutIsTerminal && console.stderrIsTerminal && options.format == .human
         var refreshing = false
         var child: pid_t?
-        if !options.offline, try reader.isStale(source), let backoff = try reader.backoff(source) {
+        let stale = try !options.offline && reader.isStale(source)
+        if stale, let backoff = try reader.backoff(source) {
             // Failing upstreams are left alone until their backoff ends, by readers as by cron.
             if options.wait ?? interactive {
                 console.err("cache: list \(source.name): not refreshing: backing off after failures until \(backoff.until)"
                     + (backoff.lastError.map { " (last error: \(Context.escapeControl($0)))" } ?? ""))
             }
-        } else if !options.offline, try reader.isStale(source) {
+        } else if stale {
             refreshing = true
             // A refresh already in flight (a reader's, cron's, a person's) is the one to wait for.
             if try !watcher.refreshInFlight() {
@@ -42,10 +43,8 @@ enum ListCommand {
             }
             return ExitCode.success
         }
-        let preview = try read()
-
         if interactive {
-            LiveList(source: source, console: console, preview: preview, read: read,
+            LiveList(source: source, console: console, preview: try read(), read: read,
                      wait: { tick in try waitForLanding(watcher, child: child, tick: tick) }).run()
             return ExitCode.success
         }
