@@ -5,9 +5,6 @@ import Testing
 /// Cron-grade sync: many processes at once, killed processes, misbehaving upstreams, secrets.
 /// Each case runs the built binary against the loopback upstream on a real SQLite file.
 @Suite struct FaultTests {
-    func requests(_ upstream: LoopbackUpstream, _ path: String = "/account") throws -> [[String: Any]] {
-        (try upstream.stats()["requests"] as? [[String: Any]] ?? []).filter { $0["path"] as? String == path }
-    }
 
     func addBank(_ upstream: LoopbackUpstream, _ box: Sandbox, _ extra: [String] = []) throws {
         let result = try box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + extra)
@@ -49,7 +46,7 @@ import Testing
         }
         #expect(outcomes.filter { $0 == "updated" }.count == 1)
         #expect(outcomes.filter { $0 == "skipped" }.count == 9)
-        #expect(try requests(upstream).count == 1)
+        #expect(try upstreamRequests(upstream).count == 1)
         #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "6")
         let runs = try rows(box.database, "SELECT outcome, count(*) AS n FROM sync_runs GROUP BY outcome ORDER BY outcome")
         #expect(runs.map { "\($0["outcome"]!)=\($0["n"]!)" } == ["skipped=9", "updated=1"])
@@ -147,7 +144,7 @@ import Testing
         try addBank(upstream, box, ["--ttl", "1s"])
         try upstream.control(["validators": true])
         #expect(try box.cache("sync").status == 0)
-        let first = try #require(try requests(upstream).first)
+        let first = try #require(try upstreamRequests(upstream).first)
         #expect(first["if_none_match"] is NSNull)
         Thread.sleep(forTimeInterval: 1.2)
         #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
@@ -157,7 +154,7 @@ import Testing
         let report = try #require(try second.jsonArray().first)
         #expect(report["outcome"] as? String == "unchanged")
         #expect(report["http_status"] as? Int == 304)
-        let sent = try #require(try requests(upstream).last)
+        let sent = try #require(try upstreamRequests(upstream).last)
         #expect((sent["if_none_match"] as? String)?.hasPrefix("\"") == true)
         #expect(sent["if_modified_since"] as? String == "Mon, 30 Nov 2026 00:00:00 GMT")
         // Fresh again, and not one row rewritten.
@@ -188,7 +185,7 @@ import Testing
             #expect(failed.status == 75)
             #expect(failed.stderr.contains("HTTP 503 from \(upstream.baseURL)/account after 3 attempts"), "\(failed.stderr)")
         }
-        let made = try requests(upstream).count
+        let made = try upstreamRequests(upstream).count
         #expect(made == 1 + 3 * 3)
         let status = try #require(try box.cache("status", "--json").jsonArray().first)
         let next = try #require(status["next_attempt_at"] as? String)
@@ -200,13 +197,13 @@ import Testing
         let skipped = try #require(try cron.jsonArray().first)
         #expect(skipped["outcome"] as? String == "skipped")
         #expect((skipped["note"] as? String)?.contains("backing off after 3 failures until") == true)
-        #expect(try requests(upstream).count == made)
+        #expect(try upstreamRequests(upstream).count == made)
         #expect(try box.cache("sync", "--if-stale", "--quiet").stdout.isEmpty)
 
         // A person asking explicitly is not held back.
         try upstream.control(["reset": true])
         #expect(try box.cache("sync", "bank").status == 0)
-        #expect(try requests(upstream).count == made + 1)
+        #expect(try upstreamRequests(upstream).count == made + 1)
         let recovered = try #require(try box.cache("status", "--json").jsonArray().first)
         #expect(recovered["next_attempt_at"] is NSNull)
     }
@@ -218,19 +215,19 @@ import Testing
         // A short Retry-After: the retry waits at least that long.
         try upstream.control(["status": 429, "retry_after": "2"])
         #expect(try box.cache("sync", "bank").status == 75)
-        let times = try requests(upstream).map { $0["time"] as! Double }
+        let times = try upstreamRequests(upstream).map { $0["time"] as! Double }
         #expect(times.count == 3)
         #expect(times[1] - times[0] >= 1.95 && times[2] - times[1] >= 1.95, "\(times)")
 
         // A long one: no retry inside the sync, and cron waits it out.
         try upstream.control(["status": 429, "retry_after": "600"])
         #expect(try box.cache("sync", "bank").status == 75)
-        #expect(try requests(upstream).count == 4)
+        #expect(try upstreamRequests(upstream).count == 4)
         let status = try #require(try box.cache("status", "--json").jsonArray().first)
         let next = try #require((status["next_attempt_at"] as? String).flatMap(Timestamp.parse))
         #expect(next.timeIntervalSinceNow > 590)
         #expect(try box.cache("sync", "--if-stale").status == 0)
-        #expect(try requests(upstream).count == 4)
+        #expect(try upstreamRequests(upstream).count == 4)
     }
 
     @Test func aDrippingBodyIsCutAtTheTimeout() throws {
@@ -306,7 +303,7 @@ import Testing
         let loop = try box.cache("sync", "loop")
         #expect(loop.status == 65)
         #expect(loop.stderr.contains("too many redirects from \(upstream.baseURL)/loop"), "\(loop.stderr)")
-        #expect(try requests(upstream, "/loop").count == 6)  // the request and five redirects
+        #expect(try upstreamRequests(upstream, "/loop").count == 6)  // the request and five redirects
 
         let scheme = try box.cache("sync", "scheme")
         #expect(scheme.status == 78)
@@ -327,7 +324,7 @@ import Testing
             return result
         }
         #expect(try run("sync", "bank", "--json").status == 0)
-        #expect(try requests(upstream).last?["authorization"] as? String == "Bearer \(canary)")
+        #expect(try upstreamRequests(upstream).last?["authorization"] as? String == "Bearer \(canary)")
         try upstream.control(["status": 500])
         #expect(try run("sync", "bank", "--json").status == 75)
         try upstream.control(["reset": true, "fault": "malformed"])

@@ -10,16 +10,11 @@ import Testing
         return states
     }
 
-    func staleBank(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1s")
-        #expect(try box.cache("sync").status == 0)
-        Thread.sleep(forTimeInterval: 1.2)
-    }
 
     @Test func previewThenFresh() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try staleBank(upstream, box)
+        try addStaleBank(upstream, box)
         var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
         var transactions = try #require(account["transactions"] as? [[String: Any]])
         transactions.append(["type": 0, "vendor": "Gift", "amount": 50, "date": "2026-11-30 09:00:00"])
@@ -45,7 +40,7 @@ import Testing
     @Test func previewThenFailedKeepsTheCachedRows() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try staleBank(upstream, box)
+        try addStaleBank(upstream, box)
         try upstream.control(["fault": "envelope-error", "message": "Ledger offline"])
 
         let states = await collect(box, "bank")

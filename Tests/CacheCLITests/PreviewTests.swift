@@ -13,21 +13,12 @@ import Testing
         return try condition()
     }
 
-    func requests(_ upstream: LoopbackUpstream, _ path: String) throws -> Int {
-        (try upstream.stats()["paths"] as? [String: Int])?[path] ?? 0
-    }
 
-    /// A bank source synced once, then left to go stale (TTL 1 s).
-    func staleBank(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1s")
-        #expect(try box.cache("sync").status == 0)
-        Thread.sleep(forTimeInterval: 1.2)
-    }
 
     @Test func fiveStaleReadersAnswerAtOnceAndOneRefreshLands() throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try staleBank(upstream, box)
+        try addStaleBank(upstream, box)
         try upstream.control(["delay": 3])
 
         let readers = try (0..<5).map { _ in try box.start(["list", "bank", "--json"]) }
@@ -43,7 +34,7 @@ import Testing
         #expect(try eventually(10) {
             try box.cache("list", "bank", "--offline", "--json").jsonArray().allSatisfy { $0["stale"] as? Bool == false }
         })
-        #expect(try requests(upstream, "/account") == 2)  // the first sync, and exactly one refresh
+        #expect(try upstreamRequests(upstream).count == 2)  // the first sync, and exactly one refresh
         let runs = try rows(box.database, "SELECT outcome FROM sync_runs WHERE outcome != 'skipped' ORDER BY id")
         #expect(runs.map { $0["outcome"] } == ["updated", "unchanged"])
     }
@@ -51,7 +42,7 @@ import Testing
     @Test func withTheUpstreamDownListStillServesAndWaitNamesTheFailure() throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try staleBank(upstream, box)
+        try addStaleBank(upstream, box)
         upstream.stop()
 
         let waited = try box.cache("list", "bank", "--wait", "--json")
@@ -74,10 +65,10 @@ import Testing
     @Test func offlineReadsStartNoRefresh() throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try staleBank(upstream, box)
+        try addStaleBank(upstream, box)
         #expect(try box.cache("list", "bank", "--offline", "--json").status == 0)
         Thread.sleep(forTimeInterval: 0.5)
-        #expect(try requests(upstream, "/account") == 1)
+        #expect(try upstreamRequests(upstream).count == 1)
     }
 
     @Test func anEmptyCacheWithoutATerminalSaysSoAndPrintsNothing() throws {
@@ -94,7 +85,7 @@ import Testing
     @Test func aTerminalSeesThePreviewThenARedrawWithMarks() throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try staleBank(upstream, box)
+        try addStaleBank(upstream, box)
         var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
         var transactions = try #require(account["transactions"] as? [[String: Any]])
         transactions.removeAll { $0["vendor"] as? String == "Uber" }
@@ -162,7 +153,7 @@ import Testing
     @Test func noWaitNeverWaitsEvenOnATerminal() throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try staleBank(upstream, box)
+        try addStaleBank(upstream, box)
         try upstream.control(["delay": 3])
         let started = ContinuousClock.now
         let screen = try box.terminal(["list", "bank", "--no-wait"])
