@@ -311,6 +311,19 @@ import Testing
         #expect(try cacheDump(box.database) == before)
     }
 
+    @Test func httpsGoesThroughTLSAndAPlainServerFailsTheHandshake() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let url = upstream.baseURL.replacingOccurrences(of: "http://", with: "https://") + "/jokes/ten"
+        try box.cache("sources", "add", "secure", "--kind", "jokes", "--url", url)
+        let result = try box.cache("sync", "secure")
+        #expect(result.status == 69, "\(result.stderr)")
+        // libcurl words it as an OpenSSL error or as a failed connection, depending on timing.
+        #expect(result.stderr.hasPrefix("cache: sync secure: "), "\(result.stderr)")
+        #expect(result.stderr.contains("TLS") || result.stderr.contains("SSL"), "\(result.stderr)")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM jokes").first?["n"] == "0")
+    }
+
     @Test func aCanaryTokenAppearsNowhere() throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()

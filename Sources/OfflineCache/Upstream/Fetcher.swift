@@ -87,8 +87,9 @@ public struct Fetcher: Fetching {
     }
 }
 
-/// One HTTP request driven to completion through a URLSession delegate, which enforces the
-/// body cap while bytes arrive, the redirect limit, and same-scheme redirects.
+/// One https request driven to completion through a URLSession delegate, which enforces the
+/// body cap as bytes are delivered, the redirect limit, and same-scheme redirects. TLS
+/// certificates are verified (URLSession's default; nothing here turns it off).
 private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
     private struct State {
         var status = 0
@@ -218,6 +219,8 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
             case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
                  .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
                 fail(.tls(url: url, reason: error.localizedDescription))
+            case _ where error.localizedDescription.contains("SSL") || error.localizedDescription.contains("TLS"):
+                fail(.tls(url: url, reason: error.localizedDescription))
             default:
                 if expected > 0 && received < expected {
                     fail(.truncated(url: url, received: Int(received), expected: Int(expected)))
@@ -240,7 +243,8 @@ private final class HTTPExchange: NSObject, URLSessionDataDelegate, Sendable {
 
     private static func reason(_ error: URLError) -> String {
         switch error.code {
-        case .cannotConnectToHost: "connection refused"
+        // libcurl reports a failed TLS handshake the same way as a refused connection.
+        case .cannotConnectToHost: "could not connect or complete the TLS handshake"
         case .cannotFindHost, .dnsLookupFailed: "host not found"
         case .networkConnectionLost: "connection lost"
         case .notConnectedToInternet: "no network"
