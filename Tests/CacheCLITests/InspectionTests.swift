@@ -8,14 +8,8 @@ import Testing
     func scriptedSeries(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
         try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
         #expect(try box.cache("sync").status == 0)
-        var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
-        var transactions = try #require(account["transactions"] as? [[String: Any]])
-        transactions.removeAll { $0["vendor"] as? String == "Uber" }
-        transactions.append(["type": 1, "vendor": "Lyft", "amount": 12.5, "date": "2026-11-30 01:02:03"])
-        let index = try #require(transactions.firstIndex { $0["vendor"] as? String == "Whole Foods" })
-        transactions[index]["amount"] = 90.25
-        account["transactions"] = transactions
-        try upstream.setAccount(account)
+        let account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        try upstream.setAccount(try changedAccount(account))
         #expect(try box.cache("sync").status == 0)
         try upstream.control(["status": 404])
         #expect(try box.cache("sync").status == 65)

@@ -12,3 +12,16 @@ func addStaleBank(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
 func upstreamRequests(_ upstream: LoopbackUpstream, _ path: String = "/account") throws -> [[String: Any]] {
     (try upstream.stats()["requests"] as? [[String: Any]] ?? []).filter { $0["path"] as? String == path }
 }
+
+/// The upstream's default account changed three ways: Uber removed, Lyft added, and Whole
+/// Foods' amount changed from 84.10 to 90.25. The balance is left as it was.
+func changedAccount(_ account: [String: Any]) throws -> [String: Any] {
+    var changed = account
+    var transactions = try #require(account["transactions"] as? [[String: Any]])
+    transactions.removeAll { $0["vendor"] as? String == "Uber" }
+    transactions.append(["type": 1, "vendor": "Lyft", "amount": 12.5, "date": "2026-11-30 01:02:03"])
+    let wholeFoods = try #require(transactions.firstIndex { $0["vendor"] as? String == "Whole Foods" })
+    transactions[wholeFoods]["amount"] = 90.25
+    changed["transactions"] = transactions
+    return changed
+}
