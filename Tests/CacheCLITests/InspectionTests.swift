@@ -1,4 +1,5 @@
 import Foundation
+import OfflineCache
 import Testing
 
 /// Offline inspection through the built binary: history, diff, sql, check, export, prune.
@@ -55,9 +56,15 @@ import Testing
         #expect(text.contains("~ Whole Foods  Sat, Nov 28  amount 84.10 → 90.25"))
         #expect(text.contains("- Uber  Sun, Nov 29  - 23.50"))
 
-        // Run 1 inserted the six; --since covers both runs.
-        #expect(try box.cache("diff", "bank", "--run", "1", "--json").jsonArray().count == 7)  // six rows and the account
-        #expect(try box.cache("diff", "bank", "--since", "1h", "--json").jsonArray().count == 7 + diff.count)
+        // Run 1 loaded the six into an empty cache: one load entry, then the account's.
+        let first = try box.cache("diff", "bank", "--run", "1", "--json").jsonArray()
+        #expect(first.map { "\($0["row"]!):\($0["change"]!)" } == ["transaction:loaded", "account:inserted"])
+        #expect(first[0]["rows"] as? Int == 6)
+        #expect(first[0]["id"] is NSNull)
+        #expect(try box.cache("diff", "bank", "--run", "1").stdout.contains("+ 6 transactions loaded into an empty cache"))
+        // --since covers both runs, oldest first.
+        let since = try box.cache("diff", "bank", "--since", "1h", "--json").jsonArray()
+        #expect(since.map { $0["run"] as? Int } == [1, 1] + diff.map { _ in 2 })
     }
 
     @Test func pruneTrimsRunsAndTheirChanges() throws {
@@ -68,9 +75,11 @@ import Testing
         #expect(try box.cache("sync", "bank").status == 0)
         let result = try box.cache("prune", "--keep", "1s")
         #expect(result.status == 0)
-        #expect(result.stderr.contains("Pruned 4 sync runs and 10 change log entries"), "\(result.stderr)")
+        // Run 1's load and account entry, and run 2's three.
+        #expect(result.stderr.contains("Pruned 4 sync runs and 5 change log entries"), "\(result.stderr)")
         #expect(try box.cache("history", "--json").jsonArray().count == 1)
         #expect(try rows(box.database, "SELECT count(*) AS n FROM changes").first?["n"] == "0")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM loads").first?["n"] == "0")
         #expect(try box.cache("list", "bank", "--offline", "--json").jsonArray().count == 6)
     }
 
@@ -139,7 +148,8 @@ import Testing
         #expect(try box.cache("sync").status == 0)
         let good = try box.cache("check")
         #expect(good.status == 0, "\(good.stderr)")
-        #expect(good.stdout == "integrity: ok\nforeign keys: ok\nschema version: 4 (this cache knows 4)\n")
+        let version = Migrator().latestVersion
+        #expect(good.stdout == "integrity: ok\nforeign keys: ok\nschema version: \(version) (this cache knows \(version))\n")
 
         // A copy (checkpointed first, through SQLite) whose pages past the first are overwritten.
         #expect(try box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA wal_checkpoint(TRUNCATE)"]).status == 0)

@@ -50,4 +50,26 @@ import Testing
         try db.execute("INSERT INTO schema_migrations VALUES (99, '0099_x.sql', 'now')")
         #expect(throws: Migrator.NewerSchemaError.self) { try Migrator().migrate(db) }
     }
+
+    @Test func clusteringTheTransactionsKeepsEveryCachedRow() throws {
+        let db = try Connection(path: ":memory:")
+        try Migrator(migrations: Migrator.carried.filter { $0.id <= 4 }).migrate(db)
+        try db.execute("""
+            INSERT INTO sources (name, kind, url, mode, ttl_s, created_at) VALUES ('bank', 'account', 'file:///a', 'replace', 60, '2026-11-30T00:00:00.000Z');
+            INSERT INTO accounts VALUES ('bank', 'Checking', 10.5, '2026-11-30T00:00:00.000Z');
+            INSERT INTO transactions VALUES ('00000000000000a1', 'bank', '2026-11-28T08:15:14Z', 'Uber', 0, 1, 12.5, '2026-11-30T00:00:00.000Z');
+            INSERT INTO transactions VALUES ('00000000000000a2', 'bank', '2026-11-28T08:15:14Z', 'Uber', 1, 1, 7.25, '2026-11-30T00:00:00.000Z');
+            INSERT INTO transactions VALUES ('00000000000000a3', 'bank', '2026-11-29T09:00:00Z', 'Payroll', 0, 0, 2000, '2026-11-30T00:00:00.000Z');
+            """)
+        let columns = "id, source, date, vendor, ordinal, type, amount, seen_at"
+        let before = try db.query("SELECT \(columns) FROM transactions ORDER BY id") { row in (0..<8).map { row.value($0) } }
+
+        try Migrator().migrate(db)
+
+        #expect(try db.query("SELECT \(columns) FROM transactions ORDER BY id") { row in (0..<8).map { row.value($0) } } == before)
+        #expect(try db.scalarInt("SELECT count(*) FROM pragma_index_list('transactions')") == 1)  // the primary key alone
+        #expect(try db.query("SELECT id FROM cached_transactions ORDER BY date DESC, vendor, ordinal") { $0.text(0) ?? "" }
+                == ["00000000000000a3", "00000000000000a1", "00000000000000a2"])
+        #expect(try db.scalarText("PRAGMA foreign_key_check") == nil)
+    }
 }

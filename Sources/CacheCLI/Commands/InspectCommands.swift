@@ -46,9 +46,9 @@ enum InspectCommands {
             console.out(JSONValue.lines(changes.map { change in
                 .object([
                     ("run", .int(change.runID)), ("at", .string(change.at)), ("source", .string(change.source)),
-                    ("row", .string(change.rowKind)), ("id", .string(change.rowID)), ("change", .string(change.change)),
+                    ("row", .string(change.rowKind)), ("id", change.rows == nil ? .string(change.rowID) : .null), ("change", .string(change.change)),
                     ("before", change.before.map(JSONValue.raw) ?? .null), ("after", change.after.map(JSONValue.raw) ?? .null),
-                ])
+                ] + (change.rows.map { [("rows", JSONValue.int($0))] } ?? []))
             }))
             return ExitCode.success
         }
@@ -69,6 +69,10 @@ enum InspectCommands {
 
     /// One change as a line: `+ Lyft  Mon, Nov 30  - 12.00`, `~ Whole Foods  Sat, Nov 28  amount 84.10 → 90.25`.
     static func describe(_ change: ChangeRecord) -> String {
+        if let rows = change.rows {
+            let noun = change.rowKind == "joke" ? "joke" : "transaction"
+            return "+ \(rows) \(noun)\(rows == 1 ? "" : "s") loaded into an empty cache"
+        }
         let before = object(change.before), after = object(change.after)
         let mark = change.change == "inserted" ? "+" : change.change == "updated" ? "~" : "-"
         let row = after ?? before ?? [:]

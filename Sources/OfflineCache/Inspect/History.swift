@@ -16,7 +16,8 @@ public struct SyncRunRecord: Sendable, Equatable {
     public var note: String?
 }
 
-/// One entry of the change log: a row a reconcile inserted, updated or removed.
+/// One entry of the change log: a row a reconcile inserted, updated or removed, or the rows a
+/// sync loaded into an empty cache (`loaded`, with their count).
 public struct ChangeRecord: Sendable, Equatable {
     public var id: Int
     public var runID: Int
@@ -26,11 +27,13 @@ public struct ChangeRecord: Sendable, Equatable {
     /// `account`, `transaction` or `joke`.
     public var rowKind: String
     public var rowID: String
-    /// `inserted`, `updated` or `removed`.
+    /// `inserted`, `updated`, `removed` or `loaded`.
     public var change: String
     /// The row's fields as JSON objects, before and after.
     public var before: String?
     public var after: String?
+    /// How many rows a load inserted; nil for the other changes.
+    public var rows: Int?
 }
 
 /// Reads and trims the history of syncs and what they changed. Offline, like every read.
@@ -69,22 +72,26 @@ public struct HistoryStore {
         var values: [SQLValue] = [.text(source)]
         switch selection {
         case .latest:
-            filter = "c.run_id = (SELECT max(run_id) FROM changes WHERE source = ?1)"
+            filter = "x.run_id = (SELECT max(run_id) FROM (SELECT run_id FROM changes WHERE source = ?1 UNION ALL SELECT run_id FROM loads WHERE source = ?1))"
         case .run(let id):
-            filter = "c.run_id = ?2"
+            filter = "x.run_id = ?2"
             values.append(.int(Int64(id)))
         case .since(let seconds):
             filter = "r.finished_at >= ?2"
             values.append(.text(Timestamp.format(Date().addingTimeInterval(-Double(seconds)))))
         }
+        // A run's load (if any) comes first, then its row changes in the order they were made.
         return try db.query("""
-            SELECT c.id, c.run_id, r.finished_at, c.source, c.row_kind, c.row_id, c.change, c.before, c.after
-            FROM changes c JOIN sync_runs r ON r.id = c.run_id
-            WHERE c.source = ?1 AND \(filter) ORDER BY c.id
+            SELECT x.id, x.run_id, r.finished_at, x.source, x.row_kind, x.row_id, x.change, x.before, x.after, x.rows
+            FROM (SELECT id, run_id, source, row_kind, row_id, change, before, after, NULL AS rows FROM changes WHERE source = ?1
+                  UNION ALL
+                  SELECT 0, run_id, source, row_kind, '', 'loaded', NULL, NULL, rows FROM loads WHERE source = ?1) x
+            JOIN sync_runs r ON r.id = x.run_id
+            WHERE \(filter) ORDER BY x.run_id, x.id
             """, values) { row in
             ChangeRecord(id: row.int(0), runID: row.int(1), at: row.text(2) ?? "", source: row.text(3) ?? "",
                          rowKind: row.text(4) ?? "", rowID: row.text(5) ?? "", change: row.text(6) ?? "",
-                         before: row.text(7), after: row.text(8))
+                         before: row.text(7), after: row.text(8), rows: row.isNull(9) ? nil : row.int(9))
         }
     }
 
@@ -93,8 +100,10 @@ public struct HistoryStore {
     public func prune(olderThan seconds: Int) throws -> (runs: Int, changes: Int) {
         let cutoff = Timestamp.format(Date().addingTimeInterval(-Double(seconds)))
         return try db.inTransaction {
+            // Loads count as entries of the change log too.
             let changes = Int(try db.scalarInt("""
-                SELECT count(*) FROM changes WHERE run_id IN (SELECT id FROM sync_runs WHERE finished_at < ?)
+                SELECT (SELECT count(*) FROM changes WHERE run_id IN (SELECT id FROM sync_runs WHERE finished_at < ?1))
+                     + (SELECT count(*) FROM loads WHERE run_id IN (SELECT id FROM sync_runs WHERE finished_at < ?1))
                 """, [.text(cutoff)]) ?? 0)
             try db.run("DELETE FROM sync_runs WHERE finished_at < ?", [.text(cutoff)])
             return (db.changes, changes)

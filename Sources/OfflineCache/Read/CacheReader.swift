@@ -29,7 +29,7 @@ public struct CacheReader {
             let rows = try db.query("""
                 SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale
                 FROM cached_transactions WHERE source = ? \(filter)
-                ORDER BY date DESC, vendor, id LIMIT ?
+                ORDER BY date DESC, vendor, ordinal LIMIT ?
                 """, values) {
                 CachedTransaction(id: $0.text(0) ?? "", source: $0.text(1) ?? "", account: $0.text(2),
                                   type: $0.int(3), vendor: $0.text(4) ?? "", amount: $0.double(5),
@@ -60,7 +60,7 @@ public struct CacheReader {
                            _ body: ([String], Statement) throws -> Void) throws {
         let filter = staleOnly ? "AND stale = 1" : ""
         let sql = source.kind == .account
-            ? "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? \(filter) ORDER BY date DESC, vendor, id LIMIT ?"
+            ? "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? \(filter) ORDER BY date DESC, vendor, ordinal LIMIT ?"
             : "SELECT id, type, setup, punchline, source, seen_at, age_s, stale FROM cached_jokes WHERE source = ? \(filter) ORDER BY id LIMIT ?"
         try db.inReadTransaction {
             let statement = try db.cachedStatement(sql)

@@ -18,6 +18,7 @@ public final class Connection {
         let flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        _ = Self.processSettings
         let previousMask = umask(0o077)
         let code = sqlite3_open_v2(path, &db, flags, nil)
         umask(previousMask)
@@ -34,6 +35,9 @@ public final class Connection {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMs)
     }
+
+    /// SQLite's process-wide settings, made once before the first open.
+    private static let processSettings: Void = { _ = csqlite_disable_memory_statistics() }()
 
     deinit {
         statementCache.removeAll()

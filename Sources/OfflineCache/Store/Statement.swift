@@ -96,6 +96,14 @@ public final class Statement {
         guard sqlite3_bind_double(handle, index, value) == SQLITE_OK else { throw connection.error(sql: sql) }
     }
 
+    /// Text given as UTF-8 bytes, for values built on the stack (dates, ids).
+    public func bind(_ index: Int32, utf8 bytes: UnsafeBufferPointer<UInt8>) throws(DatabaseError) {
+        let code = bytes.withMemoryRebound(to: CChar.self) {
+            sqlite3_bind_text(handle, index, $0.baseAddress, Int32($0.count), csqlite_transient)
+        }
+        guard code == SQLITE_OK else { throw connection.error(sql: sql) }
+    }
+
     /// Runs a write with the parameters bound so far, then resets it for the next row.
     public func execute() throws(DatabaseError) {
         defer { sqlite3_reset(handle) }
@@ -129,6 +137,13 @@ public final class Statement {
     public func text(_ index: Int) -> String? {
         guard let bytes = sqlite3_column_text(handle, Int32(index)) else { return nil }
         return String(cString: bytes)
+    }
+
+    /// The column's text as bytes, valid only inside `body`: for reading without a String.
+    public func withText<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let pointer = sqlite3_column_text(handle, Int32(index))
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        return try body(UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
     }
 
     /// The column as the value SQLite stored, for generic output such as `cache sql`.

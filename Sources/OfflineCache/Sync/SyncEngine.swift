@@ -123,10 +123,16 @@ public struct SyncEngine {
 
         do {
             let now = Timestamp.now()
-            // Up to 64 MiB of page cache for the reconcile (allocated only as used): a large one
-            // touches index pages all over the file, and re-reading them from the OS dominated.
-            try db.execute("PRAGMA cache_size=-65536; PRAGMA temp.cache_size=-65536")
+            // Every row the reconcile writes belongs to this source, whose row is checked once
+            // inside the transaction; SQLite checking that parent again for each of a million
+            // rows cost half a second. So foreign keys are off for this one transaction (the
+            // setting cannot change inside one) and on again after it.
+            try db.execute("PRAGMA foreign_keys=OFF")
+            defer { try? db.execute("PRAGMA foreign_keys=ON") }
             try db.inTransaction {
+                guard try db.scalarInt("SELECT EXISTS (SELECT 1 FROM sources WHERE name = ?)", [.text(source.name)]) == 1 else {
+                    throw DatabaseError(extendedCode: 787, message: "the source was removed during the sync")  // SQLITE_CONSTRAINT_FOREIGNKEY
+                }
                 // The run is recorded first, so the change log can point at it; its outcome and
                 // counts are filled in below, in the same transaction.
                 let runID = try record(run, finishedAt: now)

@@ -3,25 +3,65 @@
 /// A transaction is known by its source, date and vendor, plus an ordinal that tells apart
 /// repeats of the same date and vendor in one response. The id is a 64-bit FNV-1a hash of
 /// those, in hex: the same inputs give the same id in every process and on every re-sync.
-public enum TransactionID {
-    public static func make(source: String, date: String, vendor: String, ordinal: Int) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash &*= 0x0000_0100_0000_01B3
-            }
+public struct TransactionID {
+    /// The hash after the source's part, mixed once for all of a source's transactions.
+    private let seed: UInt64
+
+    public init(source: String) {
+        var hash = FNV()
+        hash.mix(source.utf8)
+        hash.separate()
+        seed = hash.value
+    }
+
+    /// The id's hash; `hex` gives its stored form.
+    public func hash(date: TransactionDate, vendor: String, ordinal: Int) -> UInt64 {
+        var hash = FNV(value: seed)
+        date.withISOBytes { hash.mix($0) }
+        hash.separate()
+        hash.mix(vendor.utf8)
+        hash.separate()
+        // The ordinal's decimal digits, most significant first, with no String built.
+        var divisor = 1
+        while divisor <= ordinal / 10 { divisor *= 10 }
+        while divisor > 0 {
+            hash.mix(CollectionOfOne(UInt8(ascii: "0") + UInt8(ordinal / divisor % 10)))
+            divisor /= 10
         }
-        mix(source.utf8); mix(CollectionOfOne(0x1F))
-        mix(date.utf8); mix(CollectionOfOne(0x1F))
-        mix(vendor.utf8); mix(CollectionOfOne(0x1F))
-        mix(String(ordinal).utf8)
-        return hex(hash)
+        return hash.value
+    }
+
+    public static func make(source: String, date: TransactionDate, vendor: String, ordinal: Int) -> String {
+        hex(TransactionID(source: source).hash(date: date, vendor: vendor, ordinal: ordinal))
     }
 
     /// The 16-digit lowercase hex form of a hash: the stored id.
     public static func hex(_ hash: UInt64) -> String {
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        withHexBytes(hash) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The stored form's 16 bytes, built on the stack (for binding).
+    public static func withHexBytes<R>(_ hash: UInt64, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
+            for index in 0..<16 {
+                let nibble = UInt8(truncatingIfNeeded: hash >> UInt64(60 - 4 * index)) & 0xF
+                buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            return try body(UnsafeBufferPointer(buffer))
+        }
+    }
+
+    private struct FNV {
+        var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+        mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+            for byte in bytes {
+                value ^= UInt64(byte)
+                value &*= 0x0000_0100_0000_01B3
+            }
+        }
+
+        /// The unit separator between fields, so ("ab", "c") and ("a", "bc") differ.
+        mutating func separate() { mix(CollectionOfOne(0x1F)) }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A byte-level JSON reader that decodes straight into the values the payload needs, with no
 /// intermediate tree: the body is read in place. It accepts what Foundation's JSONDecoder
 /// accepts — JSON (RFC 8259), checked strictly in keys and in the values it decodes and, like
@@ -233,8 +235,32 @@ struct JSONCursor {
             value = negative ? -value : value
             return NumberToken(integer: value, double: Double(value))
         }
+        // Number tokens are short: a String of up to 15 bytes is built without allocating.
         let text = String(decoding: slice, as: UTF8.self)
         return NumberToken(integer: isInteger ? Int(text) : nil, double: Double(text))
+    }
+
+    /// The bytes of the string token that is next when it is plain printable ASCII (no escapes,
+    /// nothing to validate), read in place; nil, with nothing consumed, for any other string.
+    mutating func readPlainASCIIString() -> UnsafeBufferPointer<UInt8>? {
+        guard peek() == UInt8(ascii: "\"") else { return nil }
+        var end = position + 1
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[(position + 1)..<end])
+                position = end + 1
+                return slice
+            }
+            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
+            end += 1
+        }
+        return nil
+    }
+
+    /// Whether a key read in place is `word`.
+    static func isKey(_ key: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+        key.count == word.utf8CodeUnitCount && (key.isEmpty || memcmp(key.baseAddress!, word.utf8Start, key.count) == 0)
     }
 
     /// A string token, unescaped; the bytes must be valid UTF-8.

@@ -28,10 +28,10 @@ public struct UpstreamTransaction: Sendable, Equatable {
     public var type: Int
     public var vendor: String
     public var amount: Double
-    /// ISO 8601 UTC, `2026-11-01T08:15:14Z`, converted from upstream's `yyyy-MM-dd HH:mm:ss`.
-    public var date: String
+    /// Upstream's `yyyy-MM-dd HH:mm:ss`, stored as ISO 8601 UTC (`2026-11-01T08:15:14Z`).
+    public var date: TransactionDate
 
-    public init(type: Int, vendor: String, amount: Double, date: String) {
+    public init(type: Int, vendor: String, amount: Double, date: TransactionDate) {
         self.type = type
         self.vendor = vendor
         self.amount = amount

@@ -61,50 +61,24 @@ public enum PayloadDecoder {
         guard let account = envelope.body else {
             throw .envelope(status: head.status, message: head.message.map { "\($0) (body is null)" } ?? "body is null")
         }
-        return try validated(UpstreamAccount(name: account.name, balance: account.currentBalance, transactions: account.transactions.map {
-            UpstreamTransaction(type: $0.type, vendor: $0.vendor, amount: $0.amount, date: $0.date)
-        }))
+        // Dates are judged after the whole body decoded: a type error anywhere outranks them.
+        var transactions: [UpstreamTransaction] = []
+        transactions.reserveCapacity(account.transactions.count)
+        for (index, item) in account.transactions.enumerated() {
+            guard let date = TransactionDate(upstream: item.date) else { throw badDate(at: index, item.date) }
+            transactions.append(UpstreamTransaction(type: item.type, vendor: item.vendor, amount: item.amount, date: date))
+        }
+        return UpstreamAccount(name: account.name, balance: account.currentBalance, transactions: transactions)
     }
 
-    /// Checks what JSON's types cannot: every date is a real `yyyy-MM-dd HH:mm:ss`, converted to
-    /// ISO 8601 UTC in place. Runs after the whole body decoded, in both readings.
-    static func validated(_ account: UpstreamAccount) throws(UpstreamError) -> UpstreamAccount {
-        var account = account
-        for index in account.transactions.indices {
-            let item = account.transactions[index]
-            guard let date = isoDate(fromUpstream: item.date) else {
-                throw .badData("body.transactions[\(index)].date: expected yyyy-MM-dd HH:mm:ss, got \"\(item.date.prefix(40))\"")
-            }
-            account.transactions[index].date = date
-        }
-        return account
+    /// What JSON's types cannot check: a date that is not a real `yyyy-MM-dd HH:mm:ss`.
+    static func badDate(at index: Int, _ text: String) -> UpstreamError {
+        .badData("body.transactions[\(index)].date: expected yyyy-MM-dd HH:mm:ss, got \"\(text.prefix(40))\"")
     }
 
     /// `2026-11-01 08:15:14` → `2026-11-01T08:15:14Z`, or nil when it is not a real date in that form.
     public static func isoDate(fromUpstream text: String) -> String? {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              bytes[10] == UInt8(ascii: " "), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
-        else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for i in range {
-                guard bytes[i] >= 48 && bytes[i] <= 57 else { return nil }
-                value = value * 10 + Int(bytes[i] - 48)
-            }
-            return value
-        }
-        guard let month = number(5..<7), (1...12).contains(month),
-              let day = number(8..<10), (1...31).contains(day),
-              let hour = number(11..<13), hour < 24,
-              let minute = number(14..<16), minute < 60,
-              let second = number(17..<19), second < 60,
-              number(0..<4) != nil
-        else { return nil }
-        var iso = bytes
-        iso[10] = UInt8(ascii: "T")
-        iso.append(UInt8(ascii: "Z"))
-        return String(decoding: iso, as: UTF8.self)
+        TransactionDate(upstream: text)?.iso
     }
 
     // MARK: Jokes
