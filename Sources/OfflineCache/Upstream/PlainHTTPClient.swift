@@ -5,7 +5,8 @@ import Foundation
 /// URLSession on Linux reads ahead of its delegate, so a body over the cap could fill memory
 /// before the refusal landed. Reading the socket ourselves, the cap holds while bytes arrive,
 /// the whole exchange is bounded by one deadline, and a short body is told apart from a closed
-/// connection. `https://` stays with URLSession (TLS, always verified).
+/// connection. `https://` goes through URLSession (TLS, always verified) in the `cache-https`
+/// helper (see HTTPSHelper).
 struct PlainHTTPClient {
     let request: FetchRequest
 

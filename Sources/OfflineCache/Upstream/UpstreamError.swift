@@ -1,5 +1,5 @@
 /// Why a fetch produced nothing usable. The CLI maps each case to an exit code.
-public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum UpstreamError: Error, Sendable, Equatable, Codable, CustomStringConvertible {
     /// Could not connect, or the connection broke (refused, DNS, reset).
     case unreachable(url: String, reason: String)
     case timedOut(url: String, seconds: Double)
