@@ -45,8 +45,15 @@ import Testing
         #expect(firstReport["http_status"] as? Int == 200)
 
         let account = try Self.upstreamAccount(upstream)
-        let listed = try box.cache("list", "bank", "--json").jsonArray()
+        let listing = try box.cache("list", "bank", "--json")
+        let listed = try listing.jsonArray()
         try Self.expectCacheEquals(account, listed)
+        // One object per line, keys in SPEC.md's order, written as JSONValue writes them.
+        let lines = listing.stdout.split(separator: "\n")
+        #expect(lines.count == listed.count)
+        #expect(lines[0].hasPrefix("[{\"id\": \"") && lines[1].hasPrefix(" {\"id\": \""))
+        #expect(lines[0].contains(", \"source\": \"bank\", \"account\": \"\(account["name"] as! String)\", \"type\": "))
+        #expect(lines[0].hasSuffix(", \"stale\": false},") && lines.last!.hasSuffix("false}]"))
         // The two identical Starbucks transactions stay two rows with two ids.
         #expect(listed.filter { $0["vendor"] as? String == "Starbucks" }.count == 2)
         #expect(Set(listed.map { $0["id"] as! String }).count == listed.count)

@@ -84,6 +84,21 @@ import Testing
         #expect(TransactionID.make(source: "other", date: "2026-11-28T08:15:14Z", vendor: "Starbucks", ordinal: 0) != id)
     }
 
+    @Test func jsonBytesWriteWhatJSONValueWrites() {
+        let strings = ["", "plain", "quote \" and \\ backslash", "line\nbreak\r\ttab", "\u{0}\u{1F}\u{7F} controls",
+                       "Café ☕ 😀", "e\u{301}", "</script>"]
+        for text in strings {
+            var bytes: [UInt8] = []
+            JSONBytes.string(text, into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == JSONValue.string(text).text, "\(text.debugDescription)")
+        }
+        for number in [0, -0.0, 12, -12.5, 339.65, 0.1 + 0.2, 1e-7, 1e15, 1e22, .infinity] {
+            var bytes: [UInt8] = []
+            JSONBytes.double(number, into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == JSONValue.double(number).text, "\(number)")
+        }
+    }
+
     @Test func urlsLoseCredentialsAndQueries() {
         let url = URL(string: "https://user:pw@example.com:8443/a/b?token=abc#frag")!
         #expect(Source.redacted(url) == "https://example.com:8443/a/b")

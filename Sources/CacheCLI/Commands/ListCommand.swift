@@ -72,7 +72,11 @@ enum ListCommand {
         try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit) { _, row in
             if options.format == .json {
                 if count > 0 { console.out(JSONValue.arraySeparator) }
-                console.out((account ? transactionJSON(row) : jokeJSON(row)).text)
+                if account {
+                    console.out { writeTransactionJSON(row, into: &$0) }
+                } else {
+                    console.out(jokeJSON(row).text)
+                }
             } else {
                 console.out(account ? transactionCSV(row) : jokeCSV(row))
             }
@@ -86,12 +90,21 @@ enum ListCommand {
     static let transactionHeader = CSVText.row(["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "stale"])
     static let jokeHeader = CSVText.row(["id", "type", "setup", "punchline", "source", "seen_at", "stale"])
 
-    private static func transactionJSON(_ row: Statement) -> JSONValue {
-        .object([
-            ("id", .string(row.text(0) ?? "")), ("source", .string(row.text(1) ?? "")), ("account", .optional(row.text(2))),
-            ("type", .int(row.int(3))), ("vendor", .string(row.text(4) ?? "")), ("amount", .double(row.double(5))),
-            ("date", .string(row.text(6) ?? "")), ("seen_at", .string(row.text(7) ?? "")), ("stale", .bool(row.int(9) != 0)),
-        ])
+    /// A transaction's object, written from the statement's columns in place: the text
+    /// `JSONValue.object` would write for the same fields.
+    static func writeTransactionJSON(_ row: Statement, into out: inout [UInt8]) {
+        func text(_ column: Int) { row.withText(column) { JSONBytes.string($0, into: &out) } }
+        JSONBytes.literal("{\"id\": ", into: &out); text(0)
+        JSONBytes.literal(", \"source\": ", into: &out); text(1)
+        JSONBytes.literal(", \"account\": ", into: &out)
+        if row.isNull(2) { JSONBytes.literal("null", into: &out) } else { text(2) }
+        JSONBytes.literal(", \"type\": ", into: &out); JSONBytes.int(row.int(3), into: &out)
+        JSONBytes.literal(", \"vendor\": ", into: &out); text(4)
+        JSONBytes.literal(", \"amount\": ", into: &out); JSONBytes.double(row.double(5), into: &out)
+        JSONBytes.literal(", \"date\": ", into: &out); text(6)
+        JSONBytes.literal(", \"seen_at\": ", into: &out); text(7)
+        JSONBytes.literal(", \"stale\": ", into: &out); JSONBytes.bool(row.int(9) != 0, into: &out)
+        JSONBytes.literal("}", into: &out)
     }
 
     private static func jokeJSON(_ row: Statement) -> JSONValue {

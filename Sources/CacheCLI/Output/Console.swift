@@ -48,6 +48,12 @@ final class Console {
         if outBuffer.count >= 1 << 16 { flush() }
     }
 
+    /// Bytes written straight into the buffer (see JSONBytes), for output by the million rows.
+    func out(_ write: (inout [UInt8]) -> Void) {
+        write(&outBuffer)
+        if outBuffer.count >= 1 << 16 { flush() }
+    }
+
     /// A line on stderr, after flushing stdout so the two interleave in order.
     func err(_ line: String) {
         flush()
