@@ -46,12 +46,16 @@ import Testing
         #expect(row == [.int(Int64.max), .double(7.23), .text("héllo \u{1F600}"), .null])
     }
 
-    @Test func theDatabaseIsOpenedInWALWithForeignKeys() throws {
+    @Test func theDatabaseIsOpenedInWALWithForeignKeysAndLargePages() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let database = try CacheDatabase(path: folder + "/db.sqlite3", create: true)
         #expect(try database.connection.scalarText("PRAGMA journal_mode") == "wal")
         #expect(try database.connection.scalarInt("PRAGMA foreign_keys") == 1)
+        #expect(try database.connection.scalarInt("PRAGMA page_size") == 16384)
+        // An existing file keeps its pages: reopening changes nothing.
+        let reopened = try CacheDatabase(path: folder + "/db.sqlite3", create: false)
+        #expect(try reopened.connection.scalarInt("PRAGMA page_size") == 16384)
         #expect(throws: CacheError.self) { try CacheDatabase(path: folder + "/missing.sqlite3", create: false) }
     }
 }

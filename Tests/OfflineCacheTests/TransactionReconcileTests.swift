@@ -107,6 +107,27 @@ import Testing
         }
     }
 
+    @Test func aLoadWrittenInBatchesHoldsEveryRowWithItsId() throws {
+        let fixture = try SyncEngineTests.Fixture()
+        let source = Source(name: "bank", kind: .account, url: URL(string: "http://h/")!)
+        try SourceStore(fixture.database).add(source)
+        var generator = SplitMix64(seed: 7)
+        // Several full batches and a tail, shuffled, with repeats.
+        let rows = (0..<(3 * 100 + 57)).map { index in
+            Row(date: Self.dates[index % Self.dates.count], vendor: Self.vendors.randomElement(using: &generator)!,
+                type: index % 2, amount: Double(index))
+        }.shuffled(using: &generator)
+        #expect(fixture.sync(source, Self.body(rows)).counts == ChangeCounts(inserted: rows.count))
+        let stored = try fixture.database.connection.query("SELECT date, vendor, ordinal, type, amount, id FROM transactions") { row in
+            (Key(date: row.text(0)!, vendor: Array(row.text(1)!.utf8), ordinal: row.int(2)), Value(type: row.int(3), amount: row.double(4)), row.text(5)!)
+        }
+        #expect(Dictionary(uniqueKeysWithValues: stored.map { ($0.0, $0.1) }) == Self.keyed(rows))
+        #expect(stored.allSatisfy { key, _, id in
+            id == TransactionID.make(source: "bank", date: TransactionDate(iso: key.date)!,
+                                     vendor: String(decoding: key.vendor, as: UTF8.self), ordinal: key.ordinal)
+        })
+    }
+
     @Test func theSameRowsInAnotherOrderChangeNothing() throws {
         let fixture = try SyncEngineTests.Fixture()
         let source = Source(name: "bank", kind: .account, url: URL(string: "http://h/")!)

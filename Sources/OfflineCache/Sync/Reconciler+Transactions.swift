@@ -13,8 +13,18 @@ extension Reconciler {
         var counts = ChangeCounts()
 
         if isEmpty {
-            for (position, row) in order.enumerated() {
+            // In batches: one statement inserts many rows, so SQLite's per-statement work
+            // (opening the table, checking the transaction) is paid once a batch.
+            let batch = try TransactionBatchInsert(db: db, source: source.name, now: now)
+            var position = 0
+            while position + TransactionBatchInsert.rows <= order.count {
                 if position % 10_000 == 0 { progress?(.reconciling(rows: position, total: order.count)) }
+                try batch.insert((position..<(position + TransactionBatchInsert.rows)).map {
+                    (items[Int(order[$0].index)], Int(order[$0].ordinal))
+                })
+                position += TransactionBatchInsert.rows
+            }
+            for row in order[position...] {
                 try writer.insert(items[Int(row.index)], ordinal: Int(row.ordinal))
             }
             counts.inserted = order.count
@@ -33,23 +43,31 @@ extension Reconciler {
         try scan.bind(1, source.name)
         defer { scan.reset() }
         while try scan.step() {
-            let cached = StoredTransaction(scan)
             if next % 10_000 == 0 { progress?(.reconciling(rows: next, total: order.count)) }
-            // Response rows that sort before this cached row are new.
-            while next < order.count, Self.compare(items[Int(order[next].index)], Int(order[next].ordinal), cached) < 0 {
-                inserts.append(Int32(next))
-                next += 1
-            }
-            if next < order.count, Self.compare(items[Int(order[next].index)], Int(order[next].ordinal), cached) == 0 {
-                let item = items[Int(order[next].index)]
-                if item.type != cached.type || item.amount != cached.amount {
-                    updates.append((Int32(next), cached))
-                } else if merging {
-                    touches.append(Int32(next))
+            // The cached key is read in place; a row is copied out only when it must be written.
+            // (The cache stores only valid dates; a row edited by hand to hold another sorts first.)
+            let date = scan.withText(0) { TransactionDate(iso: $0) } ?? TransactionDate(digits: 0)
+            let ordinal = scan.int(2)
+            scan.withText(1) { vendor in
+                func placeOf(_ position: Int) -> Int {
+                    Self.compare(items[Int(order[position].index)], Int(order[position].ordinal), to: date, vendor, ordinal)
                 }
-                next += 1
-            } else if !merging {
-                removals.append(cached)
+                // Response rows that sort before this cached row are new.
+                while next < order.count, placeOf(next) < 0 {
+                    inserts.append(Int32(next))
+                    next += 1
+                }
+                if next < order.count, placeOf(next) == 0 {
+                    let item = items[Int(order[next].index)]
+                    if item.type != scan.int(3) || item.amount != scan.double(4) {
+                        updates.append((Int32(next), StoredTransaction(scan)))
+                    } else if merging {
+                        touches.append(Int32(next))
+                    }
+                    next += 1
+                } else if !merging {
+                    removals.append(StoredTransaction(scan))
+                }
             }
         }
         inserts.append(contentsOf: (next..<order.count).lazy.map { Int32($0) })
@@ -103,25 +121,27 @@ extension Reconciler {
         return compareBytes(a.vendor, b.vendor)
     }
 
-    /// Orders a response row against a cached one by the table's key.
-    private static func compare(_ item: UpstreamTransaction, _ ordinal: Int, _ cached: StoredTransaction) -> Int {
-        if item.date != cached.date { return item.date < cached.date ? -1 : 1 }
-        let byVendor = compareBytes(item.vendor, cached.vendor)
+    /// Orders a response row against a cached row's key by the table's order.
+    private static func compare(_ item: UpstreamTransaction, _ ordinal: Int,
+                                to date: TransactionDate, _ vendor: UnsafeBufferPointer<UInt8>, _ cachedOrdinal: Int) -> Int {
+        if item.date != date { return item.date < date ? -1 : 1 }
+        var itemVendor = item.vendor
+        let byVendor = itemVendor.withUTF8 { compareBytes($0, vendor) }
         if byVendor != 0 { return byVendor }
-        return ordinal == cached.ordinal ? 0 : ordinal < cached.ordinal ? -1 : 1
+        return ordinal == cachedOrdinal ? 0 : ordinal < cachedOrdinal ? -1 : 1
     }
 
     /// Text compared as SQLite's BINARY collation does: UTF-8 bytes, shorter first on a tie.
     /// (Swift's own String order compares Unicode canonically, which SQLite does not.)
+    static func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(a.count, b.count)
+        let byBytes = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
+        return byBytes != 0 ? byBytes : a.count - b.count
+    }
+
     static func compareBytes(_ a: String, _ b: String) -> Int {
         var a = a, b = b
-        return a.withUTF8 { a in
-            b.withUTF8 { b in
-                let common = min(a.count, b.count)
-                let byBytes = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
-                return byBytes != 0 ? byBytes : a.count - b.count
-            }
-        }
+        return a.withUTF8 { a in b.withUTF8 { b in compareBytes(a, b) } }
     }
 
     func logLoad(kind: String, rows: Int) throws {
@@ -131,7 +151,7 @@ extension Reconciler {
     }
 }
 
-/// A cached transaction as the merge join reads it.
+/// A cached transaction the reconcile writes (updates or removes).
 struct StoredTransaction {
     let date: TransactionDate
     let vendor: String
@@ -142,13 +162,47 @@ struct StoredTransaction {
 
     /// Reads the row `SELECT date, vendor, ordinal, type, amount, id` is on.
     init(_ row: Statement) {
-        // The cache stores only valid dates; a row edited by hand to hold another sorts first.
         date = row.withText(0) { TransactionDate(iso: $0) } ?? TransactionDate(digits: 0)
         vendor = row.text(1) ?? ""
         ordinal = row.int(2)
         type = row.int(3)
         amount = row.double(4)
         id = row.text(5) ?? ""
+    }
+}
+
+/// Inserts a fixed number of rows per statement: `INSERT … VALUES (…), (…), …`.
+private struct TransactionBatchInsert {
+    static let rows = 100
+    /// Per row: id, date, vendor, ordinal, type, amount; the source and time are shared.
+    private static let perRow = 6
+    let statement: Statement
+    let ids: TransactionID
+
+    init(db: Connection, source: String, now: String) throws {
+        let values = (0..<Self.rows).map { row in
+            let first = 3 + row * Self.perRow
+            return "(?\(first), ?1, ?\(first + 1), ?\(first + 2), ?\(first + 3), ?\(first + 4), ?\(first + 5), ?2)"
+        }
+        statement = try db.cachedStatement(
+            "INSERT INTO transactions (id, source, date, vendor, ordinal, type, amount, seen_at) VALUES " + values.joined(separator: ", "))
+        statement.reset()
+        try statement.bind(1, source)
+        try statement.bind(2, now)
+        ids = TransactionID(source: source)
+    }
+
+    func insert(_ rows: [(UpstreamTransaction, Int)]) throws {
+        for (row, (item, ordinal)) in rows.enumerated() {
+            let first = Int32(3 + row * Self.perRow)
+            try TransactionID.withHexBytes(ids.hash(date: item.date, vendor: item.vendor, ordinal: ordinal)) {
+                try statement.bind(first, utf8: $0)
+            }
+            try item.date.withISOBytes { try statement.bind(first + 1, utf8: $0) }
+            try statement.bind(first + 2, item.vendor); try statement.bind(first + 3, ordinal)
+            try statement.bind(first + 4, item.type); try statement.bind(first + 5, item.amount)
+        }
+        try statement.execute()
     }
 }
 
