@@ -62,6 +62,19 @@ import Testing
         (#"[{"id": 1e0, "type": "g", "setup": "s", "punchline": "p"}]"#, .jokes),
         (#"[{"id": 1, "type": "g", "setup": "s", "punchline": "p"}, 5]"#, .jokes),
         (#"[1, 2]"#, .account),
+        // The envelope's head is judged before its body, wherever the keys stand; the first of
+        // a repeated key wins, and what repeats it is not read.
+        (#"{"body": {"name": "J", "currentBalance": 1, "transactions": []}, "message": "OK", "status": 200}"#, .account),
+        (#"{"body": {"name": 5}, "status": 503, "message": "later"}"#, .account),
+        (#"{"body": {"name": 5}, "status": "x"}"#, .account),
+        (#"{"status": 200, "body": {"name": 5}}"#, .account),
+        (#"{"status": 200, "body": {"name": 5}, "body": {"name": "J", "currentBalance": 1, "transactions": []}}"#, .account),
+        (#"{"status": 200, "body": {"name": "J", "currentBalance": 1, "transactions": []}, "body": null}"#, .account),
+        (#"{"status": 200, "body": {"name": "J", "currentBalance": 1, "transactions": []}, "status": 500}"#, .account),
+        (#"{"status": 200, "body": {"name": "J", "currentBalance": 1, "transactions": [{"type": 1}]}, "extra": [}"#, .account),
+        (#"{"status": 200, "status": "x", "body": {"name": "J", "currentBalance": 1, "transactions": []}}"#, .account),
+        (#"{"status": 200, "body": {"name": "J", "name": 5, "currentBalance": 1, "transactions": [{"type": 1, "vendor": "V", "amount": 1, "date": "2026-11-27 09:00:00", "type": "x", "date": "bad"}]}}"#, .account),
+        (#"[{"id": 1, "id": "x", "type": "g", "setup": "s", "punchline": "p", "punchline": 5}]"#, .jokes),
         (#"{"type": "error", "message": "joke not found"}"#, .jokes),
         (#"[{"id": 1, "type": "g", "setup": "tab\there", "punchline": "p"}]"#, .jokes),
     ]

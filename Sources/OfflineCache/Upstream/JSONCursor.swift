@@ -55,19 +55,26 @@ struct JSONCursor {
     }
 
     /// Reads an object, calling `field` with each key; `field` must read (or skip) the value.
-    /// Keys are visited in order; a repeated key is visited again (the last value wins).
+    /// Keys are visited in order. A repeated key is skipped: like Foundation's decoder, the
+    /// first value wins.
     mutating func readObject(_ field: (inout JSONCursor, String) throws(Failure) -> Void) throws(Failure) {
         try consume(UInt8(ascii: "{"))
         if peek() == UInt8(ascii: "}") { position += 1; return }
+        var seen: [String] = []
         while true {
             // Foundation accepts a trailing comma before the closing brace; so does this reader.
             if peek() == UInt8(ascii: "}") { position += 1; return }
             guard peek() == UInt8(ascii: "\"") else { throw Self.syntaxError }
             let key = try readStringToken()  // keys are checked strictly, as Foundation does
             try consume(UInt8(ascii: ":"))
-            path.append(.key(key))
-            try field(&self, key)
-            path.removeLast()
+            if seen.contains(key) {
+                try skipValue()
+            } else {
+                seen.append(key)
+                path.append(.key(key))
+                try field(&self, key)
+                path.removeLast()
+            }
             switch peek() {
             case UInt8(ascii: ","): position += 1
             case UInt8(ascii: "}"): position += 1; return

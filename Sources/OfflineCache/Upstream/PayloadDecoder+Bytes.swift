@@ -104,28 +104,25 @@ extension PayloadDecoder {
         guard cursor.peek() == UInt8(ascii: "{") else { throw try cursor.mismatch("an object") }
         var status = Field<Int>.missing
         var message = Field<String?>.value(nil)
-        var bodyStart: Int?
+        // Read where it stands (one pass over the body, not a skip and then a read); judged
+        // after the status, as Foundation decodes the envelope's head before its body. A
+        // missing body reads as null, as Foundation's optional does.
+        var body = Field<(UpstreamAccount, BadDate?)?>.value(nil)
         try cursor.readObject { c, key throws(JSONCursor.Failure) in
             switch key {
             case "status": status = capture(&c) { c throws(JSONCursor.Failure) in try c.readInt() }
             case "message": message = capture(&c) { c throws(JSONCursor.Failure) in try c.readNull() ? nil : try c.readString() }
-            case "body":
-                c.skipWhitespace()
-                let start = c.position
-                bodyStart = try c.readNull() ? nil : start
-                if bodyStart != nil { try c.skipValue() }
+            case "body": body = capture(&c) { c throws(JSONCursor.Failure) in try c.readNull() ? nil : try readAccountBody(&c) }
             default: try c.skipValue()
             }
         }
         let code = try status.get(cursor, "status")
         let text = try message.get(cursor, "message")
         guard code == 200 else { throw UpstreamError.envelope(status: code, message: text ?? "(no message)") }
-        guard let bodyStart else {
+        guard let account = try body.get(cursor, "body") else {
             throw UpstreamError.envelope(status: code, message: text.map { "\($0) (body is null)" } ?? "body is null")
         }
-        cursor.position = bodyStart
-        cursor.path = [.key("body")]
-        return try readAccountBody(&cursor)
+        return account
     }
 
     private static func readAccountBody(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) -> (UpstreamAccount, BadDate?) {
@@ -141,9 +138,11 @@ extension PayloadDecoder {
             default: try c.skipValue()
             }
         }
+        // Judged in declaration order, as Foundation does.
+        let nameValue = try name.get(cursor, "name")
+        let balanceValue = try balance.get(cursor, "currentBalance")
         let (items, badDate) = try transactions.get(cursor, "transactions")
-        return (UpstreamAccount(name: try name.get(cursor, "name"), balance: try balance.get(cursor, "currentBalance"),
-                                transactions: items), badDate)
+        return (UpstreamAccount(name: nameValue, balance: balanceValue, transactions: items), badDate)
     }
 
     /// A date as read: checked later, so a bad one is kept as its text.
@@ -208,6 +207,7 @@ extension PayloadDecoder {
     private static func readTransactionQuickly(_ c: inout JSONCursor) -> (UpstreamTransaction, DateField)? {
         let start = c.position
         var type: Int?, vendor: String?, amount: Double?, date: DateField?
+        // A repeated key goes to the exact reading (the first value wins there, as in Foundation).
         read: do {
             guard c.peek() == UInt8(ascii: "{") else { break read }
             c.position += 1
@@ -215,16 +215,16 @@ extension PayloadDecoder {
                 guard let key = c.readPlainASCIIString(), c.peek() == UInt8(ascii: ":") else { break read }
                 c.position += 1
                 if JSONCursor.isKey(key, "type") {
-                    guard let value = try? c.readInt() else { break read }
+                    guard type == nil, let value = try? c.readInt() else { break read }
                     type = value
                 } else if JSONCursor.isKey(key, "vendor") {
-                    guard let value = try? c.readString() else { break read }
+                    guard vendor == nil, let value = try? c.readString() else { break read }
                     vendor = value
                 } else if JSONCursor.isKey(key, "amount") {
-                    guard let value = try? c.readDouble() else { break read }
+                    guard amount == nil, let value = try? c.readDouble() else { break read }
                     amount = value
                 } else if JSONCursor.isKey(key, "date") {
-                    guard let value = try? readDate(&c) else { break read }
+                    guard date == nil, let value = try? readDate(&c) else { break read }
                     date = value
                 } else {
                     guard (try? c.skipValue()) != nil else { break read }
