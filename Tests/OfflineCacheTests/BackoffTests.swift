@@ -37,4 +37,23 @@ import Testing
         #expect(!UpstreamError.badData("x").isRetryable)
         #expect(!UpstreamError.envelope(status: 500, message: "m").isRetryable)
     }
+
+    @Test func theBodyHashTellsEveryOneByteChangeApart() {
+        var generator = SplitMix64(seed: 11)
+        let body = Data((0..<1_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let original = BodyHash.of(body)
+        #expect(BodyHash.of(body) == original)
+        #expect(original.hasSuffix("-1000"))
+        // A flipped bit at every position: in every lane, in the tail, at both ends.
+        var seen: Set<String> = [original]
+        for position in body.indices {
+            var changed = body
+            changed[position] ^= 1 << UInt8(position % 8)
+            seen.insert(BodyHash.of(changed))
+        }
+        #expect(seen.count == body.count + 1)
+        // Lengths apart, and bodies that differ only by moving a word between lanes.
+        #expect(BodyHash.of(body.prefix(999)) != BodyHash.of(body.prefix(998)))
+        #expect(BodyHash.of(Data(repeating: 0, count: 64)) != BodyHash.of(Data(repeating: 0, count: 32) + Data([1]) + Data(repeating: 0, count: 31)))
+    }
 }
