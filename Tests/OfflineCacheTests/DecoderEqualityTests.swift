@@ -83,6 +83,20 @@ import Testing
         for (text, kind) in Self.cases { expectEqual(Data(text.utf8), kind) }
     }
 
+    @Test func nestingIsLimitedAsFoundationLimitsIt() {
+        // Foundation takes 512 levels of arrays and objects and refuses 513, as does the byte
+        // reader; a body of nothing but brackets fails cleanly instead of exhausting the stack.
+        func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
+        for depth in [511, 512, 513] {
+            expectEqual(Data(nested(depth).utf8), .jokes)
+            expectEqual(Data((#"[{"id": 1, "type": "g", "setup": "s", "punchline": "p", "x": "# + nested(depth - 2) + "}]").utf8), .jokes)
+            expectEqual(Data((#"{"status": 200, "extra": "# + nested(depth - 1) + #", "body": null}"#).utf8), .account)
+        }
+        #expect(throws: UpstreamError.badData("not valid JSON (malformed or cut short)")) {
+            try PayloadDecoder.decode(Data(String(repeating: "[", count: 4_000_000).utf8), kind: .jokes)
+        }
+    }
+
     @Test func truncatedAndMutatedBodiesReadTheSame() {
         // Every prefix of a real body (a truncated download), and single-byte mutations: those
         // that leave valid JSON must read the same; those that do not must fail in both.

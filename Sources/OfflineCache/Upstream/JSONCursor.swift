@@ -13,6 +13,10 @@ struct JSONCursor {
 
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
+    /// How many objects and arrays the reader is inside; more than `maxDepth` is refused, as
+    /// Foundation refuses it (and the recursion stays far from the end of a thread's stack).
+    var depth = 0
+    static let maxDepth = 512
     /// Where the reader is, for messages: "body", "transactions", 3, "amount".
     var path: [PathComponent] = []
 
@@ -59,6 +63,8 @@ struct JSONCursor {
     /// first value wins.
     mutating func readObject(_ field: (inout JSONCursor, String) throws(Failure) -> Void) throws(Failure) {
         try consume(UInt8(ascii: "{"))
+        try enter()
+        defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
         var seen: [String] = []
         while true {
@@ -83,9 +89,17 @@ struct JSONCursor {
         }
     }
 
+    /// One level deeper into objects and arrays (the caller leaves it with `depth -= 1`).
+    private mutating func enter() throws(Failure) {
+        depth += 1
+        guard depth <= Self.maxDepth else { throw Self.syntaxError }
+    }
+
     /// Reads an array, calling `element` with each index.
     mutating func readArray(_ element: (inout JSONCursor, Int) throws(Failure) -> Void) throws(Failure) {
         try consume(UInt8(ascii: "["))
+        try enter()
+        defer { depth -= 1 }
         if peek() == UInt8(ascii: "]") { position += 1; return }
         var index = 0
         while true {
@@ -126,6 +140,8 @@ struct JSONCursor {
     /// scanned for their end.
     private mutating func skipObject() throws(Failure) {
         try consume(UInt8(ascii: "{"))
+        try enter()
+        defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
         while true {
             if peek() == UInt8(ascii: "}") { position += 1; return }
