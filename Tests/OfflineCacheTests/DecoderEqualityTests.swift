@@ -83,6 +83,32 @@ import Testing
         for (text, kind) in Self.cases { expectEqual(Data(text.utf8), kind) }
     }
 
+    @Test func numbersReadExactlyAsFoundationReadsThem() {
+        // The fast path for short decimals must give strtod's answer, bit for bit.
+        var generator = SplitMix64(seed: 5)
+        var tokens = ["0.1", "0.2", "0.30000000000000004", "-0.0", "-0.05", "226.46", "1e22", "1e23", "1.5e-22", "9e-23",
+                      "123456789012345.6", "1234567890123456.7", "2.5E+3", "7.23", "0.000000000000000000001", "4.9e-324",
+                      "1.7976931348623157e308", "100.10", "999999999999999.9"]
+        for _ in 0..<20_000 {
+            let digits = String((0..<Int.random(in: 1...17, using: &generator)).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+            let point = Int.random(in: 0...digits.count, using: &generator)
+            var token = String(digits.prefix(point).drop { $0 == "0" }.isEmpty ? "0" : String(digits.prefix(point).drop { $0 == "0" }))
+            if point < digits.count { token += "." + digits.dropFirst(point) }
+            if Bool.random(using: &generator) { token += "e\(Int.random(in: -25...25, using: &generator))" }
+            tokens.append((Bool.random(using: &generator) ? "-" : "") + token)
+        }
+        var fast = 0
+        for token in tokens {
+            let bytes = Array(token.utf8)
+            guard let value = bytes.withUnsafeBufferPointer({ JSONCursor.exactDouble($0) }) else { continue }
+            fast += 1
+            let reference = Double(token)!
+            #expect(value.bitPattern == reference.bitPattern, "\(token): \(value) against \(reference)")
+        }
+        #expect(fast > tokens.count / 2)  // the fast path is taken, not only the fallback
+        expectEqual(Data(#"{"status": 200, "body": {"name": "J", "currentBalance": -0.0, "transactions": [{"type": 1, "vendor": "V", "amount": 1e23, "date": "2026-11-27 09:00:00"}, {"type": 1, "vendor": "V", "amount": 0.30000000000000004, "date": "2026-11-27 09:00:00"}]}}"#.utf8), .account)
+    }
+
     @Test func nestingIsLimitedAsFoundationLimitsIt() {
         // Foundation takes 512 levels of arrays and objects and refuses 513, as does the byte
         // reader; a body of nothing but brackets fails cleanly instead of exhausting the stack.

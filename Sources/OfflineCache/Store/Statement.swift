@@ -65,6 +65,11 @@ public final class Statement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Makes the statement ready to run again, keeping its bindings.
+    public func rewind() {
+        sqlite3_reset(handle)
+    }
+
     /// Binds `values` to parameters 1...n, after a reset.
     public func bind(_ values: [SQLValue]) throws(DatabaseError) {
         sqlite3_reset(handle)

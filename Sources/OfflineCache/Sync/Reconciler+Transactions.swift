@@ -2,13 +2,32 @@ import Foundation
 
 /// The transactions' reconcile. The table is clustered on (source, date, vendor, ordinal), so
 /// the response is put in that order first; then an empty cache is loaded with appends only,
-/// and a filled one is compared in one ordered pass beside a scan of the cached rows (a merge
-/// join), with no index of the cache held in memory. Only new, changed and (replace) absent
-/// rows are written, each logged.
+/// and a filled one is compared in one ordered pass beside the cached rows (a merge join),
+/// which `readCachedTransactions` read while the response was still being decoded. Only new,
+/// changed and (replace) absent rows are written, each logged.
 extension Reconciler {
-    func reconcileTransactions(_ items: [UpstreamTransaction]) throws -> ChangeCounts {
+    /// The source's cached transactions in table order, keys and values only: what the merge
+    /// join compares the response with. Nil for a jokes source.
+    func readCachedTransactions() throws -> [StoredTransaction]? {
+        guard source.kind == .account else { return nil }
+        let scan = try db.cachedStatement("""
+            SELECT date, vendor, ordinal, type, amount FROM transactions WHERE source = ?1 ORDER BY date, vendor, ordinal
+            """)
+        try scan.bind(1, source.name)
+        defer { scan.reset() }
+        var rows: [StoredTransaction] = []
+        while try scan.step() {
+            // The cache stores only valid dates; a row edited by hand to hold another sorts first.
+            rows.append(StoredTransaction(date: scan.withText(0) { TransactionDate(iso: $0) } ?? TransactionDate(digits: 0),
+                                          vendor: scan.text(1) ?? "", ordinal: Int32(truncatingIfNeeded: scan.int(2)),
+                                          type: scan.int(3), amount: scan.double(4)))
+        }
+        return rows
+    }
+
+    func reconcileTransactions(_ items: [UpstreamTransaction], cached: [StoredTransaction]) throws -> ChangeCounts {
         let order = Self.tableOrder(items)
-        let isEmpty = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM transactions WHERE source = ?)", [.text(source.name)]) == 0
+        let isEmpty = cached.isEmpty
         let writer = try TransactionWriter(db: db, source: source.name, now: now, runID: runID, logEachRow: !isEmpty)
         var counts = ChangeCounts()
 
@@ -32,42 +51,27 @@ extension Reconciler {
             return counts
         }
 
-        // What differs, found by walking the response beside the cached rows, both in table
-        // order; written after the scan, so the scan never reads a table it is changing.
+        // What differs, found by walking the response beside the cached rows, both in table order.
         var inserts: [Int32] = [], touches: [Int32] = []
         var updates: [(position: Int32, before: StoredTransaction)] = [], removals: [StoredTransaction] = []
         var next = 0
-        let scan = try db.cachedStatement("""
-            SELECT date, vendor, ordinal, type, amount, id FROM transactions WHERE source = ?1 ORDER BY date, vendor, ordinal
-            """)
-        try scan.bind(1, source.name)
-        defer { scan.reset() }
-        while try scan.step() {
+        for row in cached {
             if next % 10_000 == 0 { progress?(.reconciling(rows: next, total: order.count)) }
-            // The cached key is read in place; a row is copied out only when it must be written.
-            // (The cache stores only valid dates; a row edited by hand to hold another sorts first.)
-            let date = scan.withText(0) { TransactionDate(iso: $0) } ?? TransactionDate(digits: 0)
-            let ordinal = scan.int(2)
-            scan.withText(1) { vendor in
-                func placeOf(_ position: Int) -> Int {
-                    Self.compare(items[Int(order[position].index)], Int(order[position].ordinal), to: date, vendor, ordinal)
+            // Response rows that sort before this cached row are new.
+            while next < order.count, Self.compare(items[Int(order[next].index)], Int(order[next].ordinal), row) < 0 {
+                inserts.append(Int32(next))
+                next += 1
+            }
+            if next < order.count, Self.compare(items[Int(order[next].index)], Int(order[next].ordinal), row) == 0 {
+                let item = items[Int(order[next].index)]
+                if item.type != row.type || item.amount != row.amount {
+                    updates.append((Int32(next), row))
+                } else if merging {
+                    touches.append(Int32(next))
                 }
-                // Response rows that sort before this cached row are new.
-                while next < order.count, placeOf(next) < 0 {
-                    inserts.append(Int32(next))
-                    next += 1
-                }
-                if next < order.count, placeOf(next) == 0 {
-                    let item = items[Int(order[next].index)]
-                    if item.type != scan.int(3) || item.amount != scan.double(4) {
-                        updates.append((Int32(next), StoredTransaction(scan)))
-                    } else if merging {
-                        touches.append(Int32(next))
-                    }
-                    next += 1
-                } else if !merging {
-                    removals.append(StoredTransaction(scan))
-                }
+                next += 1
+            } else if !merging {
+                removals.append(row)
             }
         }
         inserts.append(contentsOf: (next..<order.count).lazy.map { Int32($0) })
@@ -121,13 +125,12 @@ extension Reconciler {
         return compareBytes(a.vendor, b.vendor)
     }
 
-    /// Orders a response row against a cached row's key by the table's order.
-    private static func compare(_ item: UpstreamTransaction, _ ordinal: Int,
-                                to date: TransactionDate, _ vendor: UnsafeBufferPointer<UInt8>, _ cachedOrdinal: Int) -> Int {
-        if item.date != date { return item.date < date ? -1 : 1 }
-        var itemVendor = item.vendor
-        let byVendor = itemVendor.withUTF8 { compareBytes($0, vendor) }
+    /// Orders a response row against a cached row by the table's key.
+    private static func compare(_ item: UpstreamTransaction, _ ordinal: Int, _ cached: StoredTransaction) -> Int {
+        if item.date != cached.date { return item.date < cached.date ? -1 : 1 }
+        let byVendor = compareBytes(item.vendor, cached.vendor)
         if byVendor != 0 { return byVendor }
+        let cachedOrdinal = Int(cached.ordinal)
         return ordinal == cachedOrdinal ? 0 : ordinal < cachedOrdinal ? -1 : 1
     }
 
@@ -151,24 +154,14 @@ extension Reconciler {
     }
 }
 
-/// A cached transaction the reconcile writes (updates or removes).
+/// A cached transaction as the merge join compares it: its key and values, without its id
+/// (looked up only for the rows that change) and seen_at.
 struct StoredTransaction {
     let date: TransactionDate
     let vendor: String
-    let ordinal: Int
+    let ordinal: Int32
     let type: Int
     let amount: Double
-    let id: String
-
-    /// Reads the row `SELECT date, vendor, ordinal, type, amount, id` is on.
-    init(_ row: Statement) {
-        date = row.withText(0) { TransactionDate(iso: $0) } ?? TransactionDate(digits: 0)
-        vendor = row.text(1) ?? ""
-        ordinal = row.int(2)
-        type = row.int(3)
-        amount = row.double(4)
-        id = row.text(5) ?? ""
-    }
 }
 
 /// Inserts a fixed number of rows per statement: `INSERT … VALUES (…), (…), …`.
@@ -209,7 +202,7 @@ private struct TransactionBatchInsert {
 /// The prepared writes of one transactions reconcile. The source, the time and the run are
 /// bound once; each row binds only its own values, dates and ids from stack bytes.
 private struct TransactionWriter {
-    let insertRow, logInsert, updateRow, logUpdate, touchRow, deleteRow, logRemove: Statement
+    let insertRow, logInsert, updateRow, logUpdate, touchRow, deleteRow, logRemove, idOf: Statement
     let ids: TransactionID
     /// False for a load into an empty cache: the load is logged once, not row by row.
     let logEachRow: Bool
@@ -235,10 +228,11 @@ private struct TransactionWriter {
             UPDATE transactions SET seen_at = ?1 WHERE source = ?2 AND date = ?3 AND vendor = ?4 AND ordinal = ?5
             """)
         deleteRow = try db.cachedStatement("DELETE FROM transactions WHERE source = ?1 AND date = ?2 AND vendor = ?3 AND ordinal = ?4")
+        idOf = try db.cachedStatement("SELECT id FROM transactions WHERE source = ?1 AND date = ?2 AND vendor = ?3 AND ordinal = ?4")
         logRemove = try db.cachedStatement("""
             INSERT INTO changes (run_id, source, row_kind, row_id, change, before) VALUES (?1, ?2, 'transaction', ?3, 'removed', \(fields))
             """)
-        for statement in [insertRow, logInsert, updateRow, logUpdate, touchRow, deleteRow, logRemove] { statement.reset() }
+        for statement in [insertRow, logInsert, updateRow, logUpdate, touchRow, deleteRow, logRemove, idOf] { statement.reset() }
         try insertRow.bind(2, source); try insertRow.bind(8, now)
         for log in [logInsert, logUpdate, logRemove] {
             try log.bind(1, Int(runID)); try log.bind(2, source)
@@ -246,6 +240,15 @@ private struct TransactionWriter {
         try updateRow.bind(3, now); try updateRow.bind(4, source)
         try touchRow.bind(1, now); try touchRow.bind(2, source)
         try deleteRow.bind(1, source)
+        try idOf.bind(1, source)
+    }
+
+    /// A cached row's stored id, for its change log entry.
+    private func storedID(_ row: StoredTransaction) throws -> String {
+        try row.date.withISOBytes { try idOf.bind(2, utf8: $0) }
+        try idOf.bind(3, row.vendor); try idOf.bind(4, Int(row.ordinal))
+        defer { idOf.rewind() }
+        return try idOf.step() ? idOf.text(0) ?? "" : ""
     }
 
     func insert(_ item: UpstreamTransaction, ordinal: Int) throws {
@@ -262,11 +265,11 @@ private struct TransactionWriter {
     }
 
     func update(_ item: UpstreamTransaction, before: StoredTransaction) throws {
+        try logUpdate.bind(3, try storedID(before))
         try updateRow.bind(1, item.type); try updateRow.bind(2, item.amount)
         try item.date.withISOBytes { try updateRow.bind(5, utf8: $0) }
-        try updateRow.bind(6, item.vendor); try updateRow.bind(7, before.ordinal)
+        try updateRow.bind(6, item.vendor); try updateRow.bind(7, Int(before.ordinal))
         try updateRow.execute()
-        try logUpdate.bind(3, before.id)
         try bindFields(logUpdate, before.date, before.vendor, before.type, before.amount)
         try logUpdate.bind(8, item.type); try logUpdate.bind(9, item.amount)
         try logUpdate.execute()
@@ -279,11 +282,11 @@ private struct TransactionWriter {
     }
 
     func remove(_ row: StoredTransaction) throws {
-        try logRemove.bind(3, row.id)
+        try logRemove.bind(3, try storedID(row))
         try bindFields(logRemove, row.date, row.vendor, row.type, row.amount)
         try logRemove.execute()
         try row.date.withISOBytes { try deleteRow.bind(2, utf8: $0) }
-        try deleteRow.bind(3, row.vendor); try deleteRow.bind(4, row.ordinal)
+        try deleteRow.bind(3, row.vendor); try deleteRow.bind(4, Int(row.ordinal))
         try deleteRow.execute()
     }
 

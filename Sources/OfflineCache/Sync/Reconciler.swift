@@ -25,9 +25,10 @@ struct Reconciler {
     }
 
     /// Returns the row counts and whether anything at all (the account header included) changed.
-    func apply(_ payload: Payload) throws -> (counts: ChangeCounts, changed: Bool) {
+    /// `cached` is `readCachedTransactions()`, read in the same transaction (read again if nil).
+    func apply(_ payload: Payload, cached: [StoredTransaction]? = nil) throws -> (counts: ChangeCounts, changed: Bool) {
         switch payload {
-        case .account(let account): return try applyAccount(account)
+        case .account(let account): return try applyAccount(account, cached: cached ?? readCachedTransactions() ?? [])
         case .jokes(let jokes):
             let counts = try applyJokes(jokes)
             return (counts, counts.total > 0)
@@ -36,7 +37,7 @@ struct Reconciler {
 
     var merging: Bool { source.mode == .merge }
 
-    private func applyAccount(_ account: UpstreamAccount) throws -> (counts: ChangeCounts, changed: Bool) {
+    private func applyAccount(_ account: UpstreamAccount, cached: [StoredTransaction]) throws -> (counts: ChangeCounts, changed: Bool) {
         let name = SQLValue.text(source.name)
         let old = try db.query("SELECT name, balance FROM accounts WHERE source = ?", [name]) {
             (name: $0.text(0) ?? "", balance: $0.double(1))
@@ -54,7 +55,7 @@ struct Reconciler {
                 """, [name, .text(account.name), .double(account.balance), .text(now)])
         }
 
-        let counts = try reconcileTransactions(account.transactions)
+        let counts = try reconcileTransactions(account.transactions, cached: cached)
         return (counts, headerChanged || counts.total > 0)
     }
 

@@ -3,10 +3,11 @@ import Foundation
 /// Fetches sources and reconciles them into the cache.
 ///
 /// One sync is one straight path: take the source's lease → fetch (conditional headers,
-/// retrying what can succeed later) → decode and validate the whole body → one
-/// `BEGIN IMMEDIATE` transaction that reconciles the rows and records the run → release.
-/// A failure at any step writes only the failed run and the source's backoff state; the
-/// cached rows stay as they were.
+/// retrying what can succeed later) → one `BEGIN IMMEDIATE` transaction that reads the cached
+/// rows while another thread decodes and validates the whole body, then reconciles the rows
+/// and records the run → release. A bad body rolls the transaction back before anything is
+/// written. A failure at any step writes only the failed run and the source's backoff state;
+/// the cached rows stay as they were.
 public struct SyncEngine {
     public struct Options: Sendable {
         /// Skip sources still within their TTL, or backing off after failures (the cron form).
@@ -93,9 +94,9 @@ public struct SyncEngine {
             return run.failed(.database(Self.databaseError(error)))
         }
 
-        // Fetch and validate everything before writing anything.
+        // Fetch, then decode and validate everything before writing anything.
         let response: FetchResponse
-        var payload: Payload?
+        var decoding: BackgroundDecode?
         let bodyHash: String?
         do {
             var request = try fetchRequest(for: source, timeout: options.timeout)
@@ -112,7 +113,7 @@ public struct SyncEngine {
             bodyHash = response.notModified ? nil : BodyHash.of(response.body)
             // A body identical to the last one applied needs no decoding and no reconcile.
             if !response.notModified && !(bodyHash == state.bodyHash && run.report.hadCachedRows) {
-                payload = try PayloadDecoder.decode(response.body, kind: source.kind)
+                decoding = BackgroundDecode(response.body, kind: source.kind)
             }
         } catch {
             if case .httpStatus(let status, _, _) = error { run.report.httpStatus = status }
@@ -137,8 +138,17 @@ public struct SyncEngine {
                 // counts are filled in below, in the same transaction.
                 let runID = try record(run, finishedAt: now)
                 var confirmAll = true
-                if let payload {
-                    let (counts, changed) = try Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress).apply(payload)
+                if let decoding {
+                    let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
+                    // Read while the body is still being decoded; nothing is written until the
+                    // whole body has proved valid, and a bad one rolls this transaction back.
+                    let cached = try reconciler.readCachedTransactions()
+                    let payload: Payload
+                    switch decoding.result() {
+                    case .success(let decoded): payload = decoded
+                    case .failure(let error): throw BadBody(error: error)
+                    }
+                    let (counts, changed) = try reconciler.apply(payload, cached: cached)
                     run.report.counts = counts
                     run.report.outcome = changed ? .updated : .unchanged
                     // A replace response is the whole truth: every row it left is confirmed.
@@ -164,6 +174,11 @@ public struct SyncEngine {
                           .text(source.name)])
             }
             options.progress?(.finished)
+        } catch let badBody as BadBody {
+            // Bad data: the transaction rolled back, so only the failed run is written.
+            options.progress?(.finished)
+            run.report.failure = .upstream(badBody.error)
+            recordFailure(&run, state: state, options: options, retryAfter: nil)
         } catch {
             options.progress?(.finished)
             run.report.outcome = .failed
@@ -249,6 +264,12 @@ public struct SyncEngine {
     static func databaseError(_ error: Error) -> DatabaseError {
         error as? DatabaseError ?? DatabaseError(extendedCode: 1, message: "\(error)")
     }
+}
+
+/// A body that failed to decode inside the write transaction: rolls it back, then is reported
+/// as the upstream failure it is.
+private struct BadBody: Error {
+    let error: UpstreamError
 }
 
 /// How a long sync advances, for a progress line.

@@ -258,9 +258,60 @@ struct JSONCursor {
             value = negative ? -value : value
             return NumberToken(integer: value, double: Double(value))
         }
+        if !isInteger, let value = Self.exactDouble(slice) { return NumberToken(integer: nil, double: value) }
         // Number tokens are short: a String of up to 15 bytes is built without allocating.
         let text = String(decoding: slice, as: UTF8.self)
         return NumberToken(integer: isInteger ? Int(text) : nil, double: Double(text))
+    }
+
+    /// Powers of ten that a Double holds exactly.
+    private static let exactPowersOfTen: [Double] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+
+    /// A checked number token with at most 15 significant digits and a small exponent, as
+    /// strtod reads it: the digits and the power of ten are both exact Doubles, so one
+    /// multiplication or division rounds once, correctly (Clinger's fast path). Nil otherwise.
+    static func exactDouble(_ token: UnsafeBufferPointer<UInt8>) -> Double? {
+        var index = 0
+        let negative = token.first == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var mantissa: UInt64 = 0, digits = 0, scale = 0
+        var inFraction = false
+        while index < token.count {
+            let byte = token[index]
+            if byte == UInt8(ascii: ".") {
+                inFraction = true
+            } else if byte >= 0x30 && byte <= 0x39 {
+                if mantissa > 0 || byte != 0x30 { digits += 1 }
+                guard digits <= 15 else { return nil }
+                mantissa = mantissa * 10 + UInt64(byte - 0x30)
+                if inFraction { scale -= 1 }
+            } else {
+                break  // the exponent
+            }
+            index += 1
+        }
+        if index < token.count {  // e or E, then an optional sign and digits
+            index += 1
+            var exponentNegative = false
+            if token[index] == UInt8(ascii: "+") || token[index] == UInt8(ascii: "-") {
+                exponentNegative = token[index] == UInt8(ascii: "-")
+                index += 1
+            }
+            guard token.count - index <= 3 else { return nil }
+            var exponent = 0
+            while index < token.count {
+                exponent = exponent * 10 + Int(token[index] - 0x30)
+                index += 1
+            }
+            scale += exponentNegative ? -exponent : exponent
+        }
+        var value = Double(mantissa)
+        if mantissa != 0 {
+            guard abs(scale) <= 22 else { return nil }
+            value = scale < 0 ? value / exactPowersOfTen[-scale] : value * exactPowersOfTen[scale]
+        }
+        return negative ? -value : value
     }
 
     /// The bytes of the string token that is next when it is plain printable ASCII (no escapes,

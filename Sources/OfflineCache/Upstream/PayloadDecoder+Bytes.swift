@@ -165,10 +165,11 @@ extension PayloadDecoder {
         guard cursor.peek() == UInt8(ascii: "[") else { throw try cursor.mismatch("an array") }
         var items: [UpstreamTransaction] = []
         var badDate: BadDate?
+        var vendors = RecentTexts()
         // About 80 bytes of JSON per transaction: one allocation instead of twenty doublings.
         items.reserveCapacity((cursor.bytes.count - cursor.position) / 80)
         try cursor.readArray { c, index throws(JSONCursor.Failure) in
-            if let (item, date) = readTransactionQuickly(&c) {
+            if let (item, date) = readTransactionQuickly(&c, &vendors) {
                 if case .invalid(let text) = date, badDate == nil { badDate = (index, text) }
                 items.append(item)
                 return
@@ -204,7 +205,7 @@ extension PayloadDecoder {
     /// The common transaction read quickly: an object whose keys are plain ASCII and whose
     /// four fields are all there and well typed. For anything else it returns nil with the
     /// cursor where it was, and the exact reading (which names the error) takes the object.
-    private static func readTransactionQuickly(_ c: inout JSONCursor) -> (UpstreamTransaction, DateField)? {
+    private static func readTransactionQuickly(_ c: inout JSONCursor, _ vendors: inout RecentTexts) -> (UpstreamTransaction, DateField)? {
         let start = c.position
         var type: Int?, vendor: String?, amount: Double?, date: DateField?
         // A repeated key goes to the exact reading (the first value wins there, as in Foundation).
@@ -218,8 +219,13 @@ extension PayloadDecoder {
                     guard type == nil, let value = try? c.readInt() else { break read }
                     type = value
                 } else if JSONCursor.isKey(key, "vendor") {
-                    guard vendor == nil, let value = try? c.readString() else { break read }
-                    vendor = value
+                    guard vendor == nil else { break read }
+                    if let plain = c.readPlainASCIIString() {
+                        vendor = vendors.text(plain)
+                    } else {
+                        guard let value = try? c.readString() else { break read }
+                        vendor = value
+                    }
                 } else if JSONCursor.isKey(key, "amount") {
                     guard amount == nil, let value = try? c.readDouble() else { break read }
                     amount = value
@@ -243,6 +249,23 @@ extension PayloadDecoder {
         }
         c.position = start
         return nil
+    }
+
+    /// Recent plain-ASCII texts by their bytes. A response names a few dozen vendors over and
+    /// over: a hit costs one comparison instead of building (and checking) a String.
+    struct RecentTexts {
+        private var slots = [(bytes: [UInt8], text: String)?](repeating: nil, count: 64)
+
+        mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+            let slot = (bytes.count &* 31 &+ Int(bytes.first ?? 0) &* 7 &+ Int(bytes.last ?? 0)) & 63
+            if let entry = slots[slot], entry.bytes.count == bytes.count,
+               entry.bytes.withUnsafeBufferPointer({ bytes.isEmpty || memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+                return entry.text
+            }
+            let text = String(decoding: bytes, as: UTF8.self)  // ASCII: nothing to repair
+            slots[slot] = (Array(bytes), text)
+            return text
+        }
     }
 
     private static func readJokes(_ cursor: inout JSONCursor, startsWith first: UInt8) throws(JSONCursor.Failure) -> [UpstreamJoke] {
