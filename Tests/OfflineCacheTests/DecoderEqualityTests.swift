@@ -117,6 +117,9 @@ import Testing
             expectEqual(Data(nested(depth).utf8), .jokes)
             expectEqual(Data((#"[{"id": 1, "type": "g", "setup": "s", "punchline": "p", "x": "# + nested(depth - 2) + "}]").utf8), .jokes)
             expectEqual(Data((#"{"status": 200, "extra": "# + nested(depth - 1) + #", "body": null}"#).utf8), .account)
+            // Inside a transaction, which the quick path reads: envelope, body, array, object.
+            expectEqual(Data((#"{"status": 200, "body": {"name": "J", "currentBalance": 1, "transactions": [{"type": 1, "vendor": "V", "amount": 1, "date": "2026-11-27 09:00:00", "x": "#
+                              + nested(depth - 4) + "}]}}").utf8), .account)
         }
         #expect(throws: UpstreamError.badData("not valid JSON (malformed or cut short)")) {
             try PayloadDecoder.decode(Data(String(repeating: "[", count: 4_000_000).utf8), kind: .jokes)

@@ -26,8 +26,15 @@ import Testing
                     frame(b"H", json.dumps({"status": status, "headers": headers, "expectedLength": length}).encode())
                 \(answer)
                 """
-            try script.write(toFile: program, atomically: true, encoding: .utf8)
-            chmod(program, 0o755)
+            // Written through a close-on-exec descriptor: a process that other tests start at
+            // this moment must not inherit it, or running the script fails ("Text file busy")
+            // for as long as that process lives.
+            let fd = open(program, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+            guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+            let bytes = Array(script.utf8)
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+            close(fd)
+            guard written == bytes.count else { throw CocoaError(.fileWriteUnknown) }
         }
 
         deinit { try? FileManager.default.removeItem(atPath: folder) }

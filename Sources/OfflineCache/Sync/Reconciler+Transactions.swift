@@ -16,10 +16,11 @@ extension Reconciler {
         try scan.bind(1, source.name)
         defer { scan.reset() }
         var rows: [StoredTransaction] = []
+        var vendors = RecentTexts()
         while try scan.step() {
             // The cache stores only valid dates; a row edited by hand to hold another sorts first.
             rows.append(StoredTransaction(date: scan.withText(0) { TransactionDate(iso: $0) } ?? TransactionDate(digits: 0),
-                                          vendor: scan.text(1) ?? "", ordinal: Int32(truncatingIfNeeded: scan.int(2)),
+                                          vendor: scan.withText(1) { vendors.text($0) }, ordinal: Int32(truncatingIfNeeded: scan.int(2)),
                                           type: scan.int(3), amount: scan.double(4)))
         }
         return rows

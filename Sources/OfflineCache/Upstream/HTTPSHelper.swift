@@ -198,7 +198,13 @@ private final class HelperProcess {
         let argv = [strdup(program), nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let code = posix_spawn(&pid, program, &files, &attributes, argv, environ)
+        var code = posix_spawn(&pid, program, &files, &attributes, argv, environ)
+        // "Text file busy": another thread's fork still holds the program open for writing
+        // (it was just written, or installed). That passes in moments.
+        for _ in 0..<20 where code == ETXTBSY {
+            usleep(5_000)
+            code = posix_spawn(&pid, program, &files, &attributes, argv, environ)
+        }
         close(toChild[0]); close(fromChild[1])
         guard code == 0 else {
             close(toChild[1]); close(fromChild[0])

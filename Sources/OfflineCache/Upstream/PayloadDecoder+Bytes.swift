@@ -1,68 +1,54 @@
 import Foundation
 
 extension PayloadDecoder {
-    /// Decodes a body by reading its bytes in place (see `JSONCursor`): one pass checks the
-    /// whole document's syntax while another, on a second thread, decodes the fields. It gives
-    /// the same payload, or the same failure, as `decodeWithFoundation`: fields are checked in
-    /// the order the Decodable types declare them, and a syntax error anywhere outranks a type
-    /// error.
+    /// Decodes a body by reading its bytes in place (see `JSONCursor`). It gives the same
+    /// payload, or the same failure, as `decodeWithFoundation`: fields are checked in the order
+    /// the Decodable types declare them, and a syntax error anywhere outranks a type error.
+    ///
+    /// One pass decodes. Every byte it accepts it checks at least as strictly as a syntax check
+    /// would, so a body it reads whole is valid JSON; only when it fails does a second pass look
+    /// for a syntax error anywhere, which then is the answer.
     public static func decode(_ body: Data, kind: SourceKind) throws(UpstreamError) -> Payload {
         let first = try precheck(body)
         let result: Result<Payload, UpstreamError> = body.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            // The passes only read the body, which outlives both: the syntax pass is waited
-            // for before the bytes go. The decoding pass copes with broken syntax (it fails or
-            // stops), and its answer counts only when the syntax pass finds none.
-            let syntax = SyntaxPass(bytes)
-            DispatchQueue.global().async { syntax.run() }
             let decoded = decodeFields(bytes, kind: kind, startsWith: first)
-            syntax.done.wait()
-            if let failure = syntax.failure { return .failure(.badData(failure.message)) }
+            guard case .failure = decoded else { return decoded }
+            var syntax = JSONCursor(bytes)
+            do throws(JSONCursor.Failure) {
+                try syntax.skipValue()
+                try syntax.expectEnd()
+            } catch {
+                return .failure(.badData(error.message))
+            }
             return decoded
         }
         return try result.get()
     }
 
-    /// The whole document's syntax, checked on another thread.
-    private final class SyntaxPass: @unchecked Sendable {
-        let bytes: UnsafeBufferPointer<UInt8>
-        /// Set before `done` is signalled; read only after.
-        var failure: JSONCursor.Failure?
-        let done = DispatchSemaphore(value: 0)
-
-        init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
-
-        func run() {
-            var cursor = JSONCursor(bytes)
-            do throws(JSONCursor.Failure) {
-                try cursor.skipValue()
-                try cursor.expectEnd()
-            } catch {
-                failure = error
-            }
-            done.signal()
-        }
-    }
-
-    /// The fields of a body whose syntax is checked elsewhere.
+    /// The fields of a body, and nothing but whitespace after it.
     private static func decodeFields(_ bytes: UnsafeBufferPointer<UInt8>, kind: SourceKind, startsWith first: UInt8) -> Result<Payload, UpstreamError> {
-            do {
-                var cursor = JSONCursor(bytes)
-                switch kind {
-                case .account:
-                    let (account, badDate) = try readAccountEnvelope(&cursor)
-                    // Judged last, as the Foundation reading does: any other error outranks a bad date.
-                    if let badDate { return .failure(Self.badDate(at: badDate.index, badDate.text)) }
-                    return .success(.account(account))
-                case .jokes: return .success(.jokes(try readJokes(&cursor, startsWith: first)))
-                }
-            } catch let failure as JSONCursor.Failure {
-                return .failure(.badData(failure.message))
-            } catch let error as UpstreamError {
-                return .failure(error)
-            } catch {
-                return .failure(.badData("\(error)"))
+        do {
+            var cursor = JSONCursor(bytes)
+            switch kind {
+            case .account:
+                let (account, badDate) = try readAccountEnvelope(&cursor)
+                try cursor.expectEnd()
+                // Judged last, as the Foundation reading does: any other error outranks a bad date.
+                if let badDate { return .failure(Self.badDate(at: badDate.index, badDate.text)) }
+                return .success(.account(account))
+            case .jokes:
+                let jokes = try readJokes(&cursor, startsWith: first)
+                try cursor.expectEnd()
+                return .success(.jokes(jokes))
             }
+        } catch let failure as JSONCursor.Failure {
+            return .failure(.badData(failure.message))
+        } catch let error as UpstreamError {
+            return .failure(error)
+        } catch {
+            return .failure(.badData("\(error)"))
+        }
     }
 
     /// One field's outcome while its object is read; judged afterwards, in declaration order.
@@ -209,8 +195,11 @@ extension PayloadDecoder {
         let start = c.position
         var type: Int?, vendor: String?, amount: Double?, date: DateField?
         // A repeated key goes to the exact reading (the first value wins there, as in Foundation).
+        // Its object counts toward the nesting limit, as every other one does.
+        c.depth += 1
+        defer { c.depth -= 1 }
         read: do {
-            guard c.peek() == UInt8(ascii: "{") else { break read }
+            guard c.peek() == UInt8(ascii: "{"), c.depth <= JSONCursor.maxDepth else { break read }
             c.position += 1
             while true {
                 guard let key = c.readPlainASCIIString(), c.peek() == UInt8(ascii: ":") else { break read }
@@ -249,23 +238,6 @@ extension PayloadDecoder {
         }
         c.position = start
         return nil
-    }
-
-    /// Recent plain-ASCII texts by their bytes. A response names a few dozen vendors over and
-    /// over: a hit costs one comparison instead of building (and checking) a String.
-    struct RecentTexts {
-        private var slots = [(bytes: [UInt8], text: String)?](repeating: nil, count: 64)
-
-        mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-            let slot = (bytes.count &* 31 &+ Int(bytes.first ?? 0) &* 7 &+ Int(bytes.last ?? 0)) & 63
-            if let entry = slots[slot], entry.bytes.count == bytes.count,
-               entry.bytes.withUnsafeBufferPointer({ bytes.isEmpty || memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-                return entry.text
-            }
-            let text = String(decoding: bytes, as: UTF8.self)  // ASCII: nothing to repair
-            slots[slot] = (Array(bytes), text)
-            return text
-        }
     }
 
     private static func readJokes(_ cursor: inout JSONCursor, startsWith first: UInt8) throws(JSONCursor.Failure) -> [UpstreamJoke] {
