@@ -193,9 +193,10 @@ extension PayloadDecoder {
     /// cursor where it was, and the exact reading (which names the error) takes the object.
     private static func readTransactionQuickly(_ c: inout JSONCursor, _ vendors: inout RecentTexts) -> (UpstreamTransaction, DateField)? {
         let start = c.position
+        // A field seen twice sends the object to the exact reading, where the first value
+        // wins, as in Foundation.
         var type: Int?, vendor: String?, amount: Double?, date: DateField?
-        // A repeated key goes to the exact reading (the first value wins there, as in Foundation).
-        // Its object counts toward the nesting limit, as every other one does.
+        // The object counts toward the nesting limit, as every other one does.
         c.depth += 1
         defer { c.depth -= 1 }
         read: do {
