@@ -208,7 +208,8 @@ import Testing
         try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
         let screen = try box.terminal(["sync", "bank"])
         #expect(screen.status == 0)
-        #expect(screen.stdout.contains("reconciling 20,000 of 30,000 rows"), "\(screen.stdout.suffix(300))")
+        // Redrawn at most every 100 ms, so which counts appear depends on the machine's speed.
+        #expect(screen.stdout.contains("reconciling 0 of 30,000 rows"), "\(screen.stdout.suffix(300))")
         #expect(screen.stdout.contains("bank: updated (30000 inserted"))
 
         try upstream.generate(count: 30_000, seed: 6)

@@ -191,22 +191,21 @@ enum InspectCommands {
         let database = try context.open(create: false)
         let source = try SourceStore(database).named(name)
         let console = context.console
-        var first = true
+        var writer: RowBytes?
         if format == .json { console.out("[") }
         try CacheReader(database).forEachRow(of: source) { columns, row in
-            if first && format == .csv { console.out(CSVText.row(columns)) }
-            var values = (0..<columns.count).map { JSONValue(row.value($0)) }
-            if let stale = columns.firstIndex(of: "stale") { values[stale] = .bool(row.int(stale) != 0) }
-            switch format {
-            case .json:
-                if !first { console.out(JSONValue.arraySeparator) }
-                console.out(JSONValue.object(Array(zip(columns, values))).text)
-            case .ndjson:
-                console.out(JSONValue.object(Array(zip(columns, values))).text + "\n")
-            case .csv:
-                console.out(CSVText.row((0..<columns.count).map { text(row.value($0)) }))
+            if writer == nil {
+                writer = RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"))
+                if format == .csv { console.out(CSVText.row(columns)) }
+            } else if format == .json {
+                console.out(JSONValue.arraySeparator)
             }
-            first = false
+            let rowWriter = writer!
+            switch format {
+            case .json: console.out { rowWriter.json(row, into: &$0) }
+            case .ndjson: console.out { rowWriter.json(row, into: &$0); $0.append(0x0A) }
+            case .csv: console.out { rowWriter.csv(row, into: &$0) }
+            }
         }
         if format == .json { console.out("]\n") }
         return ExitCode.success

@@ -69,7 +69,8 @@ enum ListCommand {
         let account = source.kind == .account
         if options.format == .json { console.out("[") }
         if options.format == .csv { console.out(account ? transactionHeader : jokeHeader) }
-        try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit) { _, row in
+        var csv: RowBytes?
+        try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit) { columns, row in
             if options.format == .json {
                 if count > 0 { console.out(JSONValue.arraySeparator) }
                 if account {
@@ -78,7 +79,10 @@ enum ListCommand {
                     console.out(jokeJSON(row).text)
                 }
             } else {
-                console.out(account ? transactionCSV(row) : jokeCSV(row))
+                // SPEC.md's CSV columns: the view's, without age_s.
+                let writer = csv ?? RowBytes(names: columns, columns: columns.indices.filter { columns[$0] != "age_s" })
+                csv = writer
+                console.out { writer.csv(row, into: &$0) }
             }
             count += 1
         }
@@ -113,16 +117,6 @@ enum ListCommand {
             ("punchline", .string(row.text(3) ?? "")), ("source", .string(row.text(4) ?? "")),
             ("seen_at", .string(row.text(5) ?? "")), ("stale", .bool(row.int(7) != 0)),
         ])
-    }
-
-    private static func transactionCSV(_ row: Statement) -> String {
-        CSVText.row([row.text(0) ?? "", row.text(1) ?? "", row.text(2) ?? "", String(row.int(3)), row.text(4) ?? "",
-                     JSONValue.number(row.double(5)), row.text(6) ?? "", row.text(7) ?? "", row.int(9) != 0 ? "1" : "0"])
-    }
-
-    private static func jokeCSV(_ row: Statement) -> String {
-        CSVText.row([String(row.int(0)), row.text(1) ?? "", row.text(2) ?? "", row.text(3) ?? "", row.text(4) ?? "",
-                     row.text(5) ?? "", row.int(7) != 0 ? "1" : "0"])
     }
 
     /// Polls until the refresh lands, or until nothing is left that could land it.

@@ -151,6 +151,24 @@ public final class Statement {
         return try body(UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
     }
 
+    /// A column as SQLite stored it, its text read in place (valid only inside `withColumn`).
+    public enum Column {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(UnsafeBufferPointer<UInt8>)
+    }
+
+    /// The column as SQLite stored it, without building a String: for output by the million rows.
+    public func withColumn<R>(_ index: Int, _ body: (Column) throws -> R) rethrows -> R {
+        switch sqlite3_column_type(handle, Int32(index)) {
+        case SQLITE_NULL: return try body(.null)
+        case SQLITE_INTEGER: return try body(.integer(int64(index)))
+        case SQLITE_FLOAT: return try body(.real(double(index)))
+        default: return try withText(index) { try body(.text($0)) }
+        }
+    }
+
     /// The column as the value SQLite stored, for generic output such as `cache sql`.
     public func value(_ index: Int) -> SQLValue {
         switch sqlite3_column_type(handle, Int32(index)) {

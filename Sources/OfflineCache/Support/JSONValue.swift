@@ -98,7 +98,8 @@ public enum JSONValue: Sendable {
 public enum CSVText {
     public static func row(_ fields: [String]) -> String {
         fields.map { field in
-            guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+            // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
+            guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
             return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }.joined(separator: ",") + "\n"
     }

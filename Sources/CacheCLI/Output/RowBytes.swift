@@ -1,0 +1,75 @@
+import OfflineCache
+
+/// A statement's row written straight into the output buffer as JSON or CSV: the text that
+/// `JSONValue.object` and `CSVText.row` give for the same values, without a String per value
+/// (a million-row export took 21 s that way).
+struct RowBytes {
+    /// The columns written, by index, and their names.
+    let columns: [Int]
+    /// Each column's `"name": ` for JSON, encoded once.
+    private let keys: [[UInt8]]
+    /// A 0/1 column written as false/true in JSON (the stale flag).
+    let boolColumn: Int?
+
+    init(names: [String], columns: [Int]? = nil, boolColumn: Int? = nil) {
+        self.columns = columns ?? Array(names.indices)
+        keys = self.columns.map { column in
+            var key: [UInt8] = []
+            JSONBytes.string(names[column], into: &key)
+            JSONBytes.literal(": ", into: &key)
+            return key
+        }
+        self.boolColumn = boolColumn
+    }
+
+    func json(_ row: Statement, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        for (position, column) in columns.enumerated() {
+            if position > 0 { JSONBytes.literal(", ", into: &out) }
+            out.append(contentsOf: keys[position])
+            if column == boolColumn {
+                JSONBytes.bool(row.int(column) != 0, into: &out)
+                continue
+            }
+            row.withColumn(column) { value in
+                switch value {
+                case .null: JSONBytes.literal("null", into: &out)
+                case .integer(let number): JSONBytes.int(Int(number), into: &out)
+                case .real(let number): JSONBytes.double(number, into: &out)
+                case .text(let bytes): JSONBytes.string(bytes, into: &out)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// One RFC 4180 line: a field is quoted when it holds a comma, quote or line break.
+    func csv(_ row: Statement, into out: inout [UInt8]) {
+        for (position, column) in columns.enumerated() {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            row.withColumn(column) { value in
+                switch value {
+                case .null: break
+                case .integer(let number): JSONBytes.int(Int(number), into: &out)
+                case .real(let number): JSONBytes.double(number, into: &out)
+                case .text(let bytes): Self.csvField(bytes, into: &out)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "\n"))
+    }
+
+    private static func csvField(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        let special: (UInt8) -> Bool = { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
+        guard bytes.contains(where: special) else {
+            out.append(contentsOf: bytes)
+            return
+        }
+        out.append(UInt8(ascii: "\""))
+        for byte in bytes {
+            if byte == UInt8(ascii: "\"") { out.append(byte) }
+            out.append(byte)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
