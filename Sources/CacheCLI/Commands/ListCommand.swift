@@ -69,20 +69,17 @@ enum ListCommand {
         let account = source.kind == .account
         if options.format == .json { console.out("[") }
         if options.format == .csv { console.out(account ? transactionHeader : jokeHeader) }
-        var csv: RowBytes?
+        var writer: RowBytes?
         try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit) { columns, row in
+            // SPEC.md's list rows: the view's columns without age_s; the stale flag a boolean in JSON.
+            let rowWriter = writer ?? RowBytes(names: columns, columns: columns.indices.filter { columns[$0] != "age_s" },
+                                               boolColumn: columns.firstIndex(of: "stale"))
+            writer = rowWriter
             if options.format == .json {
                 if count > 0 { console.out(JSONValue.arraySeparator) }
-                if account {
-                    console.out { writeTransactionJSON(row, into: &$0) }
-                } else {
-                    console.out(jokeJSON(row).text)
-                }
+                console.out { rowWriter.json(row, into: &$0) }
             } else {
-                // SPEC.md's CSV columns: the view's, without age_s.
-                let writer = csv ?? RowBytes(names: columns, columns: columns.indices.filter { columns[$0] != "age_s" })
-                csv = writer
-                console.out { writer.csv(row, into: &$0) }
+                console.out { rowWriter.csv(row, into: &$0) }
             }
             count += 1
         }
@@ -93,31 +90,6 @@ enum ListCommand {
     // The columns of CacheReader.forEachRow, as SPEC.md's list objects.
     static let transactionHeader = CSVText.row(["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "stale"])
     static let jokeHeader = CSVText.row(["id", "type", "setup", "punchline", "source", "seen_at", "stale"])
-
-    /// A transaction's object, written from the statement's columns in place: the text
-    /// `JSONValue.object` would write for the same fields.
-    static func writeTransactionJSON(_ row: Statement, into out: inout [UInt8]) {
-        func text(_ column: Int) { row.withText(column) { JSONBytes.string($0, into: &out) } }
-        JSONBytes.literal("{\"id\": ", into: &out); text(0)
-        JSONBytes.literal(", \"source\": ", into: &out); text(1)
-        JSONBytes.literal(", \"account\": ", into: &out)
-        if row.isNull(2) { JSONBytes.literal("null", into: &out) } else { text(2) }
-        JSONBytes.literal(", \"type\": ", into: &out); JSONBytes.int(row.int(3), into: &out)
-        JSONBytes.literal(", \"vendor\": ", into: &out); text(4)
-        JSONBytes.literal(", \"amount\": ", into: &out); JSONBytes.double(row.double(5), into: &out)
-        JSONBytes.literal(", \"date\": ", into: &out); text(6)
-        JSONBytes.literal(", \"seen_at\": ", into: &out); text(7)
-        JSONBytes.literal(", \"stale\": ", into: &out); JSONBytes.bool(row.int(9) != 0, into: &out)
-        JSONBytes.literal("}", into: &out)
-    }
-
-    private static func jokeJSON(_ row: Statement) -> JSONValue {
-        .object([
-            ("id", .int(row.int(0))), ("type", .string(row.text(1) ?? "")), ("setup", .string(row.text(2) ?? "")),
-            ("punchline", .string(row.text(3) ?? "")), ("source", .string(row.text(4) ?? "")),
-            ("seen_at", .string(row.text(5) ?? "")), ("stale", .bool(row.int(7) != 0)),
-        ])
-    }
 
     /// Polls until the refresh lands, or until nothing is left that could land it.
     static func waitForLanding(_ watcher: RefreshWatcher, child: pid_t?, tick: (Double) throws -> Void) throws -> RefreshWatcher.Landing? {
