@@ -61,10 +61,7 @@ enum BackgroundRefresh {
 
     /// This binary's own path, so the refresh runs the same version of cache.
     static func selfExecutable() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return CommandLine.arguments[0] }
-        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        ProgramLocation.path ?? CommandLine.arguments[0]
     }
 
     /// Whether our child `pid` has exited (reaping it if so).

@@ -75,13 +75,8 @@ struct HTTPSHelper {
 
     /// Beside this program (the usual install, and SwiftPM's build folder), then on PATH.
     static func locate() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         var folders: [String] = []
-        if length > 0 {
-            let own = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            folders.append((own as NSString).deletingLastPathComponent)
-        }
+        if let own = ProgramLocation.path { folders.append((own as NSString).deletingLastPathComponent) }
         folders += (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
         return folders.lazy.map { $0 + "/" + programName }.first { access($0, X_OK) == 0 }
     }

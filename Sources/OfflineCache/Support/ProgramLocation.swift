@@ -1,0 +1,12 @@
+import Foundation
+
+/// Where this process's program is on disk (Linux's /proc/self/exe): to start it again, or to
+/// find what is installed beside it.
+public enum ProgramLocation {
+    public static var path: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
