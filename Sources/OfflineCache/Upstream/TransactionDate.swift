@@ -16,8 +16,8 @@ public struct TransactionDate: Sendable, Hashable, Comparable, CustomStringConve
 
     public init?(upstream text: String) {
         var text = text
-        guard let digits = text.withUTF8({ Self.parse($0, separator: UInt8(ascii: " "), zulu: false) }) else { return nil }
-        self.digits = digits
+        guard let date = text.withUTF8({ TransactionDate(upstream: $0) }) else { return nil }
+        self = date
     }
 
     /// The stored form, `2026-11-01T08:15:14Z`.
@@ -28,8 +28,8 @@ public struct TransactionDate: Sendable, Hashable, Comparable, CustomStringConve
 
     public init?(iso text: String) {
         var text = text
-        guard let digits = text.withUTF8({ Self.parse($0, separator: UInt8(ascii: "T"), zulu: true) }) else { return nil }
-        self.digits = digits
+        guard let date = text.withUTF8({ TransactionDate(iso: $0) }) else { return nil }
+        self = date
     }
 
     /// A date written in code, in the stored form; anything else is a programmer's error.
