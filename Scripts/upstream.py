@@ -39,7 +39,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_JOKES = os.path.join(ROOT, "..", "shared", "data", "official-jokes.json")
+DEFAULT_JOKES = os.path.join(ROOT, "Scripts", "data", "official-jokes.json")
 
 FAULTS = {"malformed", "truncated", "plain", "html", "wrong-types", "envelope-error", "null-body", "drip"}
 

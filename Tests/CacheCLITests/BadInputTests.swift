@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Every way an upstream can fail a sync: the SPEC exit code, a stderr line naming the source
+/// Every way an upstream can fail a sync: the README's exit code, a stderr line naming the source
 /// and the reason, and the cached rows exactly as they were before.
 @Suite struct BadInputTests {
     struct Case: CustomTestStringConvertible, Sendable {

@@ -48,7 +48,7 @@ import Testing
         let listing = try box.cache("list", "bank", "--json")
         let listed = try listing.jsonArray()
         try Self.expectCacheEquals(account, listed)
-        // One object per line, keys in SPEC.md's order, written as JSONValue writes them.
+        // One object per line, keys in the README's order, written as JSONValue writes them.
         let lines = listing.stdout.split(separator: "\n")
         #expect(lines.count == listed.count)
         #expect(lines[0].hasPrefix("[{\"id\": \"") && lines[1].hasPrefix(" {\"id\": \""))

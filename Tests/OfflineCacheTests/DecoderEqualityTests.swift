@@ -162,7 +162,7 @@ import Testing
 
     @Test func theRealJokesAndALargeAccountReadTheSame() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("../shared/data/official-jokes.json")
+            .deletingLastPathComponent().appendingPathComponent("Scripts/data/official-jokes.json")
         let raw = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as! [[String: Any]]
         let numbered = raw.enumerated().map { index, joke in joke.merging(["id": index + 1]) { $1 } }
         expectEqual(try JSONSerialization.data(withJSONObject: numbered), .jokes)

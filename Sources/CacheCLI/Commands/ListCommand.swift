@@ -71,7 +71,7 @@ enum ListCommand {
         if options.format == .csv { console.out(account ? transactionHeader : jokeHeader) }
         var writer: RowBytes?
         try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit) { columns, row in
-            // SPEC.md's list rows: the view's columns without age_s; the stale flag a boolean in JSON.
+            // The README's list rows ("Output of `list`"): the view's columns without age_s; the stale flag a boolean in JSON.
             let rowWriter = writer ?? RowBytes(names: columns, columns: columns.indices.filter { columns[$0] != "age_s" },
                                                boolColumn: columns.firstIndex(of: "stale"))
             writer = rowWriter
@@ -87,7 +87,7 @@ enum ListCommand {
         return count
     }
 
-    // The columns of CacheReader.forEachRow, as SPEC.md's list objects.
+    // The columns of CacheReader.forEachRow, as the README's list objects.
     static let transactionHeader = CSVText.row(["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "stale"])
     static let jokeHeader = CSVText.row(["id", "type", "setup", "punchline", "source", "seen_at", "stale"])
 

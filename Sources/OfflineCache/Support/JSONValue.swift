@@ -1,4 +1,4 @@
-/// JSON written by hand so that keys keep the order SPEC.md shows and numbers print exactly.
+/// JSON written by hand so that keys keep the order the README shows and numbers print exactly.
 public enum JSONValue: Sendable {
     case null
     case bool(Bool)

@@ -2,7 +2,7 @@ import Foundation
 
 /// Turns a whole response body into a `Payload`, or says exactly why it cannot.
 ///
-/// The formats are SPEC.md's: the account envelope `{status, message, body}` and the
+/// The formats are the README's ("Sources"): the account envelope `{status, message, body}` and the
 /// Official Joke API's jokes (an array, or one object). Unknown fields are ignored.
 ///
 /// `decode` reads the bytes itself (PayloadDecoder+Bytes.swift), several times faster than

@@ -14,7 +14,7 @@ enum Paths {
         return testBinary.deletingLastPathComponent().appendingPathComponent("cache").path
     }()
 
-    static let jokesFile = repository + "/../shared/data/official-jokes.json"
+    static let jokesFile = repository + "/Scripts/data/official-jokes.json"
 }
 
 /// What one run of the `cache` binary did.
