@@ -5,7 +5,6 @@ let package = Package(
     name: "cache",
     products: [
         .executable(name: "cache", targets: ["cache"]),
-        .executable(name: "cache-https", targets: ["cache-https"]),
         .library(name: "OfflineCache", targets: ["OfflineCache"]),
     ],
     targets: [
@@ -15,16 +14,19 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libcurl's headers (apt: libcurl4-openssl-dev; .ci/run checks for it with pkg-config).
+        // Not linked: pkg-config's `-lcurl` would make every run load libcurl and its ~30
+        // libraries (4 ms); CurlShim loads libcurl.so.4 when a fetch first needs it.
+        .systemLibrary(name: "CCurl"),
+        // Typed wrappers for curl's variadic calls; loads libcurl.so.4 on the first fetch.
+        .target(name: "CurlShim", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("dl")]),
         // The engine: store, upstream, sync, read. Never prints, never exits.
-        .target(name: "OfflineCache", dependencies: ["CSQLite"]),
+        .target(name: "OfflineCache", dependencies: ["CSQLite", "CurlShim"]),
         // Argument parsing, commands and output; testable without a process.
         .target(name: "CacheCLI", dependencies: ["OfflineCache"]),
         .executableTarget(name: "cache", dependencies: ["CacheCLI"]),
-        // https through URLSession, in a program of its own: only it loads FoundationNetworking
-        // and libcurl, so `cache` starts fast. `cache` runs it for each https request.
-        .executableTarget(name: "cache-https", dependencies: ["OfflineCache"]),
         .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"]),
-        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "OfflineCache", "cache", "cache-https"]),
+        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "OfflineCache", "cache"]),
     ],
     swiftLanguageModes: [.v6]
 )

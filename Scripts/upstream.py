@@ -6,6 +6,7 @@ Joke API's 451 real jokes on that API's routes. Faults can be switched on from t
 line or at run time, so tests can drive every failure path over real HTTP:
 
     upstream.py [--port 0] [--delay S] [--fail-status 500] [--fault KIND] [--transactions N]
+                [--tls-cert PEM --tls-key PEM]
 
     KIND: malformed | truncated | plain | html | wrong-types | envelope-error | null-body | drip
 
@@ -13,26 +14,39 @@ Run-time control (JSON bodies), used by the tests:
     POST /_control  {"delay": 2, "status": 503, "fault": "truncated", "message": "..."}
                     keys left out are unchanged; {"reset": true} clears every fault
                     also: "validators": true (send ETag and Last-Modified, answer 304 to a match),
-                    "retry_after": "2" (sent with error statuses)
+                    "retry_after": "2" (sent with error statuses), "gzip": true (compress JSON
+                    answers for clients that accept gzip), "silent_once": true (the next upstream
+                    request gets no answer at all)
     POST /_account  the account's body object: {"name", "currentBalance", "transactions"}
     POST /_generate {"count": N, "seed": S}: serve a generated account of N transactions
     POST /_static   {"path": "/account", "file": F}: serve F's bytes at path (benchmarks)
     GET  /_stats    {"total": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
-                     "requests": [{"path", "time", "if_none_match", "if_modified_since", "authorization"}, ...]}
+                     "requests": [{"path", "time", "if_none_match", "if_modified_since", "authorization",
+                                   "headers": {lowercased name: value}}, ...]}
 
 Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a file: URL),
-/big?bytes=N (streams an N-byte body that is never valid JSON: for the size cap).
+/redirect?to=URL (302 to URL), /big?bytes=N (streams an N-byte body that is never valid JSON:
+for the size cap), /gzip-bomb?bytes=N (a gzip body of N random hex digits, compressed as it is
+sent), /continue (100 Continue and 103 Early Hints before the jokes), /silent (accepts, never
+answers).
 
 The first line on stdout is "listening on http://127.0.0.1:PORT", printed once the socket
-is ready; the server stops on SIGTERM, SIGINT, or when its stdin closes (--exit-on-eof).
+is ready. With --tls-cert and --tls-key the upstream speaks https on that port (the line says
+https://), and a second line "control on http://127.0.0.1:PORT" names a plain port with the
+same routes, for the control routes. The server stops on SIGTERM, SIGINT, or when its stdin
+closes (--exit-on-eof).
 """
 import argparse
+import gzip
 import hashlib
 import json
 import os
 import random
 import re
 import signal
+import ssl
+import urllib.parse
+import zlib
 import sys
 import threading
 import time
@@ -98,6 +112,7 @@ class State:
                 "if_none_match": headers.get("If-None-Match"),
                 "if_modified_since": headers.get("If-Modified-Since"),
                 "authorization": headers.get("Authorization"),
+                "headers": {key.lower(): value for key, value in headers.items()},
             })
 
 
@@ -147,7 +162,8 @@ def make_handler(state):
                 with state.lock:
                     if value.get("reset"):
                         state.faults = {}
-                    for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after"):
+                    for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after",
+                                "gzip", "silent_once"):
                         if key in value:
                             state.faults[key] = value[key]
                     return self.send_json(state.faults)
@@ -181,6 +197,11 @@ def make_handler(state):
             with state.lock:
                 faults = dict(state.faults)
                 account = state.account
+                silent = state.faults.pop("silent_once", False)
+            if silent or path == "/silent":
+                time.sleep(120)  # a server that accepted and never answers
+                self.close_connection = True
+                return
             if faults.get("delay"):
                 time.sleep(float(faults["delay"]))
             if faults.get("status"):
@@ -190,6 +211,18 @@ def make_handler(state):
                 return self.send(302, "", "text/plain", headers={"Location": "/loop"})
             if path == "/redirect-to-file":
                 return self.send(302, "", "text/plain", headers={"Location": "file:///etc/passwd"})
+            if path == "/redirect":
+                target = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("to", ["/account"])[0]
+                return self.send(302, "", "text/plain", headers={"Location": target})
+            if path == "/gzip-bomb":
+                query = dict(part.split("=", 1) for part in self.path.partition("?")[2].split("&") if "=" in part)
+                return self.stream_gzip(int(query.get("bytes", 40_000_000)))
+            if path == "/continue":
+                # Interim answers first, as a server may send them; the real one follows.
+                self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
+                self.wfile.flush()
+                return self.answer(self.jokes_route("/jokes/ten"), None)
             if path == "/big":
                 query = dict(part.split("=", 1) for part in self.path.partition("?")[2].split("&") if "=" in part)
                 return self.stream_big(int(query.get("bytes", 300_000_000)), query.get("chunked") == "1")
@@ -247,7 +280,29 @@ def make_handler(state):
                 return self.send(200, data[: len(data) // 2], declared_length=len(data))
             if fault == "drip":
                 return self.send(200, text, drip=True)
+            if state.faults.get("gzip") and "gzip" in (self.headers.get("Accept-Encoding") or ""):
+                return self.send(200, gzip.compress(text.encode()), headers={"Content-Encoding": "gzip"})
             self.send(200, text)
+
+        def stream_gzip(self, size):
+            """Random hex digits (they compress to about half), gzip-compressed as they are
+            sent, with no length announced: the client must cap what it inflates."""
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            compressor = zlib.compressobj(1, zlib.DEFLATED, 31)  # 31: the gzip container
+            sent = 0
+            try:
+                while sent < size:
+                    piece = os.urandom(min(1 << 20, (size - sent + 1) // 2)).hex().encode()[: size - sent]
+                    self.wfile.write(compressor.compress(piece))
+                    sent += len(piece)
+                self.wfile.write(compressor.flush())
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
 
         def stream_big(self, size, chunked):
             """A huge body written in pieces, so the server holds little. With chunked=1 no
@@ -315,6 +370,8 @@ def main():
     parser.add_argument("--transactions", type=int, help="serve a generated account with N transactions")
     parser.add_argument("--account-file", help="serve this file's bytes as /account, and its rows alone as /transactions (benchmarks)")
     parser.add_argument("--exit-on-eof", action="store_true", help="stop when stdin closes (tests)")
+    parser.add_argument("--tls-cert", help="serve https with this certificate chain (PEM)")
+    parser.add_argument("--tls-key", help="the certificate's private key (PEM)")
     args = parser.parse_args()
 
     with open(args.jokes) as f:
@@ -338,15 +395,31 @@ def main():
     state.static = static
     server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(state))
     server.daemon_threads = True
+    server.handle_error = lambda *_: None  # a client that hangs up or fails a handshake is no news
+    servers = [server]
+    scheme = "http"
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        # The handshake happens in the handler's thread, so a client that stalls it holds no one up.
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+        scheme = "https"
+        control = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
+        control.daemon_threads = True
+        servers.append(control)
+        threading.Thread(target=control.serve_forever, daemon=True).start()
 
     def stop(*_):
-        threading.Thread(target=server.shutdown, daemon=True).start()
+        for each in servers:
+            threading.Thread(target=each.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     # A parent may have spawned us from a thread that blocks signals (libdispatch workers do).
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
-    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
+    print(f"listening on {scheme}://127.0.0.1:{server.server_address[1]}", flush=True)
+    if len(servers) > 1:
+        print(f"control on http://127.0.0.1:{servers[1].server_address[1]}", flush=True)
     if args.exit_on_eof:
         threading.Thread(target=lambda: (sys.stdin.read(), stop()), daemon=True).start()
     server.serve_forever()

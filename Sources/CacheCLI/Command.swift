@@ -14,6 +14,7 @@ enum Command: Equatable {
         var headers: [Source.Header]
         var tokenEnv: String?
         var maxBytes: Int?
+        var caCert: String?
     }
 
     struct Sync: Equatable {

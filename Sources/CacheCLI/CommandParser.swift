@@ -82,6 +82,7 @@ enum CommandParser {
                 Option(name: "--ttl", takesValue: true), Option(name: "--mode", takesValue: true),
                 Option(name: "--header", takesValue: true, repeatable: true),
                 Option(name: "--token-env", takesValue: true), Option(name: "--max-bytes", takesValue: true),
+                Option(name: "--ca-cert", takesValue: true),
             ])
             let args = try scanner.scan(arguments)
             let sourceName = try exactlyOne(args.positionals, "<name>", name)
@@ -100,6 +101,7 @@ enum CommandParser {
             guard let url = URL(string: urlText), url.scheme != nil else {
                 throw invalid(urlText, "--url", "an absolute URL such as https://host/path or file:///path", name)
             }
+            if let problem = urlProblem(url) { throw UsageError(message: "Invalid --url: \(problem).", command: name) }
             var ttl = Source.defaultTTL
             if let text = args.value("--ttl") {
                 guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--ttl", name) }
@@ -124,8 +126,17 @@ enum CommandParser {
                 guard let value = Int(text), value > 0 else { throw invalid(text, "--max-bytes", "a positive number of bytes", name) }
                 maxBytes = value
             }
+            var caCert: String?
+            if let path = args.value("--ca-cert") {
+                // Stored absolute: cron and the background refresh run from other folders.
+                let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+                guard FileManager.default.isReadableFile(atPath: absolute) else {
+                    throw invalid(path, "--ca-cert", "a readable PEM file of CA certificates", name)
+                }
+                caCert = absolute
+            }
             return .sourcesAdd(.init(name: sourceName, kind: kind, url: url, ttlSeconds: ttl, mode: mode,
-                                     headers: headers, tokenEnv: tokenEnv, maxBytes: maxBytes))
+                                     headers: headers, tokenEnv: tokenEnv, maxBytes: maxBytes, caCert: caCert))
 
         case "sources list":
             let args = try ArgumentScanner(command: name, options: [Option(name: "--json")]).scan(arguments)
@@ -263,4 +274,19 @@ enum CommandParser {
     private static func invalidDuration(_ value: String, _ option: String, _ command: String) -> UsageError {
         invalid(value, option, "a duration such as 90, 90s, 15m, 2h or 1d", command)
     }
+
+    /// Why a source URL cannot be used as given, or nil. Credentials in the URL are refused:
+    /// they would sit in the database in plain text; --token-env and --header keep them out.
+    static func urlProblem(_ url: URL) -> String? {
+        let scheme = url.scheme?.lowercased() ?? ""
+        guard scheme == "http" || scheme == "https" else { return nil }
+        guard let parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "it cannot be read" }
+        if parts.user != nil || parts.password != nil {
+            return "credentials in the URL are not stored; pass a token with --token-env VAR or a --header"
+        }
+        if (parts.host ?? "").isEmpty { return "it has no host" }
+        if let port = parts.port, !(1...65535).contains(port) { return "port \(port) is out of range (1-65535)" }
+        return nil
+    }
+
 }

@@ -42,7 +42,7 @@ enum ExitCode {
             default: return dataError
             }
         case .badData, .envelope, .tooLarge, .tooManyRedirects: return dataError
-        case .unsafeScheme, .missingToken: return configuration
+        case .unsafeScheme, .badURL, .missingToken: return configuration
         }
     }
 

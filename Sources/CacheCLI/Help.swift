@@ -38,7 +38,7 @@ enum Help {
         "sources add": CommandHelp(
             name: "sources add",
             overview: "Add a source.",
-            usage: "cache sources add <name> --kind account|jokes --url <url> [--ttl <duration>] [--mode replace|merge] [--header \"Name: value\"]... [--token-env <var>] [--max-bytes <n>]",
+            usage: "cache sources add <name> --kind account|jokes --url <url> [--ttl <duration>] [--mode replace|merge] [--header \"Name: value\"]... [--token-env <var>] [--max-bytes <n>] [--ca-cert <file>]",
             arguments: [("<name>", "A name for the source: letters, digits, '-', '_' and '.'.")],
             options: [
                 ("--kind <kind>", "account ({status, message, body} envelope) or jokes (Official Joke API)."),
@@ -47,7 +47,8 @@ enum Help {
                 ("--mode <mode>", "replace (the response is the whole truth) or merge (a sample; never remove). Default: replace for account, merge for jokes."),
                 ("--header <header>", "An extra request header, \"Name: value\". Repeatable."),
                 ("--token-env <var>", "Send $VAR as a bearer token at sync time; only the variable's name is stored."),
-                ("--max-bytes <n>", "Refuse bodies larger than this (default: 64 MiB)."),
+                ("--max-bytes <n>", "Refuse bodies larger than this, decoded (default: 64 MiB)."),
+                ("--ca-cert <file>", "Trust the CAs in this PEM file instead of the system's (internal CAs)."),
                 dbOption,
             ],
             examples: ["cache sources add bank --kind account --url http://127.0.0.1:8080/account --ttl 1h"]),

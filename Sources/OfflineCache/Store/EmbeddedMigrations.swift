@@ -211,5 +211,11 @@ CREATE TABLE loads (
 CREATE INDEX loads_by_source ON loads (source, run_id);
 
 """####),
+        (file: "0006_source_ca_cert.sql", sql: ####"""
+-- A source may name a PEM bundle of CAs to trust instead of the system's (an internal CA).
+-- Only the path is stored; the file is read at each sync.
+ALTER TABLE sources ADD COLUMN ca_cert TEXT;
+
+"""####),
     ]
 }

@@ -12,7 +12,7 @@ public struct SyncEngine {
     public struct Options: Sendable {
         /// Skip sources still within their TTL, or backing off after failures (the cron form).
         public var onlyIfStale = false
-        /// The whole of one request, connect to last byte.
+        /// The whole sync of one source: every attempt and the waits between them.
         public var timeout = FetchRequest.defaultTimeout
         /// Requests per sync, the first included.
         public var maxAttempts = 3
@@ -52,13 +52,13 @@ public struct SyncEngine {
 
     public func sync(_ source: Source, options: Options = Options()) -> SyncReport {
         var run = Run(source: source, startedAt: Timestamp.now())
+        let deadline = ContinuousClock.now + .milliseconds(Int64(options.timeout * 1000))
 
-        // One sync per source at a time. The lease outlives every attempt's timeout and the
-        // waits between them, with room to write.
+        // One sync per source at a time. The lease outlives the fetch's deadline, with room to write.
         let lease = SyncLease(database)
         let token: String
         do {
-            let longest = Double(options.maxAttempts) * (options.timeout + options.retryBackoff.cap) + 60
+            let longest = options.timeout + 60
             switch try lease.acquire(source.name, for: longest) {
             case .held(let pid):
                 run.report.outcome = .skipped
@@ -99,7 +99,7 @@ public struct SyncEngine {
         var decoding: BackgroundDecode?
         let bodyHash: String?
         do {
-            var request = try fetchRequest(for: source, timeout: options.timeout)
+            var request = try fetchRequest(for: source, timeout: options.timeout, deadline: deadline)
             if let progress = options.progress {
                 request.onBytes = { bytes, total in progress(.downloading(bytes: bytes, total: total)) }
             }
@@ -190,7 +190,7 @@ public struct SyncEngine {
     }
 
     /// Asks again for what can succeed later, with jittered backoff or the server's
-    /// Retry-After; gives up at once on anything else.
+    /// Retry-After; gives up at once on anything else, and when the wait would pass the deadline.
     private func fetchWithRetries(_ request: FetchRequest, options: Options, run: inout Run) throws(UpstreamError) -> FetchResponse {
         var attempt = 0
         while true {
@@ -202,21 +202,23 @@ public struct SyncEngine {
                 guard error.isRetryable, attempt < options.maxAttempts else { throw error }
                 let wait = error.retryAfter ?? options.retryBackoff.delay(afterFailures: attempt)
                 // A server that asks for a long pause gets it from cron's backoff, not from us.
-                guard wait <= options.longestRetryWait else { throw error }
+                guard wait <= options.longestRetryWait,
+                      ContinuousClock.now + .milliseconds(Int64(wait * 1000)) < request.deadline else { throw error }
                 sleep(wait)
             }
         }
     }
 
     /// The request for `source`, with its extra headers and, if it names one, its bearer token.
-    func fetchRequest(for source: Source, timeout: Double) throws(UpstreamError) -> FetchRequest {
+    func fetchRequest(for source: Source, timeout: Double,
+                      deadline: ContinuousClock.Instant? = nil) throws(UpstreamError) -> FetchRequest {
         var headers = source.headers
         if let variable = source.tokenEnv {
             guard let token = environment[variable], !token.isEmpty else { throw .missingToken(variable: variable) }
             headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
         }
-        return FetchRequest(url: source.url, headers: headers, timeout: timeout,
-                            maxBytes: source.maxBytes ?? FetchRequest.defaultMaxBytes)
+        return FetchRequest(url: source.url, headers: headers, timeout: timeout, deadline: deadline,
+                            maxBytes: source.maxBytes ?? FetchRequest.defaultMaxBytes, caCert: source.caCert)
     }
 
     private func hasCachedRows(_ source: Source) throws -> Bool {

@@ -4,10 +4,14 @@ import Foundation
 public struct FetchRequest: Sendable {
     public var url: URL
     public var headers: [Source.Header]
-    /// The whole exchange, connect to last byte.
+    /// The time the whole sync may take, retries and waits included (for messages)...
     public var timeout: Double
+    /// ...and when it runs out, on the monotonic clock.
+    public var deadline: ContinuousClock.Instant
     public var maxBytes: Int
     public var maxRedirects: Int
+    /// A PEM bundle of CAs trusted instead of the system's, for internal CAs.
+    public var caCert: String?
     /// Validators from the last response applied: sent as If-None-Match / If-Modified-Since.
     public var etag: String?
     public var lastModified: String?
@@ -15,17 +19,20 @@ public struct FetchRequest: Sendable {
     public var onBytes: (@Sendable (Int, Int?) -> Void)?
 
     public static let defaultTimeout: Double = 30
-    /// The connect (and idle) timeout.
+    /// The connect timeout.
     public static let connectTimeout: Double = 10
     public static let defaultMaxBytes = 64 << 20
 
     public init(url: URL, headers: [Source.Header] = [], timeout: Double = FetchRequest.defaultTimeout,
-                maxBytes: Int = FetchRequest.defaultMaxBytes, maxRedirects: Int = 5) {
+                deadline: ContinuousClock.Instant? = nil, maxBytes: Int = FetchRequest.defaultMaxBytes,
+                maxRedirects: Int = 5, caCert: String? = nil) {
         self.url = url
         self.headers = headers
         self.timeout = timeout
+        self.deadline = deadline ?? ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         self.maxBytes = maxBytes
         self.maxRedirects = maxRedirects
+        self.caCert = caCert
     }
 }
 
@@ -52,22 +59,15 @@ public protocol Fetching: Sendable {
     func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse
 }
 
-/// Fetches http with `PlainHTTPClient`, https through the `cache-https` helper (URLSession,
-/// in a program of its own), and reads file URLs directly.
+/// Fetches http and https through libcurl (`HTTPClient`) and reads file URLs directly.
 public struct Fetcher: Fetching {
-    /// The https helper's path; nil looks beside this program, then on PATH.
-    let httpsHelper: String?
-
-    public init(httpsHelper: String? = nil) {
-        self.httpsHelper = httpsHelper
-    }
+    public init() {}
 
     public func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
         let scheme = request.url.scheme?.lowercased() ?? ""
         switch scheme {
         case "file": return try readFile(request)
-        case "http": return try PlainHTTPClient(request: request).fetch()
-        case "https": return try HTTPSHelper(request: request, helperPath: httpsHelper).fetch()
+        case "http", "https": return try HTTPClient(request: request).fetch()
         default: throw .unsafeScheme(scheme)
         }
     }

@@ -31,6 +31,8 @@ public struct Source: Sendable, Equatable {
     /// The environment variable whose value is sent as a bearer token; only its name is stored.
     public var tokenEnv: String?
     public var maxBytes: Int?
+    /// A PEM bundle of CAs trusted instead of the system's; only its path is stored.
+    public var caCert: String?
 
     public struct Header: Sendable, Equatable {
         public var name: String
@@ -43,9 +45,16 @@ public struct Source: Sendable, Equatable {
             let name = line[..<colon].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            // Checked on Unicode scalars: Swift reads "\r\n" as one Character, equal to neither
+            // "\r" nor "\n", so a Character test would let a header smuggle a second one in.
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(token.contains),
-                  !value.contains(where: { $0 == "\r" || $0 == "\n" }) else { return nil }
+                  !value.unicodeScalars.contains(where: Self.isControl) else { return nil }
             self.init(name: name, value: value)
+        }
+
+        /// C0 controls (tab, CR and LF among them), DEL and C1 controls.
+        static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
         }
 
         public var line: String { "\(name): \(value)" }
@@ -53,7 +62,7 @@ public struct Source: Sendable, Equatable {
 
     public init(name: String, kind: SourceKind, url: URL, mode: SyncMode? = nil,
                 ttlSeconds: Int = Source.defaultTTL, headers: [Header] = [],
-                tokenEnv: String? = nil, maxBytes: Int? = nil) {
+                tokenEnv: String? = nil, maxBytes: Int? = nil, caCert: String? = nil) {
         self.name = name
         self.kind = kind
         self.url = url
@@ -62,6 +71,7 @@ public struct Source: Sendable, Equatable {
         self.headers = headers
         self.tokenEnv = tokenEnv
         self.maxBytes = maxBytes
+        self.caCert = caCert
     }
 
     /// Source names are used in commands and file-like contexts: letters, digits, `-`, `_`, `.`.

@@ -1,5 +1,5 @@
 /// Why a fetch produced nothing usable. The CLI maps each case to an exit code.
-public enum UpstreamError: Error, Sendable, Equatable, Codable, CustomStringConvertible {
+public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Could not connect, or the connection broke (refused, DNS, reset).
     case unreachable(url: String, reason: String)
     case timedOut(url: String, seconds: Double)
@@ -16,6 +16,8 @@ public enum UpstreamError: Error, Sendable, Equatable, Codable, CustomStringConv
     case tooManyRedirects(url: String)
     /// A redirect or source URL with a scheme this tool refuses.
     case unsafeScheme(String)
+    /// A URL libcurl cannot use (a port out of range, say).
+    case badURL(String)
     case missingToken(variable: String)
 
     /// Whether the same request may succeed later: connection errors, timeouts, 408, 429,
@@ -39,7 +41,7 @@ public enum UpstreamError: Error, Sendable, Equatable, Codable, CustomStringConv
         case let .unreachable(url, reason): "cannot reach \(url): \(reason)"
         case let .timedOut(url, seconds): "timed out after \(Self.seconds(seconds)) waiting for \(url)"
         case let .truncated(url, received, expected) where expected < 0:
-            "truncated body from \(url): the connection closed mid-chunk after \(received) bytes"
+            "truncated body from \(url): the connection broke after \(received) bytes"
         case let .truncated(url, received, expected): "truncated body from \(url): \(received) of \(expected) bytes"
         case let .tls(url, reason): "TLS failure with \(url): \(reason)"
         case let .httpStatus(status, url, _): "HTTP \(status) from \(url)"
@@ -48,6 +50,7 @@ public enum UpstreamError: Error, Sendable, Equatable, Codable, CustomStringConv
         case let .tooLarge(limit): "body larger than the \(limit)-byte cap"
         case let .tooManyRedirects(url): "too many redirects from \(url)"
         case let .unsafeScheme(scheme): "refused URL scheme '\(scheme)' (use http, https or file)"
+        case let .badURL(reason): "unusable URL: \(reason)"
         case let .missingToken(variable): "the token variable \(variable) is not set"
         }
     }

@@ -1,0 +1,261 @@
+import CurlShim
+import Foundation
+
+/// `http://` and `https://` through libcurl.
+///
+/// libcurl brings TLS (always verified), HTTP/2, compression, proxies from the environment,
+/// IPv6 and careful framing. This type keeps the project's promises on top of it:
+/// - one deadline for the whole sync (`FetchRequest.deadline`, on the monotonic clock), a
+///   connect timeout, and an idle timeout (nothing received for `idleTimeout` fails);
+/// - the body cap on the *decoded* bytes, enforced as they arrive, and a cap on the header block;
+/// - redirects followed here, not by libcurl: at most `maxRedirects`, to http or https only, and
+///   the source's headers (its bearer token among them) go only to the source URL's origin.
+struct HTTPClient {
+    let request: FetchRequest
+
+    /// A response head larger than this is refused (real servers send a few KiB).
+    static let maxHeaderBytes = 256 << 10
+    /// A response that sends nothing for this long fails.
+    static let idleTimeout = 10
+
+    func fetch() throws(UpstreamError) -> FetchResponse {
+        if let failure = cache_curl_load() {
+            throw .unreachable(url: Source.redacted(request.url), reason: String(cString: failure))
+        }
+        let origin = Origin(request.url)
+        var url = request.url
+        var redirects = 0
+        while true {
+            // A redirect elsewhere gets no credentials and none of the source's own headers.
+            let headers = Origin(url) == origin ? request.headers : []
+            let answer = try Transfer(request: request, url: url, headers: headers).perform()
+            guard answer.isRedirect, let location = answer.location else { return try Self.response(answer, url: url) }
+            guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                throw .badData("a redirect to an unreadable Location")
+            }
+            let scheme = next.scheme?.lowercased() ?? "none"
+            guard scheme == "http" || scheme == "https" else { throw .unsafeScheme(scheme) }
+            redirects += 1
+            guard redirects <= request.maxRedirects else { throw .tooManyRedirects(url: Source.redacted(request.url)) }
+            url = next
+        }
+    }
+
+    /// A complete exchange as the sync engine sees it: 304, a failing status, or the body.
+    static func response(_ answer: Transfer.Answer, url: URL) throws(UpstreamError) -> FetchResponse {
+        let etag = answer.headers["etag"], lastModified = answer.headers["last-modified"]
+        if answer.status == 304 { return FetchResponse(status: 304, body: Data(), etag: etag, lastModified: lastModified) }
+        guard (200..<300).contains(answer.status) else {
+            throw .httpStatus(answer.status, url: Source.redacted(url),
+                              retryAfter: answer.headers["retry-after"].flatMap { RetryAfter.seconds($0) })
+        }
+        return FetchResponse(status: answer.status, body: answer.body, etag: etag, lastModified: lastModified)
+    }
+}
+
+/// Scheme, host and port: where a request's secrets may go.
+struct Origin: Equatable {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init(_ url: URL) {
+        scheme = url.scheme?.lowercased() ?? ""
+        host = url.host?.lowercased() ?? ""
+        port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+}
+
+/// One request and its response through a libcurl easy handle, which follows no redirect.
+final class Transfer {
+    struct Answer {
+        var status: Int
+        /// The headers the engine uses, names lowercased: etag, last-modified, retry-after, location.
+        var headers: [String: String]
+        var body: Data
+
+        var isRedirect: Bool { [301, 302, 303, 307, 308].contains(status) }
+        var location: String? { headers["location"] }
+    }
+
+    private let request: FetchRequest
+    private let url: URL
+    private let headers: [Source.Header]
+    private let display: String
+
+    // Filled in by libcurl's callbacks, on the thread that runs `perform`.
+    private var status = 0
+    private var kept: [String: String] = [:]
+    private var contentLength: Int?
+    private var encoded = false
+    private var headerBytes = 0
+    private var body = Data()
+    /// Why a callback stopped the transfer; libcurl then reports a write error.
+    private var stopped: UpstreamError?
+
+    private static let keptHeaders: Set<String> = ["etag", "last-modified", "retry-after", "location"]
+
+    init(request: FetchRequest, url: URL, headers: [Source.Header]) {
+        self.request = request
+        self.url = url
+        self.headers = headers
+        self.display = Source.redacted(url)
+    }
+
+    func perform() throws(UpstreamError) -> Answer {
+        let remaining = request.deadline - ContinuousClock.now
+        let remainingMs = Int(remaining / .milliseconds(1))
+        guard remainingMs > 0 else { throw .timedOut(url: display, seconds: request.timeout) }
+        guard let handle = cache_curl_easy_init() else {
+            throw .unreachable(url: display, reason: "libcurl could not start a transfer")
+        }
+        defer { cache_curl_easy_cleanup(handle) }
+
+        var lines = headers.map(\.line)
+        lines.append("Accept: application/json")
+        if let etag = request.etag { lines.append("If-None-Match: \(etag)") }
+        if let lastModified = request.lastModified { lines.append("If-Modified-Since: \(lastModified)") }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines { list = cache_curl_slist_append(list, line) }
+        defer { cache_curl_slist_free_all(list) }
+
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errors in
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            var set = CURLE_OK
+            func check(_ result: CURLcode) { if set == CURLE_OK { set = result } }
+            check(cache_curl_setopt_string(handle, CURLOPT_URL, url.absoluteString))
+            check(cache_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+            check(cache_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+            check(cache_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+            check(cache_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, remainingMs))
+            check(cache_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS,
+                                         min(remainingMs, Int(FetchRequest.connectTimeout * 1000))))
+            // Idle: fewer than 1 byte a second over 10 seconds fails the transfer.
+            check(cache_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1))
+            check(cache_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, HTTPClient.idleTimeout))
+            // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd).
+            check(cache_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, ""))
+            check(cache_curl_setopt_string(handle, CURLOPT_USERAGENT, "cache/\(CacheVersion.string)"))
+            check(cache_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)))
+            check(cache_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
+            check(cache_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+            if let caCert = request.caCert { check(cache_curl_setopt_string(handle, CURLOPT_CAINFO, caCert)) }
+            check(cache_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors.baseAddress!)))
+            check(cache_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, Transfer.onHeader))
+            check(cache_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
+            check(cache_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, Transfer.onBody))
+            check(cache_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
+            guard set == CURLE_OK else { return set }
+            return cache_curl_easy_perform(handle)
+        }
+        if let stopped { throw stopped }
+        guard code == CURLE_OK else {
+            let message = errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            let detail = String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw failure(code, detail: detail.isEmpty ? String(cString: cache_curl_easy_strerror(code)) : detail,
+                          osError: { var value = 0; _ = cache_curl_getinfo_long(handle, CURLINFO_OS_ERRNO, &value); return Int32(value) }())
+        }
+        return Answer(status: status, headers: kept, body: body)
+    }
+
+    /// libcurl's result as the error the rest of the project knows; by code, never by message.
+    private func failure(_ code: CURLcode, detail: String, osError: Int32) -> UpstreamError {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT:
+            return .timedOut(url: display, seconds: request.timeout)
+        case CURLE_COULDNT_RESOLVE_HOST:
+            return .unreachable(url: display, reason: "host not found")
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return .unreachable(url: display, reason: "proxy host not found (\(detail))")
+        case CURLE_COULDNT_CONNECT:
+            let reason = osError != 0 ? String(cString: strerror(osError)).lowercased() : detail
+            return .unreachable(url: display, reason: reason)
+        case CURLE_PARTIAL_FILE:
+            return .truncated(url: display, received: body.count, expected: encoded ? -1 : contentLength ?? -1)
+        case CURLE_RECV_ERROR where status != 0:
+            // The connection broke after the answer began (a reset mid-body): a partial body.
+            return .truncated(url: display, received: body.count, expected: encoded ? -1 : contentLength ?? -1)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_SSL_ENGINE_INITFAILED:
+            return .tls(url: display, reason: detail)
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return .unsafeScheme(url.scheme?.lowercased() ?? "none")
+        case CURLE_URL_MALFORMAT:
+            return .badURL(detail)
+        case CURLE_BAD_CONTENT_ENCODING:
+            return .badData("the body's Content-Encoding could not be decoded (\(detail))")
+        case CURLE_GOT_NOTHING:
+            return .unreachable(url: display, reason: "the server closed the connection without answering")
+        default:
+            return .unreachable(url: display, reason: detail)
+        }
+    }
+
+    /// One header line, status lines included: a redirect and a `100 Continue` or `103 Early
+    /// Hints` each start a new response head.
+    private static let onHeader: cache_curl_data_callback = { bytes, size, count, context in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        let length = size * count
+        let line = UnsafeRawBufferPointer(start: bytes, count: length)
+        return transfer.header(line) ? length : 0
+    }
+
+    private func header(_ raw: UnsafeRawBufferPointer) -> Bool {
+        let text = String(decoding: raw, as: UTF8.self)
+        if text.hasPrefix("HTTP/") {
+            let parts = text.split(separator: " ", maxSplits: 2)
+            status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
+            kept = [:]
+            contentLength = nil
+            encoded = false
+            headerBytes = raw.count
+            return true
+        }
+        headerBytes += raw.count
+        guard headerBytes <= HTTPClient.maxHeaderBytes else {
+            stopped = .badData("a response head larger than \(HTTPClient.maxHeaderBytes / 1024) KiB")
+            return false
+        }
+        guard let colon = text.firstIndex(of: ":") else {
+            // The blank line ending the head: a body announced past the cap is refused unread.
+            if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, (200..<300).contains(status),
+               !encoded, let contentLength {
+                guard contentLength <= request.maxBytes else {
+                    stopped = .tooLarge(limit: request.maxBytes)
+                    return false
+                }
+                body.reserveCapacity(contentLength)
+            }
+            return true
+        }
+        let name = text[..<colon].lowercased()
+        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        switch name {
+        case "content-length": contentLength = Int(value)
+        case "content-encoding": encoded = !value.isEmpty && value.lowercased() != "identity"
+        case _ where Self.keptHeaders.contains(name): kept[name] = value
+        default: break
+        }
+        return true
+    }
+
+    /// Decoded body bytes as they arrive; a redirect's body is dropped.
+    private static let onBody: cache_curl_data_callback = { bytes, size, count, context in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        let length = size * count
+        return transfer.append(UnsafeRawBufferPointer(start: bytes, count: length)) ? length : 0
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if [301, 302, 303, 307, 308].contains(status) && kept["location"] != nil { return true }
+        guard body.count + bytes.count <= request.maxBytes else {
+            stopped = .tooLarge(limit: request.maxBytes)
+            return false
+        }
+        body.append(contentsOf: bytes)
+        request.onBytes?(body.count, encoded ? nil : contentLength)
+        return true
+    }
+}
