@@ -32,8 +32,8 @@ answers).
 
 The first line on stdout is "listening on http://127.0.0.1:PORT", printed once the socket
 is ready. With --tls-cert and --tls-key the upstream speaks https on that port (the line says
-https://), and a second line "control on http://127.0.0.1:PORT" names a plain port with the
-same routes, for the control routes. The server stops on SIGTERM, SIGINT, or when its stdin
+https://); with --bind ::1 it listens there. In both cases a second line "control on
+http://127.0.0.1:PORT" names a plain IPv4 port with the same routes, for the control routes. The server stops on SIGTERM, SIGINT, or when its stdin
 closes (--exit-on-eof).
 """
 import argparse
@@ -44,6 +44,7 @@ import os
 import random
 import re
 import signal
+import socket
 import ssl
 import urllib.parse
 import zlib
@@ -363,6 +364,7 @@ def make_handler(state):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
+    parser.add_argument("--bind", default="127.0.0.1", help="the address to listen on: 127.0.0.1 (default) or ::1")
     parser.add_argument("--jokes", default=os.environ.get("CACHE_JOKES_FILE", DEFAULT_JOKES))
     parser.add_argument("--delay", type=float, default=0, help="seconds to wait before answering")
     parser.add_argument("--fail-status", type=int, help="answer every route with this HTTP status")
@@ -393,7 +395,9 @@ def main():
 
     state = State(jokes, account, faults)
     state.static = static
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(state))
+    ThreadingHTTPServer.address_family = socket.AF_INET6 if ":" in args.bind else socket.AF_INET
+    server = ThreadingHTTPServer((args.bind, args.port), make_handler(state))
+    ThreadingHTTPServer.address_family = socket.AF_INET
     server.daemon_threads = True
     server.handle_error = lambda *_: None  # a client that hangs up or fails a handshake is no news
     servers = [server]
@@ -404,6 +408,7 @@ def main():
         # The handshake happens in the handler's thread, so a client that stalls it holds no one up.
         server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
         scheme = "https"
+    if args.tls_cert or args.bind != "127.0.0.1":
         control = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(state))
         control.daemon_threads = True
         servers.append(control)
@@ -417,7 +422,8 @@ def main():
     signal.signal(signal.SIGINT, stop)
     # A parent may have spawned us from a thread that blocks signals (libdispatch workers do).
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
-    print(f"listening on {scheme}://127.0.0.1:{server.server_address[1]}", flush=True)
+    host = f"[{args.bind}]" if ":" in args.bind else args.bind
+    print(f"listening on {scheme}://{host}:{server.server_address[1]}", flush=True)
     if len(servers) > 1:
         print(f"control on http://127.0.0.1:{servers[1].server_address[1]}", flush=True)
     if args.exit_on_eof:

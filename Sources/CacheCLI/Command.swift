@@ -23,6 +23,8 @@ enum Command: Equatable {
         var json = false
         var quiet = false
         var timeout: Double?
+        /// Sources fetched at once.
+        var parallel = 4
     }
 
     struct List: Equatable {

@@ -150,13 +150,19 @@ enum CommandParser {
         case "sync":
             let args = try ArgumentScanner(command: name, options: [
                 Option(name: "--if-stale"), Option(name: "--json"), Option(name: "--quiet", short: "-q"),
-                Option(name: "--timeout", takesValue: true),
+                Option(name: "--timeout", takesValue: true), Option(name: "--parallel", takesValue: true),
             ]).scan(arguments)
             var sync = Command.Sync(names: args.positionals, ifStale: args.has("--if-stale"),
                                     json: args.has("--json"), quiet: args.has("--quiet"))
             if let text = args.value("--timeout") {
                 guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--timeout", name) }
                 sync.timeout = Double(seconds)
+            }
+            if let text = args.value("--parallel") {
+                guard let count = Int(text), (1...64).contains(count) else {
+                    throw invalid(text, "--parallel", "a number of sources from 1 to 64", name)
+                }
+                sync.parallel = count
             }
             return .sync(sync)
 

@@ -1,3 +1,4 @@
+import Foundation
 import OfflineCache
 
 enum SyncCommand {
@@ -11,19 +12,17 @@ enum SyncCommand {
         if sources.isEmpty && !options.quiet {
             console.err("No sources to sync. Add one with 'cache sources add'.")
         }
-        let engine = SyncEngine(database: database, environment: context.environment)
         var engineOptions = SyncEngine.Options(onlyIfStale: options.ifStale)
         if let timeout = options.timeout { engineOptions.timeout = timeout }
+        let workers = min(options.parallel, sources.count)
+        // One progress line can follow one sync: shown when sources sync one at a time.
+        let showProgress = console.stderrIsTerminal && !options.quiet && workers <= 1
 
         var exitCode = ExitCode.success
         var reports: [SyncReport] = []
-        for source in sources {
-            var sourceOptions = engineOptions
-            // Progress only where a person watches: a terminal, and not --quiet.
-            if console.stderrIsTerminal && !options.quiet {
-                sourceOptions.progress = ProgressLine(source: source.name).update
-            }
-            let report = engine.sync(source, options: sourceOptions)
+        // Reports are printed in the order the sources were named, each as soon as it and
+        // those before it are done.
+        let report: (Source, SyncReport) -> Void = { source, report in
             reports.append(report)
             if let failure = report.failure {
                 console.err("cache: sync \(source.name): \(Context.escapeControl(report.errorText ?? failure.description))")
@@ -32,6 +31,23 @@ enum SyncCommand {
                 }
             } else if !options.json && !options.quiet {
                 console.out(line(for: report) + "\n")
+            }
+        }
+        if workers <= 1 {
+            let engine = SyncEngine(database: database, environment: context.environment)
+            for source in sources {
+                var sourceOptions = engineOptions
+                if showProgress { sourceOptions.progress = ProgressLine(source: source.name).update }
+                report(source, engine.sync(source, options: sourceOptions))
+            }
+        } else {
+            engineOptions.writeGate = WriteGate()
+            // Each worker its own connection: a connection is used by one thread at a time.
+            let connections = try (0..<workers).map { _ in try context.open(create: false) }
+            let results = ParallelSyncs(sources: sources, databases: connections, options: engineOptions,
+                                        environment: context.environment)
+            for (index, source) in sources.enumerated() {
+                report(source, results.wait(for: index))
             }
         }
         if options.json && !(options.quiet && exitCode == ExitCode.success) {
@@ -59,5 +75,46 @@ enum SyncCommand {
             ("error", .optional(report.errorText)), ("duration_ms", .int(report.durationMs)),
             ("attempts", .int(report.attempts)), ("note", .optional(report.note)),
         ])
+    }
+}
+
+/// Syncs sources on a few threads at once: the fetches overlap, the writes take turns
+/// (`WriteGate`). Each source's report is waited for by its index.
+final class ParallelSyncs: @unchecked Sendable {
+    // `reports` and `next` are guarded by `condition`.
+    private var reports: [SyncReport?]
+    private var next = 0
+    private let condition = NSCondition()
+
+    init(sources: [Source], databases: [CacheDatabase], options: SyncEngine.Options, environment: [String: String]) {
+        reports = Array(repeating: nil, count: sources.count)
+        for database in databases {
+            // Handed to this one thread, which alone uses it and its connection from here on.
+            nonisolated(unsafe) let engine = SyncEngine(database: database, environment: environment)
+            Thread.detachNewThread { [self] in
+                while let index = take() {
+                    let report = engine.sync(sources[index], options: options)
+                    condition.lock()
+                    reports[index] = report
+                    condition.broadcast()
+                    condition.unlock()
+                }
+            }
+        }
+    }
+
+    private func take() -> Int? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard next < reports.count else { return nil }
+        next += 1
+        return next - 1
+    }
+
+    func wait(for index: Int) -> SyncReport {
+        condition.lock()
+        defer { condition.unlock() }
+        while reports[index] == nil { condition.wait() }
+        return reports[index]!
     }
 }

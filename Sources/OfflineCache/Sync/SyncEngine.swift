@@ -22,6 +22,9 @@ public struct SyncEngine {
         public var longestRetryWait: Double = 30
         /// Told how a long sync advances: bytes downloaded, then rows reconciled.
         public var progress: (@Sendable (SyncProgress) -> Void)?
+        /// Shared by syncs running at once in this process, so their writes go one at a time
+        /// (SQLite would serialise them too, but by polling its busy timeout).
+        public var writeGate: WriteGate?
 
         public init(onlyIfStale: Bool = false, timeout: Double = FetchRequest.defaultTimeout) {
             self.onlyIfStale = onlyIfStale
@@ -122,6 +125,10 @@ public struct SyncEngine {
             return run.finished()
         }
 
+        // The fetched body decodes on its own thread meanwhile (BackgroundDecode).
+        let gate = options.writeGate
+        gate?.enter()
+        defer { gate?.leave() }
         do {
             let now = Timestamp.now()
             // Every row the reconcile writes belongs to this source, whose row is checked once
@@ -266,6 +273,14 @@ public struct SyncEngine {
     static func databaseError(_ error: Error) -> DatabaseError {
         error as? DatabaseError ?? DatabaseError(extendedCode: 1, message: "\(error)")
     }
+}
+
+/// One writer at a time among the syncs of one process.
+public final class WriteGate: @unchecked Sendable {
+    private let lock = NSLock()
+    public init() {}
+    func enter() { lock.lock() }
+    func leave() { lock.unlock() }
 }
 
 /// A body that failed to decode inside the write transaction: rolls it back, then is reported

@@ -88,6 +88,10 @@ final class RunningProcess {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = "1"
+        // The tests talk to loopback servers: a proxy set on the machine must not come between.
+        for variable in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            environment[variable] = nil
+        }
         for (key, value) in extra { environment[key] = value }
         process.environment = environment
         process.standardOutput = out

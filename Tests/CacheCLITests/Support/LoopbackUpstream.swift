@@ -5,36 +5,72 @@ import FoundationNetworking
 
 /// The project's loopback upstream (`Scripts/upstream.py`), started for one test.
 ///
-/// It is a real HTTP server on 127.0.0.1; tests switch its faults and its account through
-/// its control routes. It stops when the test releases it or when the test process dies
-/// (it exits when its stdin closes).
+/// It is a real HTTP server on 127.0.0.1 — or, with `.tls`, a real https server whose
+/// certificate a throwaway CA signed (`TestCA`) — and tests switch its faults and its account
+/// through its control routes (on a plain port of their own when it speaks TLS). It stops when
+/// the test releases it or when the test process dies (it exits when its stdin closes).
 final class LoopbackUpstream {
+    enum Transport: String, CaseIterable, CustomStringConvertible, Sendable {
+        case plain, tls
+        var description: String { rawValue }
+    }
+
     let process = Process()
+    let transport: Transport
     let port: Int
+    /// "http://127.0.0.1:PORT", "https://…" with TLS, or "http://[::1]:PORT" bound there.
+    let baseURL: String
+    /// Where the control routes are: the same server for plain http, a plain one beside it for TLS.
+    private let controlURL: String
     private let stdin = Pipe()
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// What `sources add` needs to trust this upstream: the test CA for TLS, nothing for plain.
+    var trust: [String] { transport == .tls ? ["--ca-cert", TestCA.shared.caFile] : [] }
 
-    init(arguments: [String] = []) throws {
+    init(_ transport: Transport = .plain, arguments: [String] = []) throws {
+        self.transport = transport
         let stdout = Pipe()
+        var tlsArguments: [String] = []
+        if transport == .tls {
+            let ca = try TestCA.shared.ready()
+            tlsArguments = ["--tls-cert", ca.serverCertificate, "--tls-key", ca.serverKey]
+        }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Paths.repository + "/Scripts/upstream.py", "--port", "0", "--exit-on-eof"] + arguments
+        process.arguments = ["python3", Paths.repository + "/Scripts/upstream.py", "--port", "0", "--exit-on-eof"]
+            + tlsArguments + arguments
         process.standardInput = stdin
         process.standardOutput = stdout
         try process.run()
-        // The first line is "listening on http://127.0.0.1:PORT", printed once the socket is bound.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            guard let chunk = try stdout.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty else { break }
-            line.append(chunk)
+        // "listening on SCHEME://127.0.0.1:PORT" once the socket is bound, then for TLS
+        // "control on http://127.0.0.1:PORT".
+        func portOf(_ line: String) -> Int? {
+            line.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
-        let text = String(decoding: line, as: UTF8.self)
-        guard let portText = text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines),
-              let port = Int(portText) else {
+        func readLine() throws -> String {
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                guard let chunk = try stdout.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty else { break }
+                line.append(chunk)
+            }
+            return String(decoding: line, as: UTF8.self)
+        }
+        let first = try readLine()
+        guard let port = portOf(first) else {
             process.terminate()
-            throw TestFailure("the upstream did not start: \(text)")
+            throw TestFailure("the upstream did not start: \(first)")
         }
         self.port = port
+        baseURL = first.replacingOccurrences(of: "listening on ", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+        if transport == .tls || arguments.contains("--bind") {
+            let second = try readLine()
+            guard portOf(second) != nil else {
+                process.terminate()
+                throw TestFailure("the upstream gave no control port: \(second)")
+            }
+            controlURL = second.replacingOccurrences(of: "control on ", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+        } else {
+            controlURL = baseURL
+        }
     }
 
     deinit { stop() }
@@ -77,7 +113,7 @@ final class LoopbackUpstream {
     }
 
     private func request(_ method: String, _ path: String, body: Data?) throws -> Data {
-        var request = URLRequest(url: URL(string: baseURL + path)!)
+        var request = URLRequest(url: URL(string: controlURL + path)!)
         request.httpMethod = method
         request.httpBody = body
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
@@ -106,6 +142,71 @@ private final class ResultBox: @unchecked Sendable {
         done.wait()
         if let error { throw error }
         return data ?? Data()
+    }
+}
+
+/// `Scripts/forward-proxy.py`: a forward HTTP proxy on loopback that logs each URL it relays.
+final class ForwardProxy {
+    let process = Process()
+    let url: String
+    let log: String
+    private let stdin = Pipe()
+
+    init(log: String) throws {
+        self.log = log
+        let stdout = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Paths.repository + "/Scripts/forward-proxy.py", "--log", log, "--exit-on-eof"]
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            guard let chunk = try stdout.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty else { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("listening on ") else {
+            process.terminate()
+            throw TestFailure("the proxy did not start: \(text)")
+        }
+        url = text.replacingOccurrences(of: "listening on ", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The URLs relayed so far, one a line.
+    var relayed: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    deinit {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// A throwaway certificate authority and a server certificate it signed for 127.0.0.1, made
+/// once per test run with the `openssl` command (`Scripts/tls-test-certs`).
+final class TestCA: @unchecked Sendable {
+    static let shared = TestCA()
+
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-test-ca-\(UUID().uuidString)").path
+    var caFile: String { folder + "/ca.pem" }
+    var serverCertificate: String { folder + "/server.pem" }
+    var serverKey: String { folder + "/server.key" }
+    private let lock = NSLock()
+    private var made = false
+
+    /// Makes the certificates on first use.
+    func ready() throws -> TestCA {
+        lock.lock()
+        defer { lock.unlock() }
+        if !made {
+            let result = try RunningProcess(Paths.repository + "/Scripts/tls-test-certs", [folder], environment: [:]).wait().0
+            guard result.status == 0, FileManager.default.fileExists(atPath: serverKey) else {
+                throw TestFailure("Scripts/tls-test-certs failed: \(result.stderr)")
+            }
+            made = true
+        }
+        return self
     }
 }
 

@@ -1,0 +1,243 @@
+import Foundation
+import OfflineCache
+import Testing
+
+/// http and https through libcurl, end to end: the built binary against real servers on
+/// loopback (the project's upstream, over TLS with a throwaway CA where it says so).
+@Suite struct HTTPTransportTests {
+    /// The cached account of source `name` as "date|vendor|type|amount" lines plus its header.
+    func cachedAccount(_ box: Sandbox, _ name: String = "bank") throws -> Set<String> {
+        let transactions = try rows(box.database, "SELECT date, vendor, type, amount FROM transactions WHERE source = '\(name)'")
+        let header = try rows(box.database, "SELECT name, balance FROM accounts WHERE source = '\(name)'")
+        return Set(transactions.map { "\($0["date"]!)|\($0["vendor"]!)|\($0["type"]!)|\(Double($0["amount"]!)!)" }
+            + header.map { "header|\($0["name"]!)|\(Double($0["balance"]!)!)" })
+    }
+
+    func servedAccount(_ upstream: LoopbackUpstream) throws -> Set<String> {
+        let body = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        let transactions = try #require(body["transactions"] as? [[String: Any]])
+        return Set(transactions.map { t in
+            let date = (t["date"] as! String).replacingOccurrences(of: " ", with: "T") + "Z"
+            return "\(date)|\(t["vendor"]!)|\(t["type"]!)|\((t["amount"] as! NSNumber).doubleValue)"
+        } + ["header|\(body["name"]!)|\((body["currentBalance"] as! NSNumber).doubleValue)"])
+    }
+
+    func cachedJokeIDs(_ box: Sandbox, _ name: String) throws -> Set<Int> {
+        Set(try rows(box.database, "SELECT id FROM jokes WHERE source = '\(name)'").compactMap { Int($0["id"]!) })
+    }
+
+    @Test func httpsSyncsBothKindsWithTheSourcesCA() throws {
+        let upstream = try LoopbackUpstream(.tls)
+        #expect(upstream.baseURL.hasPrefix("https://"))
+        let box = try Sandbox()
+        #expect(try box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + upstream.trust).status == 0)
+        #expect(try box.cache(["sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten"] + upstream.trust).status == 0)
+        let result = try box.cache("sync")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try cachedAccount(box) == servedAccount(upstream))
+        let served = try #require(try upstream.stats()["served_jokes"] as? [[Int]])
+        #expect(served.count == 1)
+        #expect(try cachedJokeIDs(box, "jokes") == Set(served[0]))
+        #expect(try box.cache("sources", "list", "--json").jsonArray().first?["ca_cert"] as? String == TestCA.shared.caFile)
+    }
+
+    @Test func httpsWithoutTheCAFailsOnTheCertificate() throws {
+        let upstream = try LoopbackUpstream(.tls)
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        let result = try box.cache("sync", "jokes")
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("cache: sync jokes: TLS failure with \(upstream.baseURL)/jokes/ten: "), "\(result.stderr)")
+        #expect(result.stderr.contains("certificate"), "\(result.stderr)")
+        // The handshake failed: no HTTP request reached the server.
+        #expect(try upstream.stats()["total"] as? Int == 0)
+        #expect(try cachedJokeIDs(box, "jokes").isEmpty)
+    }
+
+    /// A plain-http server behind an https URL: a failed handshake, not "no server".
+    @Test func httpsToAPlainServerIsATLSFailure() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let url = upstream.baseURL.replacingOccurrences(of: "http://", with: "https://") + "/jokes/ten"
+        try box.cache("sources", "add", "secure", "--kind", "jokes", "--url", url)
+        let result = try box.cache("sync", "secure")
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("cache: sync secure: TLS failure with "), "\(result.stderr)")
+        #expect(!result.stderr.contains("cannot reach"), "\(result.stderr)")
+    }
+
+    @Test(arguments: LoopbackUpstream.Transport.allCases)
+    func secretsNeverFollowARedirectToAnotherOrigin(_ transport: LoopbackUpstream.Transport) throws {
+        let origin = try LoopbackUpstream(transport)
+        let elsewhere = try LoopbackUpstream(transport)  // the same host, another port
+        let box = try Sandbox()
+        let canary = "canary-\(UUID().uuidString)"
+        let secrets = ["--token-env", "BANK_TOKEN", "--header", "X-Client: cache-tests"]
+        let away = origin.baseURL + "/redirect?to=" + elsewhere.baseURL + "/account"
+        let home = origin.baseURL + "/redirect?to=/account"
+        #expect(try box.cache(["sources", "add", "away", "--kind", "account", "--url", away] + origin.trust + secrets).status == 0)
+        #expect(try box.cache(["sources", "add", "home", "--kind", "account", "--url", home] + origin.trust + secrets).status == 0)
+
+        let result = try box.cache(["sync", "away", "home"], environment: ["BANK_TOKEN": canary])
+        #expect(result.status == 0, "\(result.stderr)")
+
+        // The other origin got the request, and neither the token nor the custom header.
+        let received = try #require(try upstreamRequests(elsewhere).first?["headers"] as? [String: String])
+        #expect(received["authorization"] == nil && received["x-client"] == nil, "\(received)")
+        // The source's own origin got both, on the redirect and on the same-origin target.
+        for path in ["/redirect", "/account"] {
+            for request in try upstreamRequests(origin, path) {
+                let headers = try #require(request["headers"] as? [String: String])
+                #expect(headers["authorization"] == "Bearer \(canary)" && headers["x-client"] == "cache-tests", "\(path): \(headers)")
+            }
+        }
+        #expect(try upstreamRequests(origin, "/redirect").count == 2)
+        #expect(try upstreamRequests(origin, "/account").count == 1)
+        // (Read after the request checks: reading what is served is a request too.)
+        #expect(try cachedAccount(box, "away") == servedAccount(elsewhere))
+        #expect(try cachedAccount(box, "home") == servedAccount(origin))
+    }
+
+    @Test func interimAnswersBeforeTheRealOneAreSkipped() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/continue")
+        let result = try box.cache("sync", "jokes", "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try result.jsonArray().first?["http_status"] as? Int == 200)
+        #expect(try cachedJokeIDs(box, "jokes").count == 10)
+    }
+
+    /// A server that accepts and then says nothing fails the attempt after the 10 s idle
+    /// timeout, well inside the sync's 30 s; the retry then succeeds.
+    @Test func aSilentAnswerFailsAtTheIdleTimeout() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try upstream.control(["silent_once": true])
+        let result = try box.cache("sync", "bank", "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try result.jsonArray().first?["attempts"] as? Int == 2)
+        let times = try upstreamRequests(upstream).map { $0["time"] as! Double }
+        #expect(times.count == 2)
+        // 10 s of silence, then the retry's backoff (under 2 s).
+        #expect(times[1] - times[0] >= 9.9 && times[1] - times[0] < 14, "\(times)")
+    }
+
+    @Test func timeoutBoundsTheWholeSyncRetriesIncluded() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/silent")
+        let started = ContinuousClock.now
+        let result = try box.cache("sync", "bank", "--timeout", "5s")
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 75, "\(result.stderr)")
+        #expect(result.stderr.contains("timed out after 5s waiting for \(upstream.baseURL)/silent"), "\(result.stderr)")
+        #expect(elapsed <= .seconds(7), "took \(elapsed)")
+    }
+
+    @Test(arguments: LoopbackUpstream.Transport.allCases)
+    func aGzipAnswerIsDecodedAndCached(_ transport: LoopbackUpstream.Transport) throws {
+        let upstream = try LoopbackUpstream(transport)
+        let box = try Sandbox()
+        #expect(try box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + upstream.trust).status == 0)
+        try upstream.control(["gzip": true])
+        let result = try box.cache("sync", "bank")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try cachedAccount(box) == servedAccount(upstream))
+        let sent = try #require(try upstreamRequests(upstream).first?["headers"] as? [String: String])
+        #expect(sent["accept-encoding"]?.contains("gzip") == true, "\(sent)")
+    }
+
+    /// 20 MB of gzip that inflates to 40 MB, against a 32 MiB cap: refused as the decoded
+    /// bytes pass the cap, never holding more than the cap.
+    @Test func aGzipBodyInflatingPastTheCapIsRefused() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let cap = 32 << 20
+        try box.cache("sources", "add", "bomb", "--kind", "jokes", "--url", upstream.baseURL + "/gzip-bomb?bytes=40000000",
+                      "--max-bytes", String(cap))
+        let result = try box.run("/usr/bin/time", ["-f", "peak-kb %M", Paths.cacheBinary, "sync", "bomb"],
+                                 environment: ["CACHE_DB": box.database])
+        let peakKB = result.stderr.components(separatedBy: "peak-kb ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? -1
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("cache: sync bomb: body larger than the \(cap)-byte cap"), "\(result.stderr)")
+        #expect(peakKB > 0 && peakKB < 2 * cap / 1024, "peak \(peakKB) KB")
+        print("gzip body inflating to 40 MB: refused at the 32 MiB cap, peak RSS \(peakKB / 1024) MiB")
+        #expect(try cachedJokeIDs(box, "bomb").isEmpty)
+    }
+
+    @Test func proxiesComeFromTheEnvironment() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let proxy = try ForwardProxy(log: box.folder + "/proxy.log")
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+
+        let proxied = try box.cache(["sync", "bank"], environment: ["http_proxy": proxy.url])
+        #expect(proxied.status == 0, "\(proxied.stderr)")
+        let seen = proxy.relayed
+        #expect(seen == upstream.baseURL + "/account\n", "the proxy saw: \(seen)")
+
+        let bypassed = try box.cache(["sync", "bank"], environment: ["http_proxy": proxy.url, "no_proxy": "127.0.0.1"])
+        #expect(bypassed.status == 0, "\(bypassed.stderr)")
+        #expect(proxy.relayed == seen)
+        #expect(try upstreamRequests(upstream).count == 2)
+        #expect(try cachedAccount(box) == servedAccount(upstream))
+    }
+
+    /// Eight sources on an upstream that takes a second per answer: fetched four at a time.
+    @Test func syncsFetchSeveralSourcesAtOnce() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let names = (1...8).map { "bank\($0)" }
+        for name in names {
+            try box.cache("sources", "add", name, "--kind", "account", "--url", upstream.baseURL + "/account")
+        }
+        try upstream.control(["delay": 1])
+        let started = ContinuousClock.now
+        let result = try box.cache("sync")
+        let elapsed = ContinuousClock.now - started
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(elapsed < .seconds(3), "8 one-second sources took \(elapsed)")
+        // Reported in the order the sources are listed, every one updated with the right rows.
+        #expect(result.stdout.split(separator: "\n").map { String($0.split(separator: ":")[0]) } == names.sorted())
+        let served = try servedAccount(upstream)
+        for name in names { #expect(try cachedAccount(box, name) == served, "\(name)") }
+        print("8 sources answering after 1 s each: synced in \(elapsed)")
+    }
+
+    @Test func headersWithControlCharactersAreRefusedAtAdd() throws {
+        let box = try Sandbox()
+        for header in ["X: a\r\nInjected: yes", "X: a\nInjected: yes", "X: a\rb", "X: tab\there", "X: \u{85}next", "X: \u{7F}"] {
+            let result = try box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account",
+                                       "--header", header)
+            #expect(result.status == 64, "\(header.debugDescription): \(result.stderr)")
+        }
+        #expect(try box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account",
+                              "--header", "X-Fine: caf\u{E9} ok").status == 0)
+    }
+
+    @Test func unusableURLsAreRefusedAtAdd() throws {
+        let box = try Sandbox()
+        for (url, words) in [("http://127.0.0.1:99999/", "port 99999 is out of range"),
+                             ("https://user:secret@127.0.0.1/", "credentials in the URL"),
+                             ("http:///path", "no host")] {
+            let result = try box.cache("sources", "add", "x", "--kind", "jokes", "--url", url)
+            #expect(result.status == 64, "\(url): \(result.stderr)")
+            #expect(result.stderr.contains(words), "\(url): \(result.stderr)")
+            #expect(!result.stderr.contains("secret"))
+        }
+    }
+
+    @Test func anIPv6LiteralIsFetched() throws {
+        let upstream = try LoopbackUpstream(arguments: ["--bind", "::1"])
+        let box = try Sandbox()
+        let url = upstream.baseURL + "/account"
+        #expect(url == "http://[::1]:\(upstream.port)/account")
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", url)
+        let result = try box.cache("sync", "bank")
+        #expect(result.status == 0, "\(result.stderr)")
+        let host = try #require(try upstreamRequests(upstream).first?["headers"] as? [String: String])["host"]
+        #expect(host == "[::1]:\(upstream.port)")
+    }
+}
