@@ -20,7 +20,7 @@ Run-time control (JSON bodies), used by the tests:
     POST /_account  the account's body object: {"name", "currentBalance", "transactions"}
     POST /_generate {"count": N, "seed": S}: serve a generated account of N transactions
     POST /_static   {"path": "/account", "file": F}: serve F's bytes at path (benchmarks)
-    GET  /_stats    {"total": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
+    GET  /_stats    {"total": N, "bytes_sent": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
                      "requests": [{"path", "time", "if_none_match", "if_modified_since", "authorization",
                                    "headers": {lowercased name: value}}, ...]}
 
@@ -102,6 +102,8 @@ class State:
         self.served_jokes = []  # the ids of each jokes answer, in order
         self.requests = []  # what each request sent that the tests check
         self.static = {}  # path -> bytes served as they are (--account-file)
+        self.static_gzip = {}  # path -> those bytes gzip-compressed, made on first request
+        self.bytes_sent = 0  # body bytes sent, as they went on the wire (compressed or not)
         self.rng = random.Random(1)
 
     def count(self, path, headers):
@@ -127,6 +129,8 @@ def make_handler(state):
         # -- helpers -------------------------------------------------------
         def send(self, status, body, content_type="application/json", declared_length=None, drip=False, headers=None):
             data = body if isinstance(body, bytes) else body.encode()
+            with state.lock:
+                state.bytes_sent += len(data)
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             for key, value in (headers or {}).items():
@@ -190,10 +194,15 @@ def make_handler(state):
             path = self.path.split("?", 1)[0]
             if path == "/_stats":
                 with state.lock:
-                    return self.send_json({"total": state.total, "paths": dict(state.counts),
+                    return self.send_json({"total": state.total, "bytes_sent": state.bytes_sent, "paths": dict(state.counts),
                                            "served_jokes": list(state.served_jokes), "requests": list(state.requests)})
             state.count(path, self.headers)
             if path in state.static:
+                if state.faults.get("gzip") and "gzip" in (self.headers.get("Accept-Encoding") or ""):
+                    with state.lock:
+                        if path not in state.static_gzip:
+                            state.static_gzip[path] = gzip.compress(state.static[path], 6)
+                    return self.send(200, state.static_gzip[path], headers={"Content-Encoding": "gzip"})
                 return self.send(200, state.static[path])
             with state.lock:
                 faults = dict(state.faults)
