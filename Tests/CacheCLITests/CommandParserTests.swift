@@ -28,6 +28,12 @@ import Testing
         #expect(add.headers.map(\.line) == ["X-Api-Version: 2", "Accept-Language: en"])
     }
 
+    @Test func syncTakesParallelAndTimeout() throws {
+        #expect(try CommandParser.parse(["sync"]).command == .sync(.init(parallel: 4)))
+        let parsed = try CommandParser.parse(["sync", "a", "b", "--parallel", "2", "--timeout", "5s"])
+        #expect(parsed.command == .sync(.init(names: ["a", "b"], timeout: 5, parallel: 2)))
+    }
+
     @Test(arguments: [
         (["sync", "--quite"], "Unknown option '--quite'. Did you mean '--quiet'?"),
         (["list", "x", "--limit"], "Missing value for '--limit <n>'."),
@@ -35,6 +41,9 @@ import Testing
         (["sources", "add", "bad name", "--kind", "jokes", "--url", "http://h"], "Invalid source name 'bad name': use letters, digits, '-', '_' and '.'."),
         (["status", "now"], "Unexpected argument 'now'."),
         (["list", "x", "--stale=yes"], "'--stale' takes no value."),
+        (["sync", "--parallel", "0"], "Invalid value '0' for '--parallel': expected a number of sources from 1 to 64."),
+        (["sources", "add", "x", "--kind", "jokes", "--url", "http://h", "--ca-cert", "/nonexistent/ca.pem"],
+         "Invalid value '/nonexistent/ca.pem' for '--ca-cert': expected a readable PEM file of CA certificates."),
     ] as [([String], String)])
     func usageErrors(_ arguments: [String], _ message: String) {
         #expect {
