@@ -8,7 +8,8 @@ line or at run time, so tests can drive every failure path over real HTTP:
     upstream.py [--port 0] [--delay S] [--fail-status 500] [--fault KIND] [--transactions N]
                 [--tls-cert PEM --tls-key PEM]
 
-    KIND: malformed | truncated | plain | html | wrong-types | envelope-error | null-body | drip
+    KIND: malformed | truncated | reset | plain | html | wrong-types | envelope-error | null-body | drip
+    (reset: half the body with no length announced, then the connection reset)
 
 Run-time control (JSON bodies), used by the tests:
     POST /_control  {"delay": 2, "status": 503, "fault": "truncated", "message": "..."}
@@ -45,6 +46,7 @@ import random
 import re
 import signal
 import socket
+import struct
 import ssl
 import urllib.parse
 import zlib
@@ -56,7 +58,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_JOKES = os.path.join(ROOT, "Scripts", "data", "official-jokes.json")
 
-FAULTS = {"malformed", "truncated", "plain", "html", "wrong-types", "envelope-error", "null-body", "drip"}
+FAULTS = {"malformed", "truncated", "reset", "plain", "html", "wrong-types", "envelope-error", "null-body", "drip"}
 
 
 def default_account():
@@ -93,7 +95,7 @@ def generated_account(count, seed=7):
 
 class State:
     def __init__(self, jokes, account, faults):
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entered: send() counts bytes under it, and some routes send while holding it
         self.jokes = jokes
         self.account = account
         self.faults = faults
@@ -290,6 +292,20 @@ def make_handler(state):
                 return self.send(200, data[: len(data) // 2], declared_length=len(data))
             if fault == "drip":
                 return self.send(200, text, drip=True)
+            if fault == "reset":
+                data = text.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                # SO_LINGER with a zero timeout: close() sends a TCP reset instead of a FIN. The
+                # descriptor is closed here, before the server's own shutdown() could send a FIN.
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                os.close(self.connection.detach())
+                self.close_connection = True
+                return
             if state.faults.get("gzip") and "gzip" in (self.headers.get("Accept-Encoding") or ""):
                 return self.send(200, gzip.compress(text.encode()), headers={"Content-Encoding": "gzip"})
             self.send(200, text)

@@ -21,6 +21,7 @@ import Testing
         Case(name: "HTTP 401", control: ["status": "401"], exitCode: 77, reason: "HTTP 401 from"),
         Case(name: "malformed JSON", control: ["fault": "malformed"], exitCode: 65, reason: "not valid JSON"),
         Case(name: "truncated body", control: ["fault": "truncated"], exitCode: 75, reason: "truncated body"),
+        Case(name: "connection reset mid-body", control: ["fault": "reset"], exitCode: 75, reason: "truncated body"),
         Case(name: "plain-text 200", control: ["fault": "plain"], exitCode: 65, reason: "not JSON (the body starts with \"Sorry"),
         Case(name: "HTML 200", control: ["fault": "html"], exitCode: 65, reason: "not JSON (the body starts with \"<!doctype"),
         Case(name: "wrong field types", control: ["fault": "wrong-types"], exitCode: 65,
