@@ -183,6 +183,7 @@ def make_handler(state):
                     data = f.read()
                 with state.lock:
                     state.static[value.get("path", "/account")] = data
+                    state.static_gzip.pop(value.get("path", "/account"), None)
                 return self.send_json({"ok": True, "bytes": len(data)})
             if self.path == "/_generate":
                 account = generated_account(int(value.get("count", 10000)), int(value.get("seed", 7)))
@@ -199,13 +200,6 @@ def make_handler(state):
                     return self.send_json({"total": state.total, "bytes_sent": state.bytes_sent, "paths": dict(state.counts),
                                            "served_jokes": list(state.served_jokes), "requests": list(state.requests)})
             state.count(path, self.headers)
-            if path in state.static:
-                if state.faults.get("gzip") and "gzip" in (self.headers.get("Accept-Encoding") or ""):
-                    with state.lock:
-                        if path not in state.static_gzip:
-                            state.static_gzip[path] = gzip.compress(state.static[path], 6)
-                    return self.send(200, state.static_gzip[path], headers={"Content-Encoding": "gzip"})
-                return self.send(200, state.static[path])
             with state.lock:
                 faults = dict(state.faults)
                 account = state.account
@@ -216,6 +210,13 @@ def make_handler(state):
                 return
             if faults.get("delay"):
                 time.sleep(float(faults["delay"]))
+            if path in state.static:
+                if state.faults.get("gzip") and "gzip" in (self.headers.get("Accept-Encoding") or ""):
+                    with state.lock:
+                        if path not in state.static_gzip:
+                            state.static_gzip[path] = gzip.compress(state.static[path], 6)
+                    return self.send(200, state.static_gzip[path], headers={"Content-Encoding": "gzip"})
+                return self.send(200, state.static[path])
             if faults.get("status"):
                 extra = {"Retry-After": str(faults["retry_after"])} if faults.get("retry_after") is not None else {}
                 return self.send(int(faults["status"]), "upstream failure\n", "text/plain", headers=extra)
