@@ -17,7 +17,7 @@ Run-time control (JSON bodies), used by the tests:
                     also: "validators": true (send ETag and Last-Modified, answer 304 to a match),
                     "retry_after": "2" (sent with error statuses), "gzip": true (compress JSON
                     answers for clients that accept gzip), "silent_once": true (the next upstream
-                    request gets no answer at all)
+                    request gets no answer at all), "always_304": true (answer 304 to everything)
     POST /_account  the account's body object: {"name", "currentBalance", "transactions"}
     POST /_generate {"count": N, "seed": S}: serve a generated account of N transactions
     POST /_static   {"path": "/account", "file": F}: serve F's bytes at path (benchmarks)
@@ -28,7 +28,7 @@ Run-time control (JSON bodies), used by the tests:
 Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a file: URL),
 /redirect?to=URL (302 to URL), /big?bytes=N (streams an N-byte body that is never valid JSON:
 for the size cap), /gzip-bomb?bytes=N (a gzip body of N random hex digits, compressed as it is
-sent), /continue (100 Continue and 103 Early Hints before the jokes), /silent (accepts, never
+sent), /huge-head (200,000 header lines), /continue (100 Continue and 103 Early Hints before the jokes), /silent (accepts, never
 answers).
 
 The first line on stdout is "listening on http://127.0.0.1:PORT", printed once the socket
@@ -170,7 +170,7 @@ def make_handler(state):
                     if value.get("reset"):
                         state.faults = {}
                     for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after",
-                                "gzip", "silent_once"):
+                                "gzip", "silent_once", "always_304"):
                         if key in value:
                             state.faults[key] = value[key]
                     return self.send_json(state.faults)
@@ -217,6 +217,12 @@ def make_handler(state):
                             state.static_gzip[path] = gzip.compress(state.static[path], 6)
                     return self.send(200, state.static_gzip[path], headers={"Content-Encoding": "gzip"})
                 return self.send(200, state.static[path])
+            if faults.get("always_304"):
+                # A 304 whatever the request sent: a protocol error when it sent no validator.
+                self.send_response(304)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             if faults.get("status"):
                 extra = {"Retry-After": str(faults["retry_after"])} if faults.get("retry_after") is not None else {}
                 return self.send(int(faults["status"]), "upstream failure\n", "text/plain", headers=extra)
@@ -230,6 +236,15 @@ def make_handler(state):
             if path == "/gzip-bomb":
                 query = dict(part.split("=", 1) for part in self.path.partition("?")[2].split("&") if "=" in part)
                 return self.stream_gzip(int(query.get("bytes", 40_000_000)))
+            if path == "/huge-head":
+                # 200,000 header lines (about 5 MB) before any body.
+                self.send_response(200)
+                for i in range(200_000):
+                    self.send_header(f"X-Filler-{i}", "x" * 8)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"[]")
+                return
             if path == "/continue":
                 # Interim answers first, as a server may send them; the real one follows.
                 self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")

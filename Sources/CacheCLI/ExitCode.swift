@@ -43,15 +43,17 @@ enum ExitCode {
             }
         case .badData, .envelope, .tooLarge, .tooManyRedirects: return dataError
         case .unsafeScheme, .badURL, .missingToken: return configuration
+        case .noFile: return noInput
         }
     }
 
     static func of(_ error: CacheError) -> Int32 {
         switch error {
-        case .noDatabase, .noSuchSource: return noInput
+        case .noDatabase, .noSuchSource, .noSuchRun: return noInput
         case .cannotCreate: return cannotCreate
         case .newerSchema, .invalidSource: return configuration
         case .sourceExists: return usage
+        case .sourceReplaced: return temporaryFailure
         case .database(let error): return of(error)
         }
     }

@@ -236,6 +236,26 @@ import Testing
         #expect(try upstreamRequests(upstream).count == 4)
     }
 
+    /// Huge, infinite and far-future Retry-After values once crashed the process (an Int64
+    /// conversion trapped) or stopped refresh until the year 9999: now one failed run, recorded,
+    /// and the next attempt at most the documented hour away.
+    @Test func anAbsurdRetryAfterIsClampedToTheHourCap() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addBank(upstream, box)
+        #expect(try box.cache("sync").status == 0)
+        for value in ["9223372036854775", "99999999999", "inf", "1e300", "Fri, 31 Dec 9999 23:59:59 GMT"] {
+            try upstream.control(["status": 503, "retry_after": value])
+            let result = try box.cache("sync", "bank")
+            #expect(result.status == 75, "\(value): \(result.stderr)")
+            #expect(result.stderr.contains("HTTP 503"), "\(value): \(result.stderr)")
+            let status = try #require(try box.cache("status", "--json").jsonArray().first)
+            let next = try #require((status["next_attempt_at"] as? String).flatMap(Timestamp.parse))
+            #expect(next.timeIntervalSinceNow <= 3600 + 5, "\(value): next attempt at \(next)")
+        }
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs WHERE outcome = 'failed'").first?["n"] == "5")
+    }
+
     @Test(arguments: LoopbackUpstream.Transport.allCases)
     func aDrippingBodyIsCutAtTheTimeout(_ transport: LoopbackUpstream.Transport) throws {
         let upstream = try LoopbackUpstream(transport)

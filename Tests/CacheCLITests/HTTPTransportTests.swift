@@ -206,6 +206,18 @@ import Testing
         print("8 sources answering after 1 s each: synced in \(elapsed)")
     }
 
+    @Test func aHugeResponseHeadIsRefused() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/huge-head")
+        let result = try box.run("/usr/bin/time", ["-f", "peak-kb %M", Paths.cacheBinary, "sync", "jokes"],
+                                 environment: ["CACHE_DB": box.database])
+        let peakKB = result.stderr.components(separatedBy: "peak-kb ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? -1
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("cache: sync jokes: bad data: a response head larger than 256 KiB"), "\(result.stderr)")
+        #expect(peakKB > 0 && peakKB < 64 * 1024, "peak \(peakKB) KB")
+    }
+
     @Test func headersWithControlCharactersAreRefusedAtAdd() throws {
         let box = try Sandbox()
         for header in ["X: a\r\nInjected: yes", "X: a\nInjected: yes", "X: a\rb", "X: tab\there", "X: \u{85}next", "X: \u{7F}"] {

@@ -24,6 +24,14 @@ import Testing
         #expect(RetryAfter.seconds("Mon, 30 Nov 2026 01:00:00 GMT", now: now) == 0)
         #expect(RetryAfter.seconds("soon", now: now) == nil)
         #expect(RetryAfter.seconds("-5", now: now) == nil)
+        // Values that once trapped converting to Int64, and far-future ones: clamped, never a crash.
+        for huge in ["9223372036854775", "9223372036854775807", "99999999999", String(repeating: "9", count: 400)] {
+            #expect(RetryAfter.seconds(huge, now: now) == RetryAfter.longest, "\(huge)")
+        }
+        for refused in ["inf", "1e300", "nan", "+5", "12.5", ""] {
+            #expect(RetryAfter.seconds(refused, now: now) == nil, "\(refused)")
+        }
+        #expect(RetryAfter.seconds("Fri, 31 Dec 9999 23:59:59 GMT", now: now) == RetryAfter.longest)
     }
 
     @Test func onlyWhatCanSucceedLaterIsRetryable() {

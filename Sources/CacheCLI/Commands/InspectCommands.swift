@@ -40,6 +40,9 @@ enum InspectCommands {
     static func diff(_ source: String, _ selection: HistoryStore.Selection, json: Bool, _ context: Context) throws -> Int32 {
         let database = try context.open(create: false)
         _ = try SourceStore(database).named(source)
+        if case .run(let id) = selection, try !HistoryStore(database).hasRun(id, source: source) {
+            throw CacheError.noSuchRun(id, source: source)
+        }
         let changes = try HistoryStore(database).changes(source: source, selection)
         let console = context.console
         if json {

@@ -75,7 +75,8 @@ struct ListRendering {
     }
 
     private func amountText(_ row: CachedTransaction) -> String {
-        (row.isCredit ? "+ " : "- ") + money(abs(row.amount))
+        // The type gives the direction; the amount is shown as upstream sent it, sign included.
+        (row.isCredit ? "+ " : "- ") + money(row.amount)
     }
 
     private func transactionLine(_ row: CachedTransaction, mark: Mark, vendorWidth: Int, amountWidth: Int) -> String {

@@ -95,6 +95,11 @@ public struct HistoryStore {
         }
     }
 
+    /// Whether run `id` is one of `source`'s.
+    public func hasRun(_ id: Int, source: String) throws -> Bool {
+        try db.scalarInt("SELECT EXISTS (SELECT 1 FROM sync_runs WHERE id = ? AND source = ?)", [.int(Int64(id)), .text(source)]) == 1
+    }
+
     /// Deletes runs (and with them their change log) that finished more than `seconds` ago.
     /// - Returns: how many runs and changes were deleted.
     public func prune(olderThan seconds: Int) throws -> (runs: Int, changes: Int) {

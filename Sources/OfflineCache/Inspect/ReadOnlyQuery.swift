@@ -35,6 +35,9 @@ public struct ReadOnlyQuery {
         // after SQLite's retry), always with the message "not authorized".
         case .failure(let error) where error.primaryCode == SQLITE_AUTH || error.message == "not authorized":
             throw Refused(reason: "refused: the statement would change the database (\(error.message)); cache sql only reads")
+        // Empty text, or only comments: a mistake in the command, not a damaged database.
+        case .failure(let error) where error.primaryCode == SQLITE_MISUSE:
+            throw Refused(reason: "refused: no SQL statement to run")
         case .failure(let error): throw error
         }
         guard tail.isEmpty else { throw Refused(reason: "refused: give one statement at a time") }

@@ -8,6 +8,9 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     case newerSchema(Migrator.NewerSchemaError)
     case database(DatabaseError)
     case noSuchSource(String)
+    case noSuchRun(Int, source: String)
+    /// The source was removed, or removed and added again, while it synced.
+    case sourceReplaced(String)
     case sourceExists(String)
     /// A source definition that cannot be used, such as an unsafe URL scheme.
     case invalidSource(String)
@@ -19,6 +22,8 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .newerSchema(error): "\(error)"
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"
+        case let .sourceReplaced(name): "the source '\(name)' was removed or replaced during the sync; nothing was written"
+        case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"
         case let .sourceExists(name): "a source named '\(name)' already exists; remove it first"
         case let .invalidSource(reason): reason
         }

@@ -39,7 +39,7 @@ public struct SourceStore {
     public func all() throws(CacheError) -> [Source] {
         do {
             return try db.query("""
-                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert FROM sources ORDER BY name
+                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(Self.identitySQL) FROM sources ORDER BY name
                 """, row: Self.source)
         } catch let error as DatabaseError { throw .database(error) } catch { throw .invalidSource("\(error)") }
     }
@@ -48,7 +48,7 @@ public struct SourceStore {
         let found: [Source]
         do {
             found = try db.query("""
-                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert FROM sources WHERE name = ?
+                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(Self.identitySQL) FROM sources WHERE name = ?
                 """, [.text(name)], row: Self.source)
         } catch let error as DatabaseError { throw .database(error) } catch { throw .invalidSource("\(error)") }
         guard let source = found.first else { throw .noSuchSource(name) }
@@ -77,8 +77,13 @@ public struct SourceStore {
               let mode = SyncMode(rawValue: row.text(3) ?? "")
         else { throw CacheError.invalidSource("the stored definition of '\(name)' is damaged") }
         let headerLines = (try? JSONSerialization.jsonObject(with: Data((row.text(5) ?? "[]").utf8))) as? [String] ?? []
-        return Source(name: name, kind: kind, url: url, mode: mode, ttlSeconds: row.int(4),
+        var source = Source(name: name, kind: kind, url: url, mode: mode, ttlSeconds: row.int(4),
                       headers: headerLines.compactMap(Source.Header.init(line:)),
                       tokenEnv: row.text(6), maxBytes: row.isNull(7) ? nil : row.int(7), caCert: row.text(8))
+        source.identity = row.text(9)
+        return source
     }
+
+    /// `Source.identity` as SQL over the `sources` table.
+    static let identitySQL = "rowid || ':' || created_at"
 }

@@ -80,7 +80,7 @@ public final class Statement {
             case .null: code = sqlite3_bind_null(handle, index)
             case .int(let v): code = sqlite3_bind_int64(handle, index, v)
             case .double(let v): code = sqlite3_bind_double(handle, index, v)
-            case .text(let v): code = sqlite3_bind_text(handle, index, v, -1, csqlite_transient)
+            case .text(let v): code = Self.bindText(handle, index, v)
             }
             guard code == SQLITE_OK else { throw connection.error(sql: sql) }
         }
@@ -90,7 +90,20 @@ public final class Statement {
     // Parameters are numbered from 1. Text is copied by SQLite (SQLITE_TRANSIENT).
 
     public func bind(_ index: Int32, _ value: String) throws(DatabaseError) {
-        guard sqlite3_bind_text(handle, index, value, -1, csqlite_transient) == SQLITE_OK else { throw connection.error(sql: sql) }
+        guard Self.bindText(handle, index, value) == SQLITE_OK else { throw connection.error(sql: sql) }
+    }
+
+    /// Text bound with its byte length, not -1: a NUL inside upstream text is data, and a
+    /// NUL-terminated bind would cut the value there.
+    private static func bindText(_ handle: OpaquePointer?, _ index: Int32, _ value: String) -> Int32 {
+        var value = value
+        return value.withUTF8 { bytes in
+            // An empty buffer may have no address, and a NULL pointer would bind NULL.
+            guard bytes.count > 0 else { return sqlite3_bind_text(handle, index, "", 0, csqlite_transient) }
+            return bytes.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(handle, index, $0.baseAddress, Int32($0.count), csqlite_transient)
+            }
+        }
     }
 
     public func bind(_ index: Int32, _ value: Int) throws(DatabaseError) {
@@ -141,7 +154,8 @@ public final class Statement {
 
     public func text(_ index: Int) -> String? {
         guard let bytes = sqlite3_column_text(handle, Int32(index)) else { return nil }
-        return String(cString: bytes)
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     /// The column's text as bytes, valid only inside `body`: for reading without a String.

@@ -101,7 +101,7 @@ public struct SyncEngine {
         let response: FetchResponse
         var decoding: BackgroundDecode?
         let bodyHash: String?
-        do {
+        do throws(UpstreamError) {
             var request = try fetchRequest(for: source, timeout: options.timeout, deadline: deadline)
             if let progress = options.progress {
                 request.onBytes = { bytes, total in progress(.downloading(bytes: bytes, total: total)) }
@@ -110,8 +110,13 @@ public struct SyncEngine {
                 request.etag = state.etag
                 request.lastModified = state.lastModified
             }
-            response = try fetchWithRetries(request, options: options, run: &run)
-            run.report.httpStatus = response.status
+            let answer = try fetchWithRetries(request, options: options, run: &run)
+            run.report.httpStatus = answer.status
+            // 304 confirms what a validator named; without one it confirms nothing we know.
+            if answer.notModified && request.etag == nil && request.lastModified == nil {
+                throw .badData("HTTP 304 Not Modified, but no validator was sent (a protocol error upstream)")
+            }
+            response = answer
             run.report.bytes = response.body.count
             bodyHash = response.notModified ? nil : BodyHash.of(response.body)
             // A body identical to the last one applied needs no decoding and no reconcile.
@@ -138,8 +143,11 @@ public struct SyncEngine {
             try db.execute("PRAGMA foreign_keys=OFF")
             defer { try? db.execute("PRAGMA foreign_keys=ON") }
             try db.inTransaction {
-                guard try db.scalarInt("SELECT EXISTS (SELECT 1 FROM sources WHERE name = ?)", [.text(source.name)]) == 1 else {
-                    throw DatabaseError(extendedCode: 787, message: "the source was removed during the sync")  // SQLITE_CONSTRAINT_FOREIGNKEY
+                // The very source row this sync started with, not just one of the same name.
+                let identity = try db.query("SELECT \(SourceStore.identitySQL) FROM sources WHERE name = ?",
+                                            [.text(source.name)]) { $0.text(0) }.first ?? nil
+                guard let identity, source.identity == nil || identity == source.identity else {
+                    throw CacheError.sourceReplaced(source.name)
                 }
                 // The run is recorded first, so the change log can point at it; its outcome and
                 // counts are filled in below, in the same transaction.
@@ -181,6 +189,12 @@ public struct SyncEngine {
                           .text(source.name)])
             }
             options.progress?(.finished)
+        } catch let replaced as CacheError {
+            // Nothing is recorded: the source this run belonged to is gone.
+            options.progress?(.finished)
+            run.report.outcome = .failed
+            run.report.counts = ChangeCounts()
+            run.report.failure = .source(replaced)
         } catch let badBody as BadBody {
             // Bad data: the transaction rolled back, so only the failed run is written.
             options.progress?(.finished)
@@ -254,7 +268,9 @@ public struct SyncEngine {
         run.report.outcome = .failed
         let failures = state.failures + 1
         var delay = options.failureBackoff.delay(afterFailures: failures)
-        if let retryAfter { delay = max(delay, retryAfter) }
+        // A server's Retry-After is honoured up to the backoff's cap (an hour), so a far-future
+        // date cannot stop background refresh for good.
+        if let retryAfter { delay = min(max(delay, retryAfter), options.failureBackoff.cap) }
         let now = Date()
         let next = Timestamp.format(now.addingTimeInterval(delay))
         run.report.nextAttemptAt = next

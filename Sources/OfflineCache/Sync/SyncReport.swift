@@ -36,10 +36,18 @@ public struct SyncReport: Sendable {
     public var nextAttemptAt: String?
 
     /// The failure as people read it, naming the retries: `HTTP 503 from … after 3 attempts`.
+    /// At most `maxErrorCharacters` of upstream's words are kept: this text is stored in every
+    /// failed run and printed by `status` and `history`.
     public var errorText: String? {
         guard let failure else { return nil }
-        return attempts > 1 ? "\(failure) after \(attempts) attempts" : failure.description
+        var text = failure.description
+        if text.count > Self.maxErrorCharacters {
+            text = "\(text.prefix(Self.maxErrorCharacters))… (\(text.utf8.count) bytes in all)"
+        }
+        return attempts > 1 ? "\(text) after \(attempts) attempts" : text
     }
+
+    public static let maxErrorCharacters = 500
 }
 
 /// Rows written by a reconcile.

@@ -75,9 +75,7 @@ public struct Fetcher: Fetching {
     private func readFile(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
         let path = request.url.path
         let display = Source.redacted(request.url)
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .unreachable(url: display, reason: "no readable file at \(path)")
-        }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .noFile(path: path) }
         defer { try? handle.close() }
         // Read one byte past the cap so an oversized file is refused without loading it whole.
         let data: Data
@@ -91,15 +89,25 @@ public struct Fetcher: Fetching {
 
 /// The `Retry-After` header.
 enum RetryAfter {
-    /// Seconds from now: the header holds either a number of seconds or an HTTP date.
+    /// The longest wait taken from a server; what the engine does with it is capped lower still
+    /// (the backoff between syncs is at most an hour).
+    static let longest: Double = 86_400
+
+    /// Seconds from now, within 0...`longest`: the header holds either a number of seconds
+    /// (digits only: not "inf", "1e300" or "-5") or an HTTP date.
     static func seconds(_ value: String, now: Date = Date()) -> Double? {
         let text = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(text), seconds >= 0 { return seconds }
+        if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            // Any run of digits is a number here; a huge one is simply "as long as allowed".
+            return min(Double(text) ?? longest, longest)
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: text) else { return nil }
-        return max(0, date.timeIntervalSince(now))
+        let seconds = date.timeIntervalSince(now)
+        guard seconds.isFinite else { return nil }
+        return min(max(0, seconds), longest)
     }
 }

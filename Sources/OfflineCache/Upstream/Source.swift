@@ -33,6 +33,10 @@ public struct Source: Sendable, Equatable {
     public var maxBytes: Int?
     /// A PEM bundle of CAs trusted instead of the system's; only its path is stored.
     public var caCert: String?
+    /// Which row of `sources` this was read from (its rowid and creation time): a source removed
+    /// and added again under the same name is another source, and a sync of the old one must
+    /// not land in it. Nil for a source not read from the database.
+    public var identity: String?
 
     public struct Header: Sendable, Equatable {
         public var name: String

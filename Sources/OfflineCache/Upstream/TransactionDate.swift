@@ -65,7 +65,17 @@ public struct TransactionDate: Sendable, Hashable, Comparable, CustomStringConve
         }
     }
 
-    /// `yyyy-MM-dd?HH:mm:ss` (and `Z` when `zulu`), checked field by field.
+    /// The days of a month in the proleptic Gregorian calendar: February 30th and February
+    /// 29th of a common year are not dates.
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// `yyyy-MM-dd?HH:mm:ss` (and `Z` when `zulu`), checked field by field and against the calendar.
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, separator: UInt8, zulu: Bool) -> Int64? {
         guard bytes.count == (zulu ? 20 : 19), bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
               bytes[10] == separator, bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
@@ -81,9 +91,9 @@ public struct TransactionDate: Sendable, Hashable, Comparable, CustomStringConve
             }
             return value
         }
-        guard number(0..<4) != nil,
+        guard let year = number(0..<4),
               let month = number(5..<7), (1...12).contains(month),
-              let day = number(8..<10), (1...31).contains(day),
+              let day = number(8..<10), (1...daysIn(month: month, year: year)).contains(day),
               let hour = number(11..<13), hour < 24,
               let minute = number(14..<16), minute < 60,
               let second = number(17..<19), second < 60

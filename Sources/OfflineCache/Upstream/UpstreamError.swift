@@ -18,6 +18,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsafeScheme(String)
     /// A URL libcurl cannot use (a port out of range, say).
     case badURL(String)
+    /// A `file:` source whose file is missing or unreadable: asking again will not help.
+    case noFile(path: String)
     case missingToken(variable: String)
 
     /// Whether the same request may succeed later: connection errors, timeouts, 408, 429,
@@ -51,6 +53,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .tooManyRedirects(url): "too many redirects from \(url)"
         case let .unsafeScheme(scheme): "refused URL scheme '\(scheme)' (use http, https or file)"
         case let .badURL(reason): "unusable URL: \(reason)"
+        case let .noFile(path): "no readable file at \(path)"
         case let .missingToken(variable): "the token variable \(variable) is not set"
         }
     }

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+/// Exit codes that once disagreed with the README's table, through the built binary.
+@Suite struct ExitCodeTests {
+    @Test func anEmptyQueryIsAUsageError() throws {
+        let box = try Sandbox()
+        #expect(try box.cache("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/").status == 0)
+        for sql in ["", "   ", "-- only a comment"] {
+            let result = try box.cache("sql", sql)
+            #expect(result.status == 64, "\(sql.debugDescription): \(result.stderr)")
+            #expect(result.stderr.contains("no SQL statement to run"), "\(result.stderr)")
+        }
+    }
+
+    @Test func aMissingFileIsNoInputAndIsNotRetried() throws {
+        let box = try Sandbox()
+        try box.cache("sources", "add", "f", "--kind", "jokes", "--url", "file://" + box.folder + "/missing.json")
+        let result = try box.cache("sync", "f", "--json")
+        #expect(result.status == 66, "\(result.stderr)")
+        #expect(result.stderr.contains("no readable file at \(box.folder)/missing.json"), "\(result.stderr)")
+        #expect(try result.jsonArray().first?["attempts"] as? Int == 1)
+    }
+
+    @Test func aDiffOfARunThatDoesNotExistIsNoInput() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try box.cache("sync").status == 0)
+        #expect(try box.cache("diff", "bank", "--run", "1").status == 0)
+        let missing = try box.cache("diff", "bank", "--run", "999")
+        #expect(missing.status == 66, "\(missing.stderr)")
+        #expect(missing.stderr.contains("no sync run 999 of 'bank'"), "\(missing.stderr)")
+    }
+
+    @Test func aURLWithoutAHostIsRefusedAtAdd() throws {
+        let box = try Sandbox()
+        for url in ["http://", "https://", "http:///account"] {
+            let result = try box.cache("sources", "add", "x", "--kind", "jokes", "--url", url)
+            #expect(result.status == 64, "\(url): \(result.stderr)")
+        }
+        #expect(try box.cache("sources", "list", "--json").stdout.contains("\"x\"") == false)
+    }
+}
