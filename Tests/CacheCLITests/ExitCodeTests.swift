@@ -6,7 +6,7 @@ import Testing
     @Test func anEmptyQueryIsAUsageError() throws {
         let box = try Sandbox()
         #expect(try box.cache("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/").status == 0)
-        for sql in ["", "   ", "-- only a comment"] {
+        for sql in ["", "   ", "/* only a comment */"] {
             let result = try box.cache("sql", sql)
             #expect(result.status == 64, "\(sql.debugDescription): \(result.stderr)")
             #expect(result.stderr.contains("no SQL statement to run"), "\(result.stderr)")
