@@ -60,12 +60,24 @@ public struct Migrator {
             """)
         let applied = try Self.appliedVersion(db)
         for migration in migrations where migration.id > applied {
+            // Foreign keys off around each migration, as SQLite's table-rebuild procedure asks:
+            // with them on, dropping `sources` to rebuild it would cascade-delete every cached
+            // row and all history. The pragma cannot change inside a transaction, so it is set
+            // outside it, and the keys are checked before the commit instead.
+            let enforced = try db.scalarInt("PRAGMA foreign_keys") == 1
+            if enforced { try db.execute("PRAGMA foreign_keys=OFF") }
+            defer { if enforced { try? db.execute("PRAGMA foreign_keys=ON") } }
             try db.inTransaction {
                 // Another process may have applied it while this one waited for the lock.
                 let done = try db.scalarInt("SELECT count(*) FROM schema_migrations WHERE id = ?",
                                             [.int(migration.id)]) ?? 0
                 guard done == 0 else { return }
                 try db.execute(migration.sql)
+                let violations = try db.query("PRAGMA foreign_key_check") { "\($0.text(0) ?? "?") row \($0.int(1))" }
+                guard violations.isEmpty else {
+                    throw DatabaseError(extendedCode: 787,  // SQLITE_CONSTRAINT_FOREIGNKEY
+                                        message: "\(migration.file) leaves rows without their parent: \(violations.prefix(3).joined(separator: ", "))")
+                }
                 try db.run("INSERT INTO schema_migrations (id, file, applied_at) VALUES (?, ?, ?)",
                            [.int(migration.id), .text(migration.file), .text(Timestamp.now())])
             }
