@@ -15,6 +15,7 @@ enum Command: Equatable {
         var tokenEnv: String?
         var maxBytes: Int?
         var caCert: String?
+        var maxDelete: RemovalLimit?
     }
 
     struct Sync: Equatable {
@@ -25,6 +26,10 @@ enum Command: Equatable {
         var timeout: Double?
         /// Sources fetched at once.
         var parallel = 4
+        /// Reconcile and show what would change, writing nothing.
+        var plan = false
+        /// Apply a sync the removal guard would hold.
+        var acceptRemovals = false
     }
 
     struct List: Equatable {

@@ -82,7 +82,7 @@ enum CommandParser {
                 Option(name: "--ttl", takesValue: true), Option(name: "--mode", takesValue: true),
                 Option(name: "--header", takesValue: true, repeatable: true),
                 Option(name: "--token-env", takesValue: true), Option(name: "--max-bytes", takesValue: true),
-                Option(name: "--ca-cert", takesValue: true),
+                Option(name: "--ca-cert", takesValue: true), Option(name: "--max-delete", takesValue: true),
             ])
             let args = try scanner.scan(arguments)
             let sourceName = try exactlyOne(args.positionals, "<name>", name)
@@ -135,8 +135,14 @@ enum CommandParser {
                 }
                 caCert = absolute
             }
+            var maxDelete: RemovalLimit?
+            if let text = args.value("--max-delete") {
+                guard let limit = RemovalLimit(text) else { throw invalid(text, "--max-delete", "a number of rows such as 20, or a percentage such as 50%", name) }
+                maxDelete = limit
+            }
             return .sourcesAdd(.init(name: sourceName, kind: kind, url: url, ttlSeconds: ttl, mode: mode,
-                                     headers: headers, tokenEnv: tokenEnv, maxBytes: maxBytes, caCert: caCert))
+                                     headers: headers, tokenEnv: tokenEnv, maxBytes: maxBytes, caCert: caCert,
+                                     maxDelete: maxDelete))
 
         case "sources list":
             let args = try ArgumentScanner(command: name, options: [Option(name: "--json")]).scan(arguments)
@@ -151,6 +157,7 @@ enum CommandParser {
             let args = try ArgumentScanner(command: name, options: [
                 Option(name: "--if-stale"), Option(name: "--json"), Option(name: "--quiet", short: "-q"),
                 Option(name: "--timeout", takesValue: true), Option(name: "--parallel", takesValue: true),
+                Option(name: "--plan"), Option(name: "--accept-removals"),
             ]).scan(arguments)
             var sync = Command.Sync(names: args.positionals, ifStale: args.has("--if-stale"),
                                     json: args.has("--json"), quiet: args.has("--quiet"))
@@ -163,6 +170,11 @@ enum CommandParser {
                     throw invalid(text, "--parallel", "a number of sources from 1 to 64", name)
                 }
                 sync.parallel = count
+            }
+            sync.plan = args.has("--plan")
+            sync.acceptRemovals = args.has("--accept-removals")
+            if sync.plan && sync.acceptRemovals {
+                throw UsageError(message: "'--plan' and '--accept-removals' cannot be used together.", command: name)
             }
             return .sync(sync)
 

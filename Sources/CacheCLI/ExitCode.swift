@@ -25,6 +25,7 @@ enum ExitCode {
             case .upstream(let error): return of(error, hadCachedRows: hadCachedRows)
             case .database(let error): return of(error)
             case .source(let error): return of(error)
+            case .held: return dataError
             }
         default: return ioError
         }

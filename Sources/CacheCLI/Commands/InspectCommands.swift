@@ -46,13 +46,7 @@ enum InspectCommands {
         let changes = try HistoryStore(database).changes(source: source, selection)
         let console = context.console
         if json {
-            console.out(JSONValue.lines(changes.map { change in
-                .object([
-                    ("run", .int(change.runID)), ("at", .string(change.at)), ("source", .string(change.source)),
-                    ("row", .string(change.rowKind)), ("id", change.rows == nil ? .string(change.rowID) : .null), ("change", .string(change.change)),
-                    ("before", change.before.map(JSONValue.raw) ?? .null), ("after", change.after.map(JSONValue.raw) ?? .null),
-                ] + (change.rows.map { [("rows", JSONValue.int($0))] } ?? []))
-            }))
+            console.out(JSONValue.lines(changes.map(Self.json)))
             return ExitCode.success
         }
         if changes.isEmpty {
@@ -68,6 +62,15 @@ enum InspectCommands {
             console.out("  " + describe(change) + "\n")
         }
         return ExitCode.success
+    }
+
+    /// One change as `diff --json` and `sync --plan --json` show it.
+    static func json(_ change: ChangeRecord) -> JSONValue {
+        .object([
+            ("run", .int(change.runID)), ("at", .string(change.at)), ("source", .string(change.source)),
+            ("row", .string(change.rowKind)), ("id", change.rows == nil ? .string(change.rowID) : .null), ("change", .string(change.change)),
+            ("before", change.before.map(JSONValue.raw) ?? .null), ("after", change.after.map(JSONValue.raw) ?? .null),
+        ] + (change.rows.map { [("rows", JSONValue.int($0))] } ?? []))
     }
 
     /// One change as a line: `+ Lyft  Mon, Nov 30  - 12.00`, `~ Whole Foods  Sat, Nov 28  amount 84.10 → 90.25`.
@@ -93,7 +96,7 @@ enum InspectCommands {
                 }
                 return "\(mark) \(vendor)  \(date)  \(fields.joined(separator: ", "))"
             }
-            let amount = (row["amount"] as? Double).map { ListRendering.money(abs($0)) } ?? "?"
+            let amount = (row["amount"] as? Double).map { ListRendering.money($0) } ?? "?"
             return "\(mark) \(vendor)  \(date)  \((row["type"] as? Int) == 0 ? "+" : "-") \(amount)"
         case "joke":
             let setup = Context.escapeControl((row["setup"] as? String ?? "").replacingOccurrences(of: "\n", with: " "))

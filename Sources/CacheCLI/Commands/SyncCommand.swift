@@ -13,6 +13,8 @@ enum SyncCommand {
             console.err("No sources to sync. Add one with 'cache sources add'.")
         }
         var engineOptions = SyncEngine.Options(onlyIfStale: options.ifStale)
+        engineOptions.plan = options.plan
+        engineOptions.acceptRemovals = options.acceptRemovals
         if let timeout = options.timeout { engineOptions.timeout = timeout }
         let workers = min(options.parallel, sources.count)
         // One progress line can follow one sync: shown when sources sync one at a time.
@@ -64,17 +66,34 @@ enum SyncCommand {
         case .unchanged: return "\(report.source): unchanged in \(report.durationMs) ms"
         case .skipped: return "\(report.source): skipped (\(report.note ?? "not due"))"
         case .failed: return "\(report.source): failed: \(report.errorText ?? "unknown error")"
+        case .planned: return planText(for: report)
         }
     }
 
+    /// `sync --plan`: the counts, each change as `cache diff` shows it, and the guard's verdict.
+    static func planText(for report: SyncReport) -> String {
+        let c = report.counts
+        var lines = ["\(report.source): plan: \(c.inserted) to insert, \(c.updated) to update, \(c.deleted) to remove (nothing written)"]
+        for change in report.plan ?? [] { lines.append("  " + InspectCommands.describe(change)) }
+        if let reason = report.wouldHold {
+            lines.append("  the removal guard would hold this sync: \(reason); 'cache sync \(report.source) --accept-removals' applies it")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     static func json(_ report: SyncReport) -> JSONValue {
-        .object([
+        var fields: [(String, JSONValue)] = [
             ("source", .string(report.source)), ("outcome", .string(report.outcome.rawValue)),
             ("inserted", .int(report.counts.inserted)), ("updated", .int(report.counts.updated)),
             ("deleted", .int(report.counts.deleted)), ("http_status", .optional(report.httpStatus)),
             ("error", .optional(report.errorText)), ("duration_ms", .int(report.durationMs)),
             ("attempts", .int(report.attempts)), ("note", .optional(report.note)),
-        ])
+        ]
+        if report.outcome == .planned {
+            fields.append(("plan", .array((report.plan ?? []).map(InspectCommands.json))))
+            fields.append(("would_hold", .optional(report.wouldHold)))
+        }
+        return .object(fields)
     }
 }
 

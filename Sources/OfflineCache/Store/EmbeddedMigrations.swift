@@ -217,5 +217,11 @@ CREATE INDEX loads_by_source ON loads (source, run_id);
 ALTER TABLE sources ADD COLUMN ca_cert TEXT;
 
 """####),
+        (file: "0007_source_removal_limit.sql", sql: ####"""
+-- The removal guard: how many cached rows one replace sync may remove, as "N" rows or "P%" of
+-- the cached rows. NULL is the default, 50%.
+ALTER TABLE sources ADD COLUMN max_delete TEXT;
+
+"""####),
     ]
 }

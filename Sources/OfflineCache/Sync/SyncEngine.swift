@@ -22,6 +22,10 @@ public struct SyncEngine {
         public var longestRetryWait: Double = 30
         /// Told how a long sync advances: bytes downloaded, then rows reconciled.
         public var progress: (@Sendable (SyncProgress) -> Void)?
+        /// Reconcile and report what would change, then roll it all back (`sync --plan`).
+        public var plan = false
+        /// Apply a sync the removal guard would hold, this once (`sync --accept-removals`).
+        public var acceptRemovals = false
         /// Shared by syncs running at once in this process, so their writes go one at a time
         /// (SQLite would serialise them too, but by polling its busy timeout).
         public var writeGate: WriteGate?
@@ -66,7 +70,7 @@ public struct SyncEngine {
             case .held(let pid):
                 run.report.outcome = .skipped
                 run.report.note = "already syncing, pid \(pid)"
-                _ = try? db.inTransaction { try record(run) }
+                if !options.plan { _ = try? db.inTransaction { try record(run) } }
                 return run.finished()
             case .acquired(let acquired):
                 token = acquired
@@ -163,15 +167,31 @@ public struct SyncEngine {
                     case .success(let decoded): payload = decoded
                     case .failure(let error): throw BadBody(error: error)
                     }
+                    let cachedRows = source.kind == .account ? cached?.count ?? 0
+                        : try db.scalarInt("SELECT count(*) FROM jokes WHERE source = ?", [.text(source.name)]).map(Int.init) ?? 0
                     let (counts, changed) = try reconciler.apply(payload, cached: cached)
                     run.report.counts = counts
                     run.report.outcome = changed ? .updated : .unchanged
+                    // The removal guard, on what the reconcile did inside this transaction: a
+                    // held sync rolls it back whole.
+                    if source.mode == .replace && !options.acceptRemovals,
+                       let reason = (source.maxDelete ?? .default).refusal(
+                           removing: counts.deleted, of: cachedRows, noun: source.kind == .account ? "transactions" : "jokes") {
+                        guard options.plan else { throw Held(reason: reason) }
+                        run.report.wouldHold = reason
+                    }
                     // A replace response is the whole truth: every row it left is confirmed.
                     // A merge response confirms only the rows it returned (their seen_at).
                     confirmAll = source.mode == .replace
                 } else {
                     // 304, or the same body again: upstream confirms every row; nothing is rewritten.
                     run.report.outcome = .unchanged
+                }
+                if options.plan {
+                    // Read back what this transaction logged, then roll everything back.
+                    run.report.plan = try HistoryStore(database).changes(source: source.name, .run(Int(runID)))
+                    run.report.outcome = .planned
+                    throw PlanRollback()
                 }
                 try db.run("""
                     UPDATE sync_runs SET outcome = ?, inserted = ?, updated = ?, deleted = ?, finished_at = ? WHERE id = ?
@@ -189,6 +209,13 @@ public struct SyncEngine {
                           .text(source.name)])
             }
             options.progress?(.finished)
+        } catch is PlanRollback {
+            options.progress?(.finished)
+        } catch let held as Held {
+            options.progress?(.finished)
+            run.report.counts = ChangeCounts()
+            run.report.failure = .held(source: source.name, reason: held.reason)
+            recordFailure(&run, state: state, options: options, retryAfter: nil)
         } catch let replaced as CacheError {
             // Nothing is recorded: the source this run belonged to is gone.
             options.progress?(.finished)
@@ -266,6 +293,7 @@ public struct SyncEngine {
     /// reported matters more than a failure to record it.
     private func recordFailure(_ run: inout Run, state: SyncState, options: Options, retryAfter: Double?) {
         run.report.outcome = .failed
+        guard !options.plan else { return }  // a plan writes nothing, its failures included
         let failures = state.failures + 1
         var delay = options.failureBackoff.delay(afterFailures: failures)
         // A server's Retry-After is honoured up to the backoff's cap (an hour), so a far-future
@@ -298,6 +326,14 @@ public final class WriteGate: @unchecked Sendable {
     func enter() { lock.lock() }
     func leave() { lock.unlock() }
 }
+
+/// The removal guard's refusal, thrown to roll the write transaction back.
+private struct Held: Error {
+    let reason: String
+}
+
+/// Ends a `--plan` transaction once its changes have been read: nothing is kept.
+private struct PlanRollback: Error {}
 
 /// A body that failed to decode inside the write transaction: rolls it back, then is reported
 /// as the upstream failure it is.

@@ -2,6 +2,8 @@
 public struct SyncReport: Sendable {
     public enum Outcome: String, Sendable {
         case updated, unchanged, failed, skipped
+        /// `sync --plan`: reconciled, reported and rolled back.
+        case planned
     }
 
     /// Why a sync failed.
@@ -9,9 +11,12 @@ public struct SyncReport: Sendable {
         case upstream(UpstreamError)
         case database(DatabaseError)
         case source(CacheError)
+        /// The removal guard held the sync: nothing was written.
+        case held(source: String, reason: String)
 
         public var description: String {
             switch self {
+            case let .held(source, reason): "held: \(reason); nothing was written (run 'cache sync \(source) --accept-removals' to apply it)"
             case .upstream(let error): error.description
             case .database(let error): error.description
             case .source(let error): error.description
@@ -34,6 +39,10 @@ public struct SyncReport: Sendable {
     public var attempts = 0
     /// After a failure: when `sync --if-stale` may try again.
     public var nextAttemptAt: String?
+    /// `sync --plan`: what the sync would change (as `cache diff` reads the change log), and
+    /// why the removal guard would hold it, if it would.
+    public var plan: [ChangeRecord]?
+    public var wouldHold: String?
 
     /// The failure as people read it, naming the retries: `HTTP 503 from … after 3 attempts`.
     /// At most `maxErrorCharacters` of upstream's words are kept: this text is stored in every

@@ -33,6 +33,8 @@ public struct Source: Sendable, Equatable {
     public var maxBytes: Int?
     /// A PEM bundle of CAs trusted instead of the system's; only its path is stored.
     public var caCert: String?
+    /// How many cached rows one `replace` sync may remove before it is held (nil: the default).
+    public var maxDelete: RemovalLimit?
     /// Which row of `sources` this was read from (its rowid and creation time): a source removed
     /// and added again under the same name is another source, and a sync of the old one must
     /// not land in it. Nil for a source not read from the database.
@@ -66,7 +68,7 @@ public struct Source: Sendable, Equatable {
 
     public init(name: String, kind: SourceKind, url: URL, mode: SyncMode? = nil,
                 ttlSeconds: Int = Source.defaultTTL, headers: [Header] = [],
-                tokenEnv: String? = nil, maxBytes: Int? = nil, caCert: String? = nil) {
+                tokenEnv: String? = nil, maxBytes: Int? = nil, caCert: String? = nil, maxDelete: RemovalLimit? = nil) {
         self.name = name
         self.kind = kind
         self.url = url
@@ -76,6 +78,7 @@ public struct Source: Sendable, Equatable {
         self.tokenEnv = tokenEnv
         self.maxBytes = maxBytes
         self.caCert = caCert
+        self.maxDelete = maxDelete
     }
 
     /// Source names are used in commands and file-like contexts: letters, digits, `-`, `_`, `.`.
