@@ -38,7 +38,7 @@ enum Help {
         "sources add": CommandHelp(
             name: "sources add",
             overview: "Add a source.",
-            usage: "cache sources add <name> --kind account|jokes --url <url> [--ttl <duration>] [--mode replace|merge] [--header \"Name: value\"]... [--token-env <var>] [--max-bytes <n>] [--ca-cert <file>]",
+            usage: "cache sources add <name> --kind account|jokes --url <url> [--ttl <duration>] [--mode replace|merge] [--header \"Name: value\"]... [--token-env <var>] [--max-bytes <n>] [--ca-cert <file>] [--max-delete <n|p%>]",
             arguments: [("<name>", "A name for the source: letters, digits, '-', '_' and '.'.")],
             options: [
                 ("--kind <kind>", "account ({status, message, body} envelope) or jokes (Official Joke API)."),
@@ -49,6 +49,7 @@ enum Help {
                 ("--token-env <var>", "Send $VAR as a bearer token at sync time; only the variable's name is stored."),
                 ("--max-bytes <n>", "Refuse bodies larger than this, decoded (default: 64 MiB)."),
                 ("--ca-cert <file>", "Trust the CAs in this PEM file instead of the system's (internal CAs)."),
+                ("--max-delete <n|p%>", "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache)."),
                 dbOption,
             ],
             examples: ["cache sources add bank --kind account --url http://127.0.0.1:8080/account --ttl 1h"]),
@@ -66,7 +67,7 @@ enum Help {
         "sync": CommandHelp(
             name: "sync",
             overview: "Fetch sources and reconcile them into the cache, each in one transaction. Bad data never replaces good data.",
-            usage: "cache sync [<name> ...] [--if-stale] [--json] [--quiet] [--timeout <duration>] [--parallel <n>]",
+            usage: "cache sync [<name> ...] [--if-stale] [--json] [--quiet] [--timeout <duration>] [--parallel <n>] [--plan | --accept-removals]",
             arguments: [("<name>", "Sources to sync (default: every source).")],
             options: [
                 ("--if-stale", "Skip sources whose last sync is still within their TTL (the cron form)."),
@@ -74,9 +75,11 @@ enum Help {
                 ("--quiet", "Print nothing on success; errors still go to stderr."),
                 ("--timeout <duration>", "Give up on a source after this long, retries included (default: 30s)."),
                 ("--parallel <n>", "Fetch up to n sources at once; writes still go one at a time (default: 4)."),
+                ("--plan", "Fetch and reconcile, then print what would change and whether the removal guard would hold it; write nothing."),
+                ("--accept-removals", "Apply a sync the removal guard would hold, this once."),
                 dbOption,
             ],
-            examples: ["cache sync", "cache sync bank --json", "cache sync --if-stale --quiet   # from cron"]),
+            examples: ["cache sync", "cache sync bank --json", "cache sync --if-stale --quiet   # from cron", "cache sync bank --plan"]),
         "list": CommandHelp(
             name: "list",
             overview: "Print one source's cached rows at once, each with its stale flag. When the source is stale, start one background refresh; on a terminal, redraw the list when it lands.",
