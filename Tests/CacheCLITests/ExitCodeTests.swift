@@ -41,4 +41,31 @@ import Testing
         }
         #expect(try box.cache("sources", "list", "--json").stdout.contains("\"x\"") == false)
     }
+
+    /// A database this user may not read exits 77 (permission), not 74 (damaged). Run as the
+    /// `nobody` user through setpriv, since root reads any file; skipped where that cannot be done.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func aDatabaseThatMayNotBeReadIsAPermissionError() throws {
+        let box = try Sandbox()
+        try box.cache("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        chmod(box.folder, 0o755)
+        chmod(box.database, 0o600)
+        // A copy of the binary that `nobody` may run, wherever the build folder is.
+        let binary = box.folder + "/cache"
+        try FileManager.default.copyItem(atPath: Paths.cacheBinary, toPath: binary)
+        chmod(binary, 0o755)
+        func asNobody(_ arguments: [String]) throws -> RunResult {
+            try box.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments,
+                        environment: ["CACHE_DB": box.database])
+        }
+        guard try asNobody(["--version"]).status == 0 else {
+            print("skipped: the nobody user cannot run the cache binary here")
+            return
+        }
+        for arguments in [["status"], ["list", "j", "--offline"], ["sync", "j"], ["sql", "SELECT 1"]] {
+            let result = try asNobody(arguments)
+            #expect(result.status == 77, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("permission denied"), "\(arguments): \(result.stderr)")
+        }
+    }
 }

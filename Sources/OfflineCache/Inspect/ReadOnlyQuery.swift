@@ -19,7 +19,7 @@ public struct ReadOnlyQuery {
         do {
             connection = try Connection(path: path, readOnly: true)
         } catch {
-            throw .database(error)
+            throw .database(CacheDatabase.explained(error, path: path))
         }
         sqlite3_set_authorizer(connection.handle, readOnlyAuthorizer, nil)
     }

@@ -58,7 +58,8 @@ public final class CacheDatabase {
         do {
             connection = try Connection(path: path)
         } catch {
-            if create && (error.primaryCode == SQLITE_CANTOPEN || error.primaryCode == SQLITE_PERM) {
+            let error = Self.explained(error, path: path)
+            if create && !error.isPermission && (error.primaryCode == SQLITE_CANTOPEN || error.primaryCode == SQLITE_PERM) {
                 throw .cannotCreate(path: path, reason: error.message)
             }
             throw .database(error)
@@ -75,6 +76,20 @@ public final class CacheDatabase {
         } catch {
             throw .database(DatabaseError(extendedCode: SQLITE_ERROR, message: "\(error)"))
         }
+    }
+
+    /// SQLite says only "unable to open database file" (SQLITE_CANTOPEN) when the file exists
+    /// but may not be read or written: told apart here, so it exits 77, not 74.
+    static func explained(_ error: DatabaseError, path: String) -> DatabaseError {
+        guard error.primaryCode == SQLITE_CANTOPEN, access(path, F_OK) == 0 else { return error }
+        if access(path, R_OK) != 0 && errno == EACCES {
+            return DatabaseError(extendedCode: SQLITE_PERM, message: "permission denied reading \(path)")
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        if access(path, W_OK) != 0 || access(folder.isEmpty ? "." : folder, W_OK) != 0 {
+            return DatabaseError(extendedCode: SQLITE_PERM, message: "permission denied writing \(path) or its folder")
+        }
+        return error
     }
 
     private static func reason(_ error: Error) -> String {
