@@ -18,6 +18,7 @@ public enum CLI {
             report(error, console: console)
             return ExitCode.usage
         }
+        console.dataFormat = dataFormat(of: invocation.command)
         let context = Context(
             databasePath: invocation.databasePath ?? CacheDatabase.defaultPath(environment: environment),
             environment: environment, console: console)
@@ -51,6 +52,20 @@ public enum CLI {
         }
     }
 
+    /// The data format a command writes to stdout, whose upstream text is escaped when stdout is
+    /// a terminal; nil for human output, which escapes each field it prints (and colours lines).
+    static func dataFormat(of command: Command) -> TerminalSafe.Format? {
+        switch command {
+        case .sourcesList(json: true), .status(json: true), .history(_, _, json: true), .diff(_, _, json: true):
+            return .json
+        case .sync(let sync): return sync.json ? .json : nil
+        case .list(let list): return list.format == .json ? .json : list.format == .csv ? .text : nil
+        case .sql(_, let format): return format == .json ? .json : .text
+        case .export(_, let format): return format == .csv ? .text : .json
+        default: return nil
+        }
+    }
+
     /// Prints a usage error in swift-argument-parser's form.
     static func report(_ error: UsageError, console: Console) {
         console.err("Error: \(error.message)")
@@ -74,12 +89,15 @@ struct Context {
 
     /// Upstream text may carry terminal escapes; show them as text instead of obeying them.
     static func escapeControl(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }) else {
-            return text
+        // C0, DEL, C1, and the bidirectional overrides that reorder what a terminal shows.
+        func isControl(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+                || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
         }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) {
+            if isControl(scalar) {
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 out.unicodeScalars.append(scalar)

@@ -122,4 +122,40 @@ import Testing
         let status = try #require(try box.cache("status", "--json").jsonArray().first)
         #expect(status["last_success_at"] is NSNull)
     }
+
+    /// Terminal escapes, a carriage return, BEL, a C1 control and a right-to-left override in
+    /// upstream text: escaped wherever stdout is a terminal, written as they are into a pipe.
+    @Test func controlCharactersReachNoTerminal() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try bank(upstream, box)
+        let hostile = "evil\u{1B}]0;pwned\u{07}\rback\u{85}\u{202E}txt"
+        try upstream.setAccount(account([["type": 1, "vendor": hostile, "amount": 1, "date": "2026-11-01 10:00:00"]]))
+        #expect(try box.cache("sync", "bank").status == 0)
+
+        func isRaw(_ text: String) -> Bool {
+            // A pty turns each "\n" into "\r\n": only a CR before something else is upstream's.
+            let scalars = Array(text.unicodeScalars)
+            return scalars.enumerated().contains { index, scalar in
+                [0x1B, 0x07, 0x85, 0x202E].contains(scalar.value)
+                    || (scalar == "\r" && (index + 1 == scalars.count || scalars[index + 1] != "\n"))
+            }
+        }
+        for arguments in [["list", "bank", "--offline", "--csv"], ["list", "bank", "--offline", "--json"],
+                          ["export", "bank", "--csv"], ["export", "bank", "--ndjson"],
+                          ["sql", "SELECT vendor FROM transactions", "--csv"], ["sql", "SELECT vendor FROM transactions"],
+                          ["list", "bank", "--offline"], ["history", "--json"]] {
+            let shown = try box.terminal(arguments)
+            #expect(shown.status == 0, "\(arguments): \(shown.stderr)")
+            #expect(!isRaw(shown.stdout), "\(arguments) wrote raw controls to a terminal: \(shown.stdout.debugDescription)")
+        }
+        // On a terminal the JSON still parses to the same text: its escapes are JSON's own.
+        let onTerminal = try box.terminal(["list", "bank", "--offline", "--json"]).stdout
+        #expect(onTerminal.contains("\\u0085") && onTerminal.contains("\\u202e"), "\(onTerminal.debugDescription)")
+        let parsed = try JSONSerialization.jsonObject(with: Data(onTerminal.utf8)) as? [[String: Any]]
+        #expect(parsed?.first?["vendor"] as? String == hostile)
+        // Into a pipe, the data as it is.
+        let piped = try box.cache("list", "bank", "--offline", "--csv")
+        #expect(piped.stdout.contains(hostile), "\(piped.stdout.debugDescription)")
+    }
 }
