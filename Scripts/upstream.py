@@ -28,8 +28,9 @@ Run-time control (JSON bodies), used by the tests:
 Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a file: URL),
 /redirect?to=URL (302 to URL), /big?bytes=N (streams an N-byte body that is never valid JSON:
 for the size cap), /gzip-bomb?bytes=N (a gzip body of N random hex digits, compressed as it is
-sent), /huge-head (200,000 header lines), /continue (100 Continue and 103 Early Hints before the jokes), /silent (accepts, never
-answers).
+sent), /huge-head (200,000 header lines), /no-reason (a status line without a reason phrase),
+/redirect-endless (a redirect whose body never ends), /continue (100 Continue and 103 Early
+Hints before the jokes), /silent (accepts, never answers).
 
 The first line on stdout is "listening on http://127.0.0.1:PORT", printed once the socket
 is ready. With --tls-cert and --tls-key the upstream speaks https on that port (the line says
@@ -245,10 +246,33 @@ def make_handler(state):
                 self.end_headers()
                 self.wfile.write(b"[]")
                 return
+            if path == "/no-reason":
+                # A status line with no reason phrase, as HTTP/1.1 allows.
+                data = json.dumps(self.jokes_route("/jokes/ten")).encode()
+                self.wfile.write(b"HTTP/1.1 200\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data))
+                self.wfile.write(data)
+                return
+            if path == "/redirect-endless":
+                # A redirect whose body never ends: a client must follow it without reading on.
+                self.send_response(302)
+                self.send_header("Location", "/account")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    for _ in range(600):
+                        self.wfile.write(b"400\r\n" + b"x" * 1024 + b"\r\n")
+                        self.wfile.flush()
+                        time.sleep(0.05)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
+                return
             if path == "/continue":
-                # Interim answers first, as a server may send them; the real one follows.
+                # Interim answers first, as a server may send them; the real one follows. The
+                # 103's headers belong to it alone: a client that kept them would be wrong.
                 self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-                self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
+                self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n"
+                                 b"ETag: \"interim\"\r\nRetry-After: 5\r\n\r\n")
                 self.wfile.flush()
                 return self.answer(self.jokes_route("/jokes/ten"), None)
             if path == "/big":

@@ -5,7 +5,10 @@ enum SyncCommand {
     static func run(_ options: Command.Sync, _ context: Context) throws -> Int32 {
         let database = try context.open(create: false)
         let store = SourceStore(database)
-        let sources = try options.names.isEmpty ? store.all() : options.names.map { name throws(CacheError) in
+        // A name given twice is synced once.
+        var seen = Set<String>()
+        let names = options.names.filter { seen.insert($0).inserted }
+        let sources = try names.isEmpty ? store.all() : names.map { name throws(CacheError) in
             try store.named(name)
         }
         let console = context.console
@@ -46,6 +49,11 @@ enum SyncCommand {
             engineOptions.writeGate = WriteGate()
             // Each worker its own connection: a connection is used by one thread at a time.
             let connections = try (0..<workers).map { _ in try context.open(create: false) }
+            // A sibling's reconcile may hold the write lock for seconds (the gate orders the
+            // reconciles; leases and failure records still wait on SQLite's lock): wait as
+            // long as a sync may last, not the default 5 s.
+            let wait = Int32(min((engineOptions.timeout + 60) * 1000, Double(Int32.max)))
+            for connection in connections { connection.connection.setBusyTimeout(milliseconds: wait) }
             let results = ParallelSyncs(sources: sources, databases: connections, options: engineOptions,
                                         environment: context.environment)
             for (index, source) in sources.enumerated() {

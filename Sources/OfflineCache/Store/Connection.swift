@@ -36,6 +36,11 @@ public final class Connection {
         sqlite3_busy_timeout(db, busyTimeoutMs)
     }
 
+    /// How long a statement waits for another connection's write lock before SQLITE_BUSY.
+    public func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
     /// SQLite's process-wide settings, made once before the first open.
     private static let processSettings: Void = { _ = csqlite_disable_memory_statistics() }()
 

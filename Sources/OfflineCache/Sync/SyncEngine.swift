@@ -263,6 +263,7 @@ public struct SyncEngine {
         var headers = source.headers
         if let variable = source.tokenEnv {
             guard let token = environment[variable], !token.isEmpty else { throw .missingToken(variable: variable) }
+            guard !token.unicodeScalars.contains(where: Source.Header.isControl) else { throw .badToken(variable: variable) }
             headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
         }
         return FetchRequest(url: source.url, headers: headers, timeout: timeout, deadline: deadline,

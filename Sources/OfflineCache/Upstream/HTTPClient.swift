@@ -74,7 +74,8 @@ final class Transfer {
         var headers: [String: String]
         var body: Data
 
-        var isRedirect: Bool { [301, 302, 303, 307, 308].contains(status) }
+        static let redirects: Set<Int> = [301, 302, 303, 307, 308]
+        var isRedirect: Bool { Self.redirects.contains(status) }
         var location: String? { headers["location"] }
     }
 
@@ -92,6 +93,8 @@ final class Transfer {
     private var body = Data()
     /// Why a callback stopped the transfer; libcurl then reports a write error.
     private var stopped: UpstreamError?
+    /// The transfer stopped at the end of a redirect's head, on purpose.
+    private var redirectHead = false
 
     private static let keptHeaders: Set<String> = ["etag", "last-modified", "retry-after", "location"]
 
@@ -103,67 +106,86 @@ final class Transfer {
     }
 
     func perform() throws(UpstreamError) -> Answer {
-        let remaining = request.deadline - ContinuousClock.now
-        let remainingMs = Int(remaining / .milliseconds(1))
+        let started = ContinuousClock.now
+        let remainingMs = Int((request.deadline - started) / .milliseconds(1))
         guard remainingMs > 0 else { throw .timedOut(url: display, seconds: request.timeout) }
+
+        // What libcurl keeps pointers to lives until after curl_easy_cleanup: the deferred
+        // releases below run in reverse order, so the handle is cleaned up first.
+        let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errors.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        defer { errors.deallocate() }
+        var list: UnsafeMutablePointer<curl_slist>?
+        defer { cache_curl_slist_free_all(list) }
         guard let handle = cache_curl_easy_init() else {
             throw .unreachable(url: display, reason: "libcurl could not start a transfer")
         }
         defer { cache_curl_easy_cleanup(handle) }
 
-        var lines = headers.map(\.line)
+        // "Name;" sends a header with an empty value ("Name:" would tell libcurl to drop it).
+        var lines = headers.map { $0.value.isEmpty ? "\($0.name);" : $0.line }
         lines.append("Accept: application/json")
         if let etag = request.etag { lines.append("If-None-Match: \(etag)") }
         if let lastModified = request.lastModified { lines.append("If-Modified-Since: \(lastModified)") }
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines { list = cache_curl_slist_append(list, line) }
-        defer { cache_curl_slist_free_all(list) }
-
-        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errors in
-            let context = Unmanaged.passUnretained(self).toOpaque()
-            var set = CURLE_OK
-            func check(_ result: CURLcode) { if set == CURLE_OK { set = result } }
-            check(cache_curl_setopt_string(handle, CURLOPT_URL, url.absoluteString))
-            check(cache_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
-            check(cache_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
-            check(cache_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
-            check(cache_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, remainingMs))
-            check(cache_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS,
-                                         min(remainingMs, Int(FetchRequest.connectTimeout * 1000))))
-            // Idle: fewer than 1 byte a second over 10 seconds fails the transfer.
-            check(cache_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1))
-            check(cache_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, HTTPClient.idleTimeout))
-            // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd).
-            check(cache_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, ""))
-            check(cache_curl_setopt_string(handle, CURLOPT_USERAGENT, "cache/\(CacheVersion.string)"))
-            check(cache_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)))
-            check(cache_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
-            check(cache_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
-            if let caCert = request.caCert { check(cache_curl_setopt_string(handle, CURLOPT_CAINFO, caCert)) }
-            check(cache_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors.baseAddress!)))
-            check(cache_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, Transfer.onHeader))
-            check(cache_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
-            check(cache_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, Transfer.onBody))
-            check(cache_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
-            guard set == CURLE_OK else { return set }
-            return cache_curl_easy_perform(handle)
+        for line in lines {
+            guard let longer = cache_curl_slist_append(list, line) else {
+                throw .unreachable(url: display, reason: "out of memory building the request")
+            }
+            list = longer
         }
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var set = CURLE_OK
+        func check(_ result: CURLcode) { if set == CURLE_OK { set = result } }
+        check(cache_curl_setopt_string(handle, CURLOPT_URL, url.absoluteString))
+        // Redirects are followed by HTTPClient (schemes checked there), never by libcurl.
+        check(cache_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+        check(cache_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+        check(cache_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, remainingMs))
+        check(cache_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS,
+                                     min(remainingMs, Int(FetchRequest.connectTimeout * 1000))))
+        // Idle: under 1 byte a second over 10 seconds fails the transfer.
+        check(cache_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1))
+        check(cache_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, HTTPClient.idleTimeout))
+        // "" asks for every encoding this libcurl decodes (gzip, deflate, br, zstd).
+        check(cache_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, ""))
+        check(cache_curl_setopt_string(handle, CURLOPT_USERAGENT, "cache/\(CacheVersion.string)"))
+        check(cache_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)))
+        check(cache_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
+        check(cache_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+        if let caCert = request.caCert { check(cache_curl_setopt_string(handle, CURLOPT_CAINFO, caCert)) }
+        check(cache_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors)))
+        check(cache_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, Transfer.onHeader))
+        check(cache_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
+        check(cache_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION, Transfer.onBody))
+        check(cache_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
+        guard set == CURLE_OK else {
+            throw .unreachable(url: display, reason: "libcurl refused a setting: \(String(cString: cache_curl_easy_strerror(set)))")
+        }
+        let code = cache_curl_easy_perform(handle)
+        // A redirect's head is all this transfer needed: HTTPClient follows it.
+        if redirectHead { return Answer(status: status, headers: kept, body: Data()) }
         if let stopped { throw stopped }
         guard code == CURLE_OK else {
-            let message = errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-            let detail = String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let detail = String(cString: errors).trimmingCharacters(in: .whitespacesAndNewlines)
+            var osError = 0
+            _ = cache_curl_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)
+            // A timeout before the deadline is the connect or idle timeout, not --timeout.
+            let elapsedMs = Int((ContinuousClock.now - started) / .milliseconds(1))
+            let seconds = elapsedMs < remainingMs - 500 ? Double(HTTPClient.idleTimeout) : request.timeout
             throw failure(code, detail: detail.isEmpty ? String(cString: cache_curl_easy_strerror(code)) : detail,
-                          osError: { var value = 0; _ = cache_curl_getinfo_long(handle, CURLINFO_OS_ERRNO, &value); return Int32(value) }())
+                          osError: Int32(osError), timeoutSeconds: seconds)
         }
+        var final = 0
+        if cache_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &final) == CURLE_OK, final > 0 { status = final }
         return Answer(status: status, headers: kept, body: body)
     }
 
     /// libcurl's result as the error the rest of the project knows; by code, never by message.
-    private func failure(_ code: CURLcode, detail: String, osError: Int32) -> UpstreamError {
+    private func failure(_ code: CURLcode, detail: String, osError: Int32, timeoutSeconds: Double) -> UpstreamError {
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
-            return .timedOut(url: display, seconds: request.timeout)
+            return .timedOut(url: display, seconds: timeoutSeconds)
         case CURLE_COULDNT_RESOLVE_HOST:
             return .unreachable(url: display, reason: "host not found")
         case CURLE_COULDNT_RESOLVE_PROXY:
@@ -173,11 +195,13 @@ final class Transfer {
             return .unreachable(url: display, reason: reason)
         case CURLE_PARTIAL_FILE:
             return .truncated(url: display, received: body.count, expected: encoded ? -1 : contentLength ?? -1)
-        case CURLE_RECV_ERROR where status != 0:
-            // The connection broke after the answer began (a reset mid-body): a partial body.
+        case CURLE_RECV_ERROR where status != 0, CURLE_HTTP2 where status != 0, CURLE_HTTP2_STREAM where status != 0:
+            // The connection or stream broke after the answer began (a reset mid-body): a partial body.
             return .truncated(url: display, received: body.count, expected: encoded ? -1 : contentLength ?? -1)
+        case CURLE_SSL_CACERT_BADFILE:
+            return .caFile(path: request.caCert ?? "the system's CA store", reason: detail)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
              CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_SSL_ENGINE_INITFAILED:
             return .tls(url: display, reason: detail)
         case CURLE_UNSUPPORTED_PROTOCOL:
@@ -205,7 +229,8 @@ final class Transfer {
     private func header(_ raw: UnsafeRawBufferPointer) -> Bool {
         let text = String(decoding: raw, as: UTF8.self)
         if text.hasPrefix("HTTP/") {
-            let parts = text.split(separator: " ", maxSplits: 2)
+            // "HTTP/1.1 200 OK\r\n", or with no reason phrase, "HTTP/1.1 200\r\n".
+            let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 2)
             status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
             kept = [:]
             contentLength = nil
@@ -219,14 +244,26 @@ final class Transfer {
             return false
         }
         guard let colon = text.firstIndex(of: ":") else {
-            // The blank line ending the head: a body announced past the cap is refused unread.
-            if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, (200..<300).contains(status),
-               !encoded, let contentLength {
+            guard text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return true }
+            // The blank line ending the head. A redirect stops here: its body is not wanted,
+            // and one that never ends must not hold the sync.
+            if Answer.redirects.contains(status) && kept["location"] != nil {
+                redirectHead = true
+                return false
+            }
+            guard (200..<300).contains(status) else { return true }
+            // A body announced past the cap is refused unread.
+            if !encoded, let contentLength {
                 guard contentLength <= request.maxBytes else {
                     stopped = .tooLarge(limit: request.maxBytes)
                     return false
                 }
                 body.reserveCapacity(contentLength)
+            } else if body.isEmpty {
+                // Length unknown (compressed, chunked, close-delimited): room for the cap, up to
+                // 256 MiB, reserved once. Untouched pages cost no memory, and growing by doubling
+                // would hold the old and the new buffer at once, near twice the cap.
+                body.reserveCapacity(min(request.maxBytes, 256 << 20))
             }
             return true
         }
@@ -249,7 +286,9 @@ final class Transfer {
     }
 
     private func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if [301, 302, 303, 307, 308].contains(status) && kept["location"] != nil { return true }
+        // An error answer's body is never read by anyone: keep none of it, and never let its
+        // size turn a retryable 503 into "too large".
+        guard (200..<300).contains(status) else { return true }
         guard body.count + bytes.count <= request.maxBytes else {
             stopped = .tooLarge(limit: request.maxBytes)
             return false

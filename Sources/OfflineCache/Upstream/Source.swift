@@ -59,7 +59,7 @@ public struct Source: Sendable, Equatable {
         }
 
         /// C0 controls (tab, CR and LF among them), DEL and C1 controls.
-        static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
             scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
         }
 

@@ -18,9 +18,13 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsafeScheme(String)
     /// A URL libcurl cannot use (a port out of range, say).
     case badURL(String)
+    /// The source's `--ca-cert` file cannot be read as a CA bundle.
+    case caFile(path: String, reason: String)
     /// A `file:` source whose file is missing or unreadable: asking again will not help.
     case noFile(path: String)
     case missingToken(variable: String)
+    /// The token variable's value holds a control character (a CR from a CRLF file, say).
+    case badToken(variable: String)
 
     /// Whether the same request may succeed later: connection errors, timeouts, 408, 429,
     /// 5xx and truncated bodies. Bad data and other 4xx will not get better by asking again.
@@ -54,7 +58,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .unsafeScheme(scheme): "refused URL scheme '\(scheme)' (use http, https or file)"
         case let .badURL(reason): "unusable URL: \(reason)"
         case let .noFile(path): "no readable file at \(path)"
+        case let .caFile(path, reason): "cannot use the CA file \(path): \(reason)"
         case let .missingToken(variable): "the token variable \(variable) is not set"
+        case let .badToken(variable): "the token variable \(variable) holds a control character (a stray CR from a CRLF file?)"
         }
     }
 
