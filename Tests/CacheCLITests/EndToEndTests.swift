@@ -205,7 +205,8 @@ import Testing
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try upstream.generate(count: 30_000, seed: 5)
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        // Each seed is a different account: every sync replaces it all, past the removal guard.
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--max-delete", "100%")
         let screen = try box.terminal(["sync", "bank"])
         #expect(screen.status == 0)
         // Redrawn at most every 100 ms, so which counts appear depends on the machine's speed.

@@ -67,8 +67,19 @@ import Testing
         let box = try Sandbox()
         try addStaleBank(upstream, box)
         #expect(try box.cache("list", "bank", "--offline", "--json").status == 0)
-        Thread.sleep(forTimeInterval: 0.5)
+        // A refresh, had one been started, is either still running (a process naming this
+        // database) or done (a second request upstream, a second run): neither, at any moment.
+        #expect(processesMentioning(box.database).isEmpty)
         #expect(try upstreamRequests(upstream).count == 1)
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "1")
+
+        // The same read without --offline does start one: the check above can see it.
+        #expect(try box.cache("list", "bank", "--json").status == 0)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try upstreamRequests(upstream).count < 2 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(try upstreamRequests(upstream).count == 2)
     }
 
     @Test func anEmptyCacheWithoutATerminalSaysSoAndPrintsNothing() throws {

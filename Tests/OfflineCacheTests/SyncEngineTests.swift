@@ -32,7 +32,8 @@ import Testing
     @Test func mergeNeverRemovesAndReplaceDoes() throws {
         let fixture = try Fixture()
         let merge = Source(name: "m", kind: .jokes, url: URL(string: "http://h/")!)
-        let replace = Source(name: "r", kind: .jokes, url: URL(string: "http://h/")!, mode: .replace)
+        // No removal guard here: this is about what replace does (RemovalGuardTests hold it).
+        let replace = Source(name: "r", kind: .jokes, url: URL(string: "http://h/")!, mode: .replace, maxDelete: .percent(100))
         try SourceStore(fixture.database).add(merge)
         try SourceStore(fixture.database).add(replace)
 

@@ -53,7 +53,8 @@ import Testing
     @Test(arguments: [SyncMode.replace, .merge])
     func seededSeriesOfSyncsLeaveWhatTheModelPredicts(mode: SyncMode) throws {
         let fixture = try SyncEngineTests.Fixture()
-        let source = Source(name: "bank", kind: .account, url: URL(string: "http://h/")!, mode: mode)
+        // No removal guard: the model predicts the reconcile alone (RemovalGuardTests hold it).
+        let source = Source(name: "bank", kind: .account, url: URL(string: "http://h/")!, mode: mode, maxDelete: .percent(100))
         try SourceStore(fixture.database).add(source)
         var generator = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["CACHE_TEST_SEED"] ?? "") ?? 20261130)
         var model: [Key: Value] = [:]

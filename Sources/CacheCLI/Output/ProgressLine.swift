@@ -18,6 +18,18 @@ final class ProgressLine: Sendable {
     private let started = ContinuousClock.now
     private let state = Mutex(State())
 
+    /// `30000` → `30,000`, the same in every locale (Foundation's `formatted()` follows it).
+    static func grouped(_ value: Int) -> String {
+        var digits = String(value.magnitude)
+        var groups: [Substring] = []
+        while digits.count > 3 {
+            groups.insert(digits.suffix(3), at: 0)
+            digits = String(digits.dropLast(3))
+        }
+        groups.insert(Substring(digits), at: 0)
+        return (value < 0 ? "-" : "") + groups.joined(separator: ",")
+    }
+
     init(source: String) { self.source = source }
 
     func update(_ progress: SyncProgress) {
@@ -38,7 +50,7 @@ final class ProgressLine: Sendable {
         case let .reconciling(rows, total):
             guard total > 10_000 else { return }
             let rate = Int(Double(rows) / max(phaseElapsed, 0.001))
-            text = "⟳ \(source)  reconciling \(rows.formatted()) of \(total.formatted()) rows  \(rate.formatted()) rows/s  \(String(format: "%.1f", elapsed))s"
+            text = "⟳ \(source)  reconciling \(Self.grouped(rows)) of \(Self.grouped(total)) rows  \(Self.grouped(rate)) rows/s  \(String(format: "%.1f", elapsed))s"
         case .finished:
             text = nil
         }

@@ -25,3 +25,20 @@ func changedAccount(_ account: [String: Any]) throws -> [String: Any] {
     changed["transactions"] = transactions
     return changed
 }
+
+/// The running processes whose command line or environment names `text` (a sandbox's database
+/// path, say): how a test sees a background refresh that has started and not yet ended.
+func processesMentioning(_ text: String) -> [Int32] {
+    let me = getpid()
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap(Int32.init).filter { pid in
+        guard pid != me else { return false }
+        for file in ["cmdline", "environ"] {
+            if let data = FileManager.default.contents(atPath: "/proc/\(pid)/\(file)"),
+               data.range(of: Data(text.utf8)) != nil {
+                return true
+            }
+        }
+        return false
+    }
+}
