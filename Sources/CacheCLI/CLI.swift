@@ -87,6 +87,11 @@ struct Context {
         try CacheDatabase(path: databasePath, create: create)
     }
 
+    /// For commands that only read: a read-only connection (see `CacheDatabase.Access.read`).
+    func openForReading() throws(CacheError) -> CacheDatabase {
+        try CacheDatabase(path: databasePath, access: .read)
+    }
+
     /// Upstream text may carry terminal escapes; show them as text instead of obeying them.
     static func escapeControl(_ text: String) -> String {
         // C0, DEL, C1, and the bidirectional overrides that reorder what a terminal shows.

@@ -52,7 +52,7 @@ enum ExitCode {
         switch error {
         case .noDatabase, .noSuchSource, .noSuchRun: return noInput
         case .cannotCreate: return cannotCreate
-        case .newerSchema, .invalidSource: return configuration
+        case .newerSchema, .invalidSource, .notACache: return configuration
         case .sourceExists: return usage
         case .sourceReplaced: return temporaryFailure
         case .database(let error): return of(error)

@@ -5,7 +5,7 @@ import OfflineCache
 /// Offline inspection: what the cache holds, where it came from, what changed.
 enum InspectCommands {
     static func history(_ source: String?, limit: Int?, json: Bool, _ context: Context) throws -> Int32 {
-        let database = try context.open(create: false)
+        let database = try context.openForReading()
         if let source { _ = try SourceStore(database).named(source) }
         let runs = try HistoryStore(database).runs(source: source, limit: limit)
         let console = context.console
@@ -38,7 +38,7 @@ enum InspectCommands {
     }
 
     static func diff(_ source: String, _ selection: HistoryStore.Selection, json: Bool, _ context: Context) throws -> Int32 {
-        let database = try context.open(create: false)
+        let database = try context.openForReading()
         _ = try SourceStore(database).named(source)
         if case .run(let id) = selection, try !HistoryStore(database).hasRun(id, source: source) {
             throw CacheError.noSuchRun(id, source: source)
@@ -194,7 +194,7 @@ enum InspectCommands {
     }
 
     static func export(_ name: String, format: Command.ExportFormat, _ context: Context) throws -> Int32 {
-        let database = try context.open(create: false)
+        let database = try context.openForReading()
         let source = try SourceStore(database).named(name)
         let console = context.console
         var writer: RowBytes?

@@ -5,7 +5,7 @@ import OfflineCache
 /// refresh behind them, and on a terminal (or with `--wait`) the reconciled rows when it lands.
 enum ListCommand {
     static func run(_ options: Command.List, _ context: Context) throws -> Int32 {
-        let database = try context.open(create: false)
+        let database = try context.openForReading()
         let source = try SourceStore(database).named(options.name)
         let reader = CacheReader(database)
         let read = { try reader.rows(of: source, staleOnly: options.staleOnly, limit: options.limit) }

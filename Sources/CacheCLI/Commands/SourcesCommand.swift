@@ -11,7 +11,7 @@ enum SourcesCommand {
     }
 
     static func list(json: Bool, _ context: Context) throws -> Int32 {
-        let sources = try SourceStore(context.open(create: false)).all()
+        let sources = try SourceStore(context.openForReading()).all()
         let console = context.console
         if json {
             let items: [JSONValue] = sources.map { source in

@@ -2,7 +2,7 @@ import OfflineCache
 
 enum StatusCommand {
     static func run(json: Bool, _ context: Context) throws -> Int32 {
-        let statuses = try CacheReader(context.open(create: false)).status()
+        let statuses = try CacheReader(context.openForReading()).status()
         let console = context.console
         if json {
             console.out(JSONValue.lines(statuses.map { status in

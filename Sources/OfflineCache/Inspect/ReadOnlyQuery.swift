@@ -17,7 +17,7 @@ public struct ReadOnlyQuery {
     public init(path: String) throws(CacheError) {
         guard access(path, F_OK) == 0 else { throw .noDatabase(path: path) }
         do {
-            connection = try Connection(path: path, readOnly: true)
+            connection = try Connection.reading(path)
         } catch {
             throw .database(CacheDatabase.explained(error, path: path))
         }

@@ -8,6 +8,8 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     case newerSchema(Migrator.NewerSchemaError)
     case database(DatabaseError)
     case noSuchSource(String)
+    /// The file is not a cache database (someone else's SQLite file, or not SQLite at all).
+    case notACache(path: String, reason: String)
     case noSuchRun(Int, source: String)
     /// The source was removed, or removed and added again, while it synced.
     case sourceReplaced(String)
@@ -22,6 +24,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .newerSchema(error): "\(error)"
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"
+        case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
         case let .sourceReplaced(name): "the source '\(name)' was removed or replaced during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"
         case let .sourceExists(name): "a source named '\(name)' already exists; remove it first"
@@ -31,20 +34,40 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The cache's SQLite file: opened, configured, and migrated to this binary's schema.
+///
+/// The file is marked as the cache's (`PRAGMA application_id`), and only an empty file or one of
+/// ours is ever migrated: pointed at someone else's database, cache refuses it and writes nothing.
 public final class CacheDatabase {
     public let connection: Connection
     public let path: String
 
+    /// `PRAGMA application_id` of a cache database: "cach" in ASCII.
+    public static let applicationID: Int32 = 0x6361_6368
+
+    /// What a command does with the file.
+    public enum Access: Sendable {
+        /// Create the file and its folder when missing, and migrate it: commands that write.
+        case create
+        /// Migrate if needed, never create: commands that write to an existing cache.
+        case write
+        /// Only read: opened read-only, so a read-only mount or a full disk still serves the
+        /// cache (migrated first, read-write, only when this binary's schema is newer).
+        case read
+    }
+
+    public convenience init(path: String, create: Bool) throws(CacheError) {
+        try self.init(path: path, access: create ? .create : .write)
+    }
+
     /// Opens the database at `path`.
     ///
-    /// - Parameter create: create the file and its folder when missing (commands that write);
-    ///   otherwise a missing file throws `CacheError.noDatabase`.
-    /// - Throws: `CacheError`; a database from a newer cache is refused before anything is written.
-    public init(path: String, create: Bool) throws(CacheError) {
+    /// - Throws: `CacheError`: `.noDatabase` for a missing file (unless `.create`), `.notACache`
+    ///   for a file that is not ours, `.newerSchema` before anything is written.
+    public init(path: String, access: Access) throws(CacheError) {
         self.path = path
         let fileManager = FileManager.default
         if !fileManager.fileExists(atPath: path) {
-            guard create else { throw .noDatabase(path: path) }
+            guard access == .create else { throw .noDatabase(path: path) }
             let folder = (path as NSString).deletingLastPathComponent
             if !folder.isEmpty && !fileManager.fileExists(atPath: folder) {
                 do {
@@ -55,24 +78,85 @@ public final class CacheDatabase {
                 }
             }
         }
+        if access == .read, let reader = try Self.openForReading(path) {
+            connection = reader
+            return
+        }
         do {
             connection = try Connection(path: path)
         } catch {
             let error = Self.explained(error, path: path)
-            if create && !error.isPermission && (error.primaryCode == SQLITE_CANTOPEN || error.primaryCode == SQLITE_PERM) {
+            if access == .create && !error.isPermission && (error.primaryCode == SQLITE_CANTOPEN || error.primaryCode == SQLITE_PERM) {
                 throw .cannotCreate(path: path, reason: error.message)
             }
             throw .database(error)
         }
         do {
+            let kind = try Self.identify(connection, path: path)
+            if kind == .empty && access == .read { throw CacheError.noDatabase(path: path) }
             let migrator = Migrator()
             try migrator.checkNotNewer(connection)
             try connection.configureForWriting()
             try migrator.migrate(connection)
+            if kind != .marked { try connection.execute("PRAGMA application_id = \(Self.applicationID)") }
+        } catch let error as CacheError {
+            throw error
         } catch let error as Migrator.NewerSchemaError {
             throw .newerSchema(error)
         } catch let error as DatabaseError {
             throw .database(error)
+        } catch {
+            throw .database(DatabaseError(extendedCode: SQLITE_ERROR, message: "\(error)"))
+        }
+    }
+
+    enum Kind {
+        /// Marked with this project's application_id.
+        case marked
+        /// Made by a cache from before the mark (marked on its next write).
+        case unmarked
+        case empty
+    }
+
+    /// Ours (marked, or made by a cache from before the mark: its migrations table and
+    /// `sources`), or an empty file; anything else is refused before a byte is written.
+    static func identify(_ db: Connection, path: String) throws(CacheError) -> Kind {
+        do {
+            if try db.scalarInt("PRAGMA application_id") == Int64(applicationID) { return .marked }
+            let tables = Set(try db.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.text(0) ?? "" })
+            if tables.isEmpty { return .empty }
+            if tables.isSuperset(of: ["schema_migrations", "sources", "sync_state"]) { return .unmarked }
+            throw CacheError.notACache(path: path, reason: "it is another program's SQLite database")
+        } catch let error as CacheError {
+            throw error
+        } catch let error as DatabaseError where error.primaryCode == SQLITE_NOTADB {
+            throw .notACache(path: path, reason: "it is not an SQLite database")
+        } catch let error as DatabaseError {
+            throw .database(Self.explained(error, path: path))
+        } catch {
+            throw .database(DatabaseError(extendedCode: SQLITE_ERROR, message: "\(error)"))
+        }
+    }
+
+    /// A read-only connection to a cache at this binary's schema (see `Connection.reading`), or
+    /// nil when the file needs a migration first (the caller then opens it for writing).
+    static func openForReading(_ path: String) throws(CacheError) -> Connection? {
+        let connection: Connection
+        do {
+            connection = try Connection.reading(path)
+        } catch {
+            throw .database(explained(error, path: path))
+        }
+        guard try identify(connection, path: path) != .empty else { throw .noDatabase(path: path) }
+        do {
+            let applied = try Migrator.appliedVersion(connection)
+            let latest = Migrator().latestVersion
+            if applied > latest { throw Migrator.NewerSchemaError(databaseVersion: applied, knownVersion: latest) }
+            return applied == latest ? connection : nil
+        } catch let error as Migrator.NewerSchemaError {
+            throw .newerSchema(error)
+        } catch let error as DatabaseError {
+            throw .database(explained(error, path: path))
         } catch {
             throw .database(DatabaseError(extendedCode: SQLITE_ERROR, message: "\(error)"))
         }

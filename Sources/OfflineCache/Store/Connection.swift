@@ -13,14 +13,24 @@ public final class Connection {
     ///
     /// A new file is created with mode 0600: the process umask is narrowed while SQLite
     /// creates it, so the file is never visible with wider permissions.
-    public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5000) throws(DatabaseError) {
+    /// - Parameter immutable: read the file as one that cannot change (SQLite's `immutable=1`):
+    ///   no locks and no shared-memory file, for a read-only mount.
+    public init(path: String, readOnly: Bool = false, immutable: Bool = false, busyTimeoutMs: Int32 = 5000) throws(DatabaseError) {
         var db: OpaquePointer?
-        let flags = readOnly
+        var flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            // A file: URI, its path percent-encoded where a URI needs it.
+            var allowed = CharacterSet.urlPathAllowed
+            allowed.remove(charactersIn: "?#%")
+            name = "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
+        }
         _ = Self.processSettings
         let previousMask = umask(0o077)
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let code = sqlite3_open_v2(name, &db, flags, nil)
         umask(previousMask)
         guard let db else {
             throw DatabaseError(extendedCode: code, message: "cannot open \(path)")
@@ -39,6 +49,21 @@ public final class Connection {
     /// How long a statement waits for another connection's write lock before SQLITE_BUSY.
     public func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// A read-only connection that has read the schema. Where SQLite cannot make the
+    /// shared-memory file a WAL database needs (a read-only mount, a full disk), the file is
+    /// opened as immutable instead: nothing can be changing it there while it is read.
+    public static func reading(_ path: String) throws(DatabaseError) -> Connection {
+        let connection = try Connection(path: path, readOnly: true)
+        do {
+            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_schema")
+            return connection
+        } catch where [SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL].contains(error.primaryCode) {
+            let immutable = try Connection(path: path, readOnly: true, immutable: true)
+            _ = try immutable.scalarInt("SELECT count(*) FROM sqlite_schema")
+            return immutable
+        }
     }
 
     /// SQLite's process-wide settings, made once before the first open.

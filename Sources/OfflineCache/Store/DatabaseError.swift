@@ -35,7 +35,11 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         var text = "SQLite error \(extendedCode): \(message)"
-        if let sql { text += " - while executing `\(sql)`" }
+        // The statement's first line, not a whole migration: a message is one line.
+        if let sql {
+            let first = sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            text += " - while executing `\(first.count > 80 ? first.prefix(80) + "…" : first)`"
+        }
         return text
     }
 }
