@@ -12,23 +12,6 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
     }
 
-    /// The cached account as a comparable set of "date|vendor|type|amount" plus its header.
-    func cachedAccount(_ box: Sandbox) throws -> Set<String> {
-        let transactions = try rows(box.database, "SELECT date, vendor, type, amount FROM transactions WHERE source = 'bank'")
-        let header = try rows(box.database, "SELECT name, balance FROM accounts WHERE source = 'bank'")
-        return Set(transactions.map { "\($0["date"]!)|\($0["vendor"]!)|\($0["type"]!)|\(Double($0["amount"]!)!)" }
-            + header.map { "header|\($0["name"]!)|\(Double($0["balance"]!)!)" })
-    }
-
-    func upstreamAccount(_ upstream: LoopbackUpstream) throws -> Set<String> {
-        let body = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
-        let transactions = try #require(body["transactions"] as? [[String: Any]])
-        return Set(transactions.map { t in
-            let date = (t["date"] as! String).replacingOccurrences(of: " ", with: "T") + "Z"
-            return "\(date)|\(t["vendor"]!)|\(t["type"]!)|\((t["amount"] as! NSNumber).doubleValue)"
-        } + ["header|\(body["name"]!)|\((body["currentBalance"] as! NSNumber).doubleValue)"])
-    }
-
     @Test(arguments: LoopbackUpstream.Transport.allCases)
     func tenSyncsAtOnceMakeOneRequest(_ transport: LoopbackUpstream.Transport) throws {
         let upstream = try LoopbackUpstream(transport)
@@ -61,9 +44,9 @@ import Testing
         try addBank(upstream, box, ["--max-delete", "100%"])
         _ = try upstream.generate(count: 10_000, seed: 1)
         #expect(try box.cache("sync").status == 0)
-        var accounts: [Set<String>] = [try upstreamAccount(upstream)]
+        var accounts: [Set<String>] = [try servedAccount(upstream)]
         _ = try upstream.generate(count: 10_500, seed: 2)
-        accounts.append(try upstreamAccount(upstream))
+        accounts.append(try servedAccount(upstream))
         #expect(try cachedAccount(box) == accounts[0])
         // How long a whole sync takes here sets the window the kills land in: some before the
         // commit, some during it, some after.
@@ -277,21 +260,13 @@ import Testing
         #expect(try cacheDump(box.database) == before)
     }
 
-    /// Runs `cache sync big` under /usr/bin/time; returns the result and the peak RSS in KB.
-    func syncMeasured(_ box: Sandbox) throws -> (RunResult, Int) {
-        let result = try box.run("/usr/bin/time", ["-f", "peak-kb %M", Paths.cacheBinary, "sync", "big"],
-                                 environment: ["CACHE_DB": box.database])
-        let peakKB = result.stderr.components(separatedBy: "peak-kb ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-        return (result, peakKB ?? -1)
-    }
-
     /// Announced as 300 MB: refused from the headers, before any of the body is read.
     @Test(arguments: LoopbackUpstream.Transport.allCases)
     func aHugeBodyIsRefusedAtTheCapWithMemoryNearIt(_ transport: LoopbackUpstream.Transport) throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try box.cache(["sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=300000000"] + upstream.trust)
-        let (result, peakKB) = try syncMeasured(box)
+        let (result, peakKB) = try measuredPeak(box, ["sync", "big"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("cache: sync big: body larger than the 67108864-byte cap"), "\(result.stderr)")
         #expect(peakKB > 0 && peakKB < 64 * 1024, "peak \(peakKB) KB")
@@ -306,7 +281,7 @@ import Testing
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try box.cache(["sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=300000000&chunked=1"] + upstream.trust)
-        let (result, peakKB) = try syncMeasured(box)
+        let (result, peakKB) = try measuredPeak(box, ["sync", "big"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("cache: sync big: body larger than the 67108864-byte cap"), "\(result.stderr)")
         #expect(peakKB > 0 && peakKB < 128 * 1024, "peak \(peakKB) KB")

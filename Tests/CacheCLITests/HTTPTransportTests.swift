@@ -5,23 +5,6 @@ import Testing
 /// http and https through libcurl, end to end: the built binary against real servers on
 /// loopback (the project's upstream, over TLS with a throwaway CA where it says so).
 @Suite struct HTTPTransportTests {
-    /// The cached account of source `name` as "date|vendor|type|amount" lines plus its header.
-    func cachedAccount(_ box: Sandbox, _ name: String = "bank") throws -> Set<String> {
-        let transactions = try rows(box.database, "SELECT date, vendor, type, amount FROM transactions WHERE source = '\(name)'")
-        let header = try rows(box.database, "SELECT name, balance FROM accounts WHERE source = '\(name)'")
-        return Set(transactions.map { "\($0["date"]!)|\($0["vendor"]!)|\($0["type"]!)|\(Double($0["amount"]!)!)" }
-            + header.map { "header|\($0["name"]!)|\(Double($0["balance"]!)!)" })
-    }
-
-    func servedAccount(_ upstream: LoopbackUpstream) throws -> Set<String> {
-        let body = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
-        let transactions = try #require(body["transactions"] as? [[String: Any]])
-        return Set(transactions.map { t in
-            let date = (t["date"] as! String).replacingOccurrences(of: " ", with: "T") + "Z"
-            return "\(date)|\(t["vendor"]!)|\(t["type"]!)|\((t["amount"] as! NSNumber).doubleValue)"
-        } + ["header|\(body["name"]!)|\((body["currentBalance"] as! NSNumber).doubleValue)"])
-    }
-
     func cachedJokeIDs(_ box: Sandbox, _ name: String) throws -> Set<Int> {
         Set(try rows(box.database, "SELECT id FROM jokes WHERE source = '\(name)'").compactMap { Int($0["id"]!) })
     }
@@ -216,9 +199,7 @@ import Testing
         let box = try Sandbox()
         let cap = FetchRequest.defaultMaxBytes
         try box.cache("sources", "add", "bomb", "--kind", "jokes", "--url", upstream.baseURL + "/gzip-bomb?bytes=200000000")
-        let result = try box.run("/usr/bin/time", ["-f", "peak-kb %M", Paths.cacheBinary, "sync", "bomb"],
-                                 environment: ["CACHE_DB": box.database])
-        let peakKB = result.stderr.components(separatedBy: "peak-kb ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? -1
+        let (result, peakKB) = try measuredPeak(box, ["sync", "bomb"])
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("cache: sync bomb: body larger than the \(cap)-byte cap"), "\(result.stderr)")
         #expect(peakKB > 0 && peakKB < (cap >> 10) + 48 * 1024 && peakKB < 2 * (cap >> 10), "peak \(peakKB) KB")
@@ -273,9 +254,7 @@ import Testing
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/huge-head")
-        let result = try box.run("/usr/bin/time", ["-f", "peak-kb %M", Paths.cacheBinary, "sync", "jokes"],
-                                 environment: ["CACHE_DB": box.database])
-        let peakKB = result.stderr.components(separatedBy: "peak-kb ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? -1
+        let (result, peakKB) = try measuredPeak(box, ["sync", "jokes"])
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("cache: sync jokes: bad data: a response head larger than 256 KiB"), "\(result.stderr)")
         #expect(peakKB > 0 && peakKB < 64 * 1024, "peak \(peakKB) KB")

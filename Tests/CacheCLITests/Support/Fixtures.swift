@@ -42,3 +42,30 @@ func processesMentioning(_ text: String) -> [Int32] {
         return false
     }
 }
+
+/// The cached account of source `name` as a comparable set of "date|vendor|type|amount"
+/// lines plus its header.
+func cachedAccount(_ box: Sandbox, _ name: String = "bank") throws -> Set<String> {
+    let transactions = try rows(box.database, "SELECT date, vendor, type, amount FROM transactions WHERE source = '\(name)'")
+    let header = try rows(box.database, "SELECT name, balance FROM accounts WHERE source = '\(name)'")
+    return Set(transactions.map { "\($0["date"]!)|\($0["vendor"]!)|\($0["type"]!)|\(Double($0["amount"]!)!)" }
+        + header.map { "header|\($0["name"]!)|\(Double($0["balance"]!)!)" })
+}
+
+/// The account the upstream serves now, in `cachedAccount`'s form (reading it is a request too).
+func servedAccount(_ upstream: LoopbackUpstream) throws -> Set<String> {
+    let body = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+    let transactions = try #require(body["transactions"] as? [[String: Any]])
+    return Set(transactions.map { t in
+        let date = (t["date"] as! String).replacingOccurrences(of: " ", with: "T") + "Z"
+        return "\(date)|\(t["vendor"]!)|\(t["type"]!)|\((t["amount"] as! NSNumber).doubleValue)"
+    } + ["header|\(body["name"]!)|\((body["currentBalance"] as! NSNumber).doubleValue)"])
+}
+
+/// Runs `cache ARGUMENTS` under GNU time; returns the result and the peak RSS in KB (-1 if unread).
+func measuredPeak(_ box: Sandbox, _ arguments: [String]) throws -> (RunResult, Int) {
+    let result = try box.run("/usr/bin/time", ["-f", "peak-kb %M", Paths.cacheBinary] + arguments,
+                             environment: ["CACHE_DB": box.database])
+    let peakKB = result.stderr.components(separatedBy: "peak-kb ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    return (result, peakKB ?? -1)
+}
