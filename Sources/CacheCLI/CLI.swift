@@ -35,7 +35,8 @@ public enum CLI {
             case .sourcesRemove(let name): return try SourcesCommand.remove(name, context)
             case .sync(let sync): return try SyncCommand.run(sync, context)
             case .list(let list): return try ListCommand.run(list, context)
-            case .status(let json): return try StatusCommand.run(json: json, context)
+            case .status(let status): return try StatusCommand.run(status, context)
+            case .metrics(let textfile): return try MetricsCommand.run(textfile: textfile, context)
             case .history(let source, let limit, let json): return try InspectCommands.history(source, limit: limit, json: json, context)
             case .diff(let source, let selection, let json): return try InspectCommands.diff(source, selection, json: json, context)
             case .prune(let seconds): return try InspectCommands.prune(keepSeconds: seconds, context)
@@ -56,8 +57,9 @@ public enum CLI {
     /// a terminal; nil for human output, which escapes each field it prints (and colours lines).
     static func dataFormat(of command: Command) -> TerminalSafe.Format? {
         switch command {
-        case .sourcesList(json: true), .status(json: true), .history(_, _, json: true), .diff(_, _, json: true):
+        case .sourcesList(json: true), .history(_, _, json: true), .diff(_, _, json: true):
             return .json
+        case .status(let status): return status.json ? .json : nil
         case .sync(let sync): return sync.json ? .json : nil
         case .list(let list): return list.format == .json ? .json : list.format == .csv ? .text : nil
         case .sql(_, let format): return format == .json ? .json : .text

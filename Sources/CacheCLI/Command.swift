@@ -16,6 +16,14 @@ enum Command: Equatable {
         var maxBytes: Int?
         var caCert: String?
         var maxDelete: RemovalLimit?
+        var alertAfterSeconds: Int?
+    }
+
+    struct Status: Equatable {
+        var names: [String] = []
+        var json = false
+        /// `--max-age`: check that each source succeeded within this many seconds.
+        var maxAge: Int?
     }
 
     struct Sync: Equatable {
@@ -48,7 +56,8 @@ enum Command: Equatable {
     case sourcesRemove(String)
     case sync(Sync)
     case list(List)
-    case status(json: Bool)
+    case status(Status)
+    case metrics(textfile: String?)
     case history(source: String?, limit: Int?, json: Bool)
     case diff(source: String, selection: HistoryStore.Selection, json: Bool)
     case prune(keepSeconds: Int)

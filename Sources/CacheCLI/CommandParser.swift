@@ -3,7 +3,7 @@ import OfflineCache
 
 /// Turns `cache`'s arguments into an `Invocation`, or a `UsageError`. Pure: no I/O.
 enum CommandParser {
-    static let commands = ["sources", "sync", "list", "status", "history", "diff", "export", "sql", "check", "prune", "help"]
+    static let commands = ["sources", "sync", "list", "status", "metrics", "history", "diff", "export", "sql", "check", "prune", "help"]
     static let sourcesSubcommands = ["add", "list", "remove"]
 
     static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
@@ -83,6 +83,7 @@ enum CommandParser {
                 Option(name: "--header", takesValue: true, repeatable: true),
                 Option(name: "--token-env", takesValue: true), Option(name: "--max-bytes", takesValue: true),
                 Option(name: "--ca-cert", takesValue: true), Option(name: "--max-delete", takesValue: true),
+                Option(name: "--alert-after", takesValue: true),
             ])
             let args = try scanner.scan(arguments)
             let sourceName = try exactlyOne(args.positionals, "<name>", name)
@@ -140,9 +141,14 @@ enum CommandParser {
                 guard let limit = RemovalLimit(text) else { throw invalid(text, "--max-delete", "a number of rows such as 20, or a percentage such as 50%", name) }
                 maxDelete = limit
             }
+            var alertAfter: Int?
+            if let text = args.value("--alert-after") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--alert-after", name) }
+                alertAfter = seconds
+            }
             return .sourcesAdd(.init(name: sourceName, kind: kind, url: url, ttlSeconds: ttl, mode: mode,
                                      headers: headers, tokenEnv: tokenEnv, maxBytes: maxBytes, caCert: caCert,
-                                     maxDelete: maxDelete))
+                                     maxDelete: maxDelete, alertAfterSeconds: alertAfter))
 
         case "sources list":
             let args = try ArgumentScanner(command: name, options: [Option(name: "--json")]).scan(arguments)
@@ -198,9 +204,20 @@ enum CommandParser {
             return .list(list)
 
         case "status":
-            let args = try ArgumentScanner(command: name, options: [Option(name: "--json")]).scan(arguments)
+            let args = try ArgumentScanner(command: name, options: [
+                Option(name: "--json"), Option(name: "--max-age", takesValue: true),
+            ]).scan(arguments)
+            var status = Command.Status(names: args.positionals, json: args.has("--json"))
+            if let text = args.value("--max-age") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-age", name) }
+                status.maxAge = seconds
+            }
+            return .status(status)
+
+        case "metrics":
+            let args = try ArgumentScanner(command: name, options: [Option(name: "--textfile", takesValue: true)]).scan(arguments)
             try none(args.positionals, name)
-            return .status(json: args.has("--json"))
+            return .metrics(textfile: args.value("--textfile"))
 
         case "history":
             let args = try ArgumentScanner(command: name, options: [Option(name: "--limit", takesValue: true), Option(name: "--json")]).scan(arguments)

@@ -12,7 +12,8 @@ enum Help {
                 ("sources", "Add, list and remove the upstreams to cache."),
                 ("sync", "Fetch sources and reconcile them into the cache."),
                 ("list", "Print one source's cached rows at once, with stale flags; refresh behind them."),
-                ("status", "Show each source's rows, staleness and last sync."),
+                ("status", "Show each source's rows, staleness and last sync; --max-age checks freshness."),
+                ("metrics", "Print Prometheus metrics for every source."),
                 ("history", "List the sync runs, newest first."),
                 ("diff", "Show what a sync inserted, updated and removed."),
                 ("export", "Stream every row of a source with its stale flag."),
@@ -38,7 +39,7 @@ enum Help {
         "sources add": CommandHelp(
             name: "sources add",
             overview: "Add a source.",
-            usage: "cache sources add <name> --kind account|jokes --url <url> [--ttl <duration>] [--mode replace|merge] [--header \"Name: value\"]... [--token-env <var>] [--max-bytes <n>] [--ca-cert <file>] [--max-delete <n|p%>]",
+            usage: "cache sources add <name> --kind account|jokes --url <url> [--ttl <duration>] [--mode replace|merge] [--header \"Name: value\"]... [--token-env <var>] [--max-bytes <n>] [--ca-cert <file>] [--max-delete <n|p%>] [--alert-after <duration>]",
             arguments: [("<name>", "A name for the source: letters, digits, '-', '_' and '.'.")],
             options: [
                 ("--kind <kind>", "account ({status, message, body} envelope) or jokes (Official Joke API)."),
@@ -49,6 +50,7 @@ enum Help {
                 ("--token-env <var>", "Send $VAR as a bearer token at sync time; only the variable's name is stored."),
                 ("--max-bytes <n>", "Refuse bodies larger than this, decoded (default: 64 MiB)."),
                 ("--ca-cert <file>", "Trust the CAs in this PEM file instead of the system's (internal CAs)."),
+                ("--alert-after <duration>", "The age past which 'status --max-age' reports this source, instead of the age given there."),
                 ("--max-delete <n|p%>", "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache)."),
                 dbOption,
             ],
@@ -98,9 +100,24 @@ enum Help {
             examples: ["cache list bank", "cache list jokes --stale --json"]),
         "status": CommandHelp(
             name: "status",
-            overview: "Show each source's rows, stale rows, last success, last attempt and last error.",
-            usage: "cache status [--json]",
-            options: [("--json", "Print a JSON array."), dbOption]),
+            overview: "Show each source's rows, stale rows, last success, last attempt and last error. With --max-age, check that each source succeeded recently: for monitors and health checks.",
+            usage: "cache status [<name> ...] [--json] [--max-age <duration>]",
+            arguments: [("<name>", "Only these sources (default: every source).")],
+            options: [
+                ("--json", "Print a JSON array."),
+                ("--max-age <duration>", "Exit 1, naming each source and since when, if any has not synced successfully within this (or its own --alert-after); else print one line and exit 0."),
+                dbOption,
+            ],
+            examples: ["cache status", "cache status --max-age 2h   # from a monitor"]),
+        "metrics": CommandHelp(
+            name: "metrics",
+            overview: "Print every source's freshness and sync figures in the Prometheus text format.",
+            usage: "cache metrics [--textfile <path>]",
+            options: [
+                ("--textfile <path>", "Write them to this file instead (atomically, for node_exporter's textfile collector)."),
+                dbOption,
+            ],
+            examples: ["cache metrics --textfile /var/lib/node_exporter/textfile_collector/cache.prom"]),
         "history": CommandHelp(
             name: "history",
             overview: "List the sync runs, newest first: when, source, outcome, inserted/updated/deleted, HTTP status, bytes, duration, error.",

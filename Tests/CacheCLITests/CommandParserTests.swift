@@ -39,7 +39,7 @@ import Testing
         (["list", "x", "--limit"], "Missing value for '--limit <n>'."),
         (["sources", "add", "x", "--kind", "jokes", "--url", "http://h", "--header", "no colon"], "Invalid value 'no colon' for '--header': expected \"Name: value\"."),
         (["sources", "add", "bad name", "--kind", "jokes", "--url", "http://h"], "Invalid source name 'bad name': use letters, digits, '-', '_' and '.'."),
-        (["status", "now"], "Unexpected argument 'now'."),
+        (["metrics", "now"], "Unexpected argument 'now'."),
         (["list", "x", "--stale=yes"], "'--stale' takes no value."),
         (["sync", "--parallel", "0"], "Invalid value '0' for '--parallel': expected a number of sources from 1 to 64."),
         (["sources", "add", "x", "--kind", "jokes", "--url", "http://h", "--ca-cert", "/nonexistent/ca.pem"],

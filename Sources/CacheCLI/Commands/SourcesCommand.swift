@@ -4,7 +4,8 @@ enum SourcesCommand {
     static func add(_ add: Command.AddSource, _ context: Context) throws -> Int32 {
         let database = try context.open(create: true)
         let source = Source(name: add.name, kind: add.kind, url: add.url, mode: add.mode, ttlSeconds: add.ttlSeconds,
-                            headers: add.headers, tokenEnv: add.tokenEnv, maxBytes: add.maxBytes, caCert: add.caCert, maxDelete: add.maxDelete)
+                            headers: add.headers, tokenEnv: add.tokenEnv, maxBytes: add.maxBytes, caCert: add.caCert, maxDelete: add.maxDelete,
+                            alertAfterSeconds: add.alertAfterSeconds)
         try SourceStore(database).add(source)
         context.console.err("Added \(source.kind.rawValue) source '\(source.name)' (\(source.mode.rawValue), ttl \(DurationText.format(source.ttlSeconds))). Run 'cache sync \(source.name)' to fetch it.")
         return ExitCode.success
@@ -23,6 +24,7 @@ enum SourcesCommand {
                     ("token_env", .optional(source.tokenEnv)), ("max_bytes", .optional(source.maxBytes)),
                     ("ca_cert", .optional(source.caCert)),
                     ("max_delete", .string((source.maxDelete ?? .default).description)),
+                    ("alert_after_s", .optional(source.alertAfterSeconds)),
                 ])
             }
             console.out(JSONValue.lines(items))

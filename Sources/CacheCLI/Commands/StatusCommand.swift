@@ -1,10 +1,19 @@
 import OfflineCache
 
 enum StatusCommand {
-    static func run(json: Bool, _ context: Context) throws -> Int32 {
-        let statuses = try CacheReader(context.openForReading()).status()
+    /// Exit code of `status --max-age` when a source has not succeeded within its age.
+    static let tooOld: Int32 = 1
+
+    static func run(_ options: Command.Status, _ context: Context) throws -> Int32 {
+        var statuses = try CacheReader(context.openForReading()).status()
+        if !options.names.isEmpty {
+            let known = Set(statuses.map(\.source.name))
+            if let unknown = options.names.first(where: { !known.contains($0) }) { throw CacheError.noSuchSource(unknown) }
+            statuses = statuses.filter { options.names.contains($0.source.name) }
+        }
+        if let maxAge = options.maxAge { return check(statuses, maxAge: maxAge, json: options.json, context.console) }
         let console = context.console
-        if json {
+        if options.json {
             console.out(JSONValue.lines(statuses.map { status in
                 .object([
                     ("source", .string(status.source.name)), ("kind", .string(status.source.kind.rawValue)),
@@ -37,5 +46,40 @@ enum StatusCommand {
             console.out("\(status.source.name): last error: \(Context.escapeControl(status.lastError ?? "unknown"))\n")
         }
         return ExitCode.success
+    }
+
+    /// `status --max-age DUR`, for monitors: every source (or those named) must have succeeded
+    /// within DUR, or within its own `--alert-after`. One quiet line when all have; otherwise a
+    /// line for each that has not, saying since when, and exit 1.
+    static func check(_ statuses: [SourceStatus], maxAge: Int, json: Bool, _ console: Console) -> Int32 {
+        let verdicts = statuses.map { status -> (status: SourceStatus, limit: Int, ok: Bool) in
+            let limit = status.source.alertAfterSeconds ?? maxAge
+            return (status, limit, status.ageSeconds.map { $0 <= limit } ?? false)
+        }
+        let late = verdicts.filter { !$0.ok }
+        if json {
+            console.out(JSONValue.lines(verdicts.map { verdict in
+                .object([
+                    ("source", .string(verdict.status.source.name)), ("ok", .bool(verdict.ok)),
+                    ("max_age_s", .int(verdict.limit)), ("last_success_at", .optional(verdict.status.lastSuccessAt)),
+                    ("last_success_age_s", .optional(verdict.status.ageSeconds)),
+                    ("last_error", .optional(verdict.status.lastError)),
+                ])
+            }))
+        } else if late.isEmpty {
+            console.out("ok: \(verdicts.count) source\(verdicts.count == 1 ? "" : "s") synced within their max age\n")
+        } else {
+            for verdict in late {
+                let name = verdict.status.source.name, limit = DurationText.format(verdict.limit)
+                if let since = verdict.status.lastSuccessAt, let age = verdict.status.ageSeconds {
+                    console.out("\(name): no successful sync for \(DurationText.age(age)) (since \(since)), more than \(limit)"
+                        + (verdict.status.lastError.map { "; last error: \(Context.escapeControl($0))" } ?? "") + "\n")
+                } else {
+                    console.out("\(name): never synced successfully"
+                        + (verdict.status.lastError.map { "; last error: \(Context.escapeControl($0))" } ?? "") + "\n")
+                }
+            }
+        }
+        return late.isEmpty ? ExitCode.success : tooOld
     }
 }

@@ -96,6 +96,8 @@ enum SyncCommand {
             ("deleted", .int(report.counts.deleted)), ("http_status", .optional(report.httpStatus)),
             ("error", .optional(report.errorText)), ("duration_ms", .int(report.durationMs)),
             ("attempts", .int(report.attempts)), ("note", .optional(report.note)),
+            ("not_modified", .bool(report.httpStatus == 304)),
+            ("retry_after_wait_s", .double((report.retryAfterWait * 1000).rounded() / 1000)),
         ]
         if report.outcome == .planned {
             fields.append(("plan", .array((report.plan ?? []).map(InspectCommands.json))))

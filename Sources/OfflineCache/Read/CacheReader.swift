@@ -1,7 +1,7 @@
 /// Reads cached rows through the views, with their stale flags. Never touches the network.
 public struct CacheReader {
     let database: CacheDatabase
-    private var db: Connection { database.connection }
+    var db: Connection { database.connection }
 
     public init(_ database: CacheDatabase) { self.database = database }
 

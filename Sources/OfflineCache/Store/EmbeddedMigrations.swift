@@ -223,5 +223,11 @@ ALTER TABLE sources ADD COLUMN ca_cert TEXT;
 ALTER TABLE sources ADD COLUMN max_delete TEXT;
 
 """####),
+        (file: "0008_source_alert_after.sql", sql: ####"""
+-- How long a source may go without a successful sync before `cache status --max-age` reports it
+-- (seconds; NULL: the --max-age given on the command line).
+ALTER TABLE sources ADD COLUMN alert_after_s INTEGER CHECK (alert_after_s > 0);
+
+"""####),
     ]
 }

@@ -19,13 +19,15 @@ public struct SourceStore {
                 }
                 let headers = try JSONSerialization.data(withJSONObject: source.headers.map(\.line))
                 try db.run("""
-                    INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
+                                         alert_after_s, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
                           .text(source.mode.rawValue), .int(source.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
                           .optionalInt(source.maxBytes), .optionalText(source.caCert),
-                          .optionalText(source.maxDelete?.description), .text(Timestamp.now())])
+                          .optionalText(source.maxDelete?.description), .optionalInt(source.alertAfterSeconds),
+                          .text(Timestamp.now())])
                 try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
             }
         } catch let error as CacheError {
@@ -40,7 +42,7 @@ public struct SourceStore {
     public func all() throws(CacheError) -> [Source] {
         do {
             return try db.query("""
-                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(Self.identitySQL), max_delete FROM sources ORDER BY name
+                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(Self.identitySQL), max_delete, alert_after_s FROM sources ORDER BY name
                 """, row: Self.source)
         } catch let error as DatabaseError { throw .database(error) } catch { throw .invalidSource("\(error)") }
     }
@@ -49,7 +51,7 @@ public struct SourceStore {
         let found: [Source]
         do {
             found = try db.query("""
-                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(Self.identitySQL), max_delete FROM sources WHERE name = ?
+                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(Self.identitySQL), max_delete, alert_after_s FROM sources WHERE name = ?
                 """, [.text(name)], row: Self.source)
         } catch let error as DatabaseError { throw .database(error) } catch { throw .invalidSource("\(error)") }
         guard let source = found.first else { throw .noSuchSource(name) }
@@ -83,6 +85,7 @@ public struct SourceStore {
                       tokenEnv: row.text(6), maxBytes: row.isNull(7) ? nil : row.int(7), caCert: row.text(8))
         source.identity = row.text(9)
         source.maxDelete = row.text(10).flatMap(RemovalLimit.init)
+        source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
         return source
     }
 

@@ -252,6 +252,7 @@ public struct SyncEngine {
                 // A server that asks for a long pause gets it from cron's backoff, not from us.
                 guard wait <= options.longestRetryWait,
                       ContinuousClock.now + .milliseconds(Int64(wait * 1000)) < request.deadline else { throw error }
+                if error.retryAfter != nil { run.report.retryAfterWait += wait }
                 sleep(wait)
             }
         }

@@ -37,6 +37,8 @@ public struct SyncReport: Sendable {
     public var durationMs = 0
     /// Requests made, retries included.
     public var attempts = 0
+    /// Seconds this sync slept because upstream asked it to (Retry-After on 429, 503, ...).
+    public var retryAfterWait: Double = 0
     /// After a failure: when `sync --if-stale` may try again.
     public var nextAttemptAt: String?
     /// `sync --plan`: what the sync would change (as `cache diff` reads the change log), and

@@ -35,6 +35,9 @@ public struct Source: Sendable, Equatable {
     public var caCert: String?
     /// How many cached rows one `replace` sync may remove before it is held (nil: the default).
     public var maxDelete: RemovalLimit?
+    /// How long the source may go without a successful sync before `status --max-age` reports
+    /// it; nil: the age given on the command line.
+    public var alertAfterSeconds: Int?
     /// Which row of `sources` this was read from (its rowid and creation time): a source removed
     /// and added again under the same name is another source, and a sync of the old one must
     /// not land in it. Nil for a source not read from the database.
@@ -68,7 +71,8 @@ public struct Source: Sendable, Equatable {
 
     public init(name: String, kind: SourceKind, url: URL, mode: SyncMode? = nil,
                 ttlSeconds: Int = Source.defaultTTL, headers: [Header] = [],
-                tokenEnv: String? = nil, maxBytes: Int? = nil, caCert: String? = nil, maxDelete: RemovalLimit? = nil) {
+                tokenEnv: String? = nil, maxBytes: Int? = nil, caCert: String? = nil, maxDelete: RemovalLimit? = nil,
+                alertAfterSeconds: Int? = nil) {
         self.name = name
         self.kind = kind
         self.url = url
@@ -79,6 +83,7 @@ public struct Source: Sendable, Equatable {
         self.maxBytes = maxBytes
         self.caCert = caCert
         self.maxDelete = maxDelete
+        self.alertAfterSeconds = alertAfterSeconds
     }
 
     /// Source names are used in commands and file-like contexts: letters, digits, `-`, `_`, `.`.

@@ -1,0 +1,76 @@
+import Foundation
+import OfflineCache
+
+/// `cache metrics`: every source's freshness and sync figures in the Prometheus text exposition
+/// format, on stdout or, with `--textfile`, into a file for node_exporter's textfile collector
+/// (written beside it and renamed over it, so the collector never reads half a file).
+enum MetricsCommand {
+    static func run(textfile: String?, _ context: Context) throws -> Int32 {
+        let metrics = try CacheReader(context.openForReading()).metrics()
+        let text = exposition(metrics)
+        guard let textfile else {
+            context.console.out(text)
+            return ExitCode.success
+        }
+        let temporary = textfile + ".\(getpid()).tmp"
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, textfile) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw CacheError.cannotCreate(path: textfile, reason: reason)
+            }
+        } catch let error as CacheError {
+            throw error
+        } catch {
+            throw CacheError.cannotCreate(path: textfile, reason: (error as NSError).localizedDescription)
+        }
+        return ExitCode.success
+    }
+
+    /// One family per figure, each with its HELP and TYPE; a sample per source that has a value
+    /// (a source that never succeeded has no last-success sample).
+    static func exposition(_ metrics: [SourceMetrics]) -> String {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
+            out += "# HELP cache_\(name) \(help)\n# TYPE cache_\(name) \(type)\n"
+            for sample in samples { out += "cache_\(name){\(sample.labels)} \(number(sample.value))\n" }
+        }
+        func gauge(_ name: String, _ help: String, _ value: (SourceMetrics) -> Double?) {
+            family(name, "gauge", help, metrics.compactMap { m in value(m).map { (label("source", m.status.source.name), $0) } })
+        }
+        gauge("last_success_timestamp_seconds", "Unix time of the source's last successful sync.") { seconds($0.status.lastSuccessAt) }
+        gauge("last_attempt_timestamp_seconds", "Unix time of the source's last sync attempt.") { seconds($0.status.lastAttemptAt) }
+        gauge("next_attempt_timestamp_seconds", "Unix time before which cron's sync --if-stale leaves a failing source alone.") {
+            seconds($0.status.nextAttemptAt)
+        }
+        gauge("consecutive_failures", "Failed syncs since the last success.") { Double($0.consecutiveFailures) }
+        gauge("rows", "Rows cached for the source.") { Double($0.status.rows) }
+        gauge("stale_rows", "Cached rows upstream has not confirmed within the source's TTL.") { Double($0.status.staleRows) }
+        gauge("stale", "1 when the source's last success is older than its TTL, or it never succeeded.") { $0.status.stale ? 1 : 0 }
+        gauge("last_sync_duration_seconds", "How long the source's last sync took.") { $0.lastSyncSeconds }
+        gauge("last_sync_bytes", "Body bytes of the source's last sync.") { $0.lastSyncBytes.map(Double.init) }
+        gauge("last_http_status", "HTTP status of the source's last sync.") { $0.lastHTTPStatus.map(Double.init) }
+        family("sync_runs_total", "counter", "Sync runs recorded, by outcome.", metrics.flatMap { m in
+            ["updated", "unchanged", "failed", "skipped"].map { outcome in
+                (label("source", m.status.source.name) + "," + label("outcome", outcome), Double(m.runsByOutcome[outcome] ?? 0))
+            }
+        })
+        return out
+    }
+
+    private static func seconds(_ timestamp: String?) -> Double? {
+        timestamp.flatMap(Timestamp.parse).map { $0.timeIntervalSince1970 }
+    }
+
+    /// A label with its value escaped as the format asks: backslash, double quote, newline.
+    private static func label(_ name: String, _ value: String) -> String {
+        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+        return "\(name)=\"\(escaped)\""
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}

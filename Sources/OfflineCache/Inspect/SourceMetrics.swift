@@ -1,0 +1,37 @@
+import Foundation
+
+/// What `cache metrics` exposes of one source: its status, its failure streak, its last sync's
+/// duration, size and HTTP status, and how many runs ended each way (from `sync_runs`).
+public struct SourceMetrics: Sendable {
+    public var status: SourceStatus
+    public var consecutiveFailures: Int
+    /// The newest run that fetched (not skipped): seconds, body bytes, HTTP status.
+    public var lastSyncSeconds: Double?
+    public var lastSyncBytes: Int?
+    public var lastHTTPStatus: Int?
+    /// Runs recorded by outcome (`updated`, `unchanged`, `failed`, `skipped`), counting every
+    /// run still in the history (`cache prune` lowers them).
+    public var runsByOutcome: [String: Int]
+}
+
+extension CacheReader {
+    public func metrics() throws -> [SourceMetrics] {
+        try status().map { status in
+            let name = SQLValue.text(status.source.name)
+            let failures = try db.scalarInt("SELECT failures FROM sync_state WHERE source = ?", [name]).map(Int.init) ?? 0
+            let last = try db.query("""
+                SELECT (julianday(finished_at) - julianday(started_at)) * 86400, bytes, http_status
+                FROM sync_runs WHERE source = ? AND outcome != 'skipped' ORDER BY id DESC LIMIT 1
+                """, [name]) { row in
+                (row.double(0), row.isNull(1) ? nil : row.int(1), row.isNull(2) ? nil : row.int(2))
+            }.first
+            var outcomes: [String: Int] = [:]
+            for (outcome, count) in try db.query("SELECT outcome, count(*) FROM sync_runs WHERE source = ? GROUP BY outcome",
+                                                 [name], row: { ($0.text(0) ?? "", $0.int(1)) }) {
+                outcomes[outcome] = count
+            }
+            return SourceMetrics(status: status, consecutiveFailures: failures, lastSyncSeconds: last?.0,
+                                 lastSyncBytes: last?.1 ?? nil, lastHTTPStatus: last?.2 ?? nil, runsByOutcome: outcomes)
+        }
+    }
+}
