@@ -29,7 +29,7 @@ import Testing
         try upstream.control(["status": 503])
         Thread.sleep(forTimeInterval: 2.1)
         #expect(try box.cache("sync", "bank").status == 75)
-        let check = try box.cache("status", "--max-age", "2s", "bank")
+        let check = try box.cache("status", "--max-age", "2s", "bank")  // the last success is over 2.1 s old
         #expect(check.status == 1, "\(check.stdout)")
         #expect(check.stdout.hasPrefix("bank: no successful sync for "), "\(check.stdout)")
         #expect(check.stdout.contains("more than 2s; last error: HTTP 503 from"), "\(check.stdout)")

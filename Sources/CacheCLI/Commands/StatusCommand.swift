@@ -1,3 +1,4 @@
+import Foundation
 import OfflineCache
 
 enum StatusCommand {
@@ -54,7 +55,9 @@ enum StatusCommand {
     static func check(_ statuses: [SourceStatus], maxAge: Int, json: Bool, _ console: Console) -> Int32 {
         let verdicts = statuses.map { status -> (status: SourceStatus, limit: Int, ok: Bool) in
             let limit = status.source.alertAfterSeconds ?? maxAge
-            return (status, limit, status.ageSeconds.map { $0 <= limit } ?? false)
+            // To the millisecond, not the whole seconds `status` shows.
+            let age = status.lastSuccessAt.flatMap(Timestamp.parse).map { Date().timeIntervalSince($0) }
+            return (status, limit, age.map { $0 <= Double(limit) } ?? false)
         }
         let late = verdicts.filter { !$0.ok }
         if json {
