@@ -48,9 +48,19 @@ public enum CLI {
             report(error, console: console)
             return ExitCode.usage
         } catch {
-            console.err("cache: \(Context.escapeControl(String(describing: error)))")
+            console.err("cache: \(Context.escapeControl(String(describing: error)))" + suggestion(for: error, context))
             return ExitCode.of(error)
         }
+    }
+
+    /// "Did you mean 'bank'?" for a source name one or two keystrokes off, as for commands.
+    static func suggestion(for error: Error, _ context: Context) -> String {
+        guard case CacheError.noSuchSource(let name) = error,
+              let names = try? context.openForReadingIfPresent().map({ try SourceStore($0).all().map(\.name) }),
+              let best = names.min(by: { editDistance($0, name) < editDistance($1, name) }),
+              editDistance(best, name) <= max(2, name.count / 3)
+        else { return "" }
+        return ". Did you mean '\(best)'?"
     }
 
     /// The data format a command writes to stdout, whose upstream text is escaped when stdout is
@@ -92,6 +102,11 @@ struct Context {
     /// For commands that only read: a read-only connection (see `CacheDatabase.Access.read`).
     func openForReading() throws(CacheError) -> CacheDatabase {
         try CacheDatabase(path: databasePath, access: .read)
+    }
+
+    /// The same, or nil when there is no database file yet (nothing is created).
+    func openForReadingIfPresent() throws(CacheError) -> CacheDatabase? {
+        FileManager.default.fileExists(atPath: databasePath) ? try openForReading() : nil
     }
 
     /// Upstream text may carry terminal escapes; show them as text instead of obeying them.

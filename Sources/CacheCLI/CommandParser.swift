@@ -189,6 +189,8 @@ enum CommandParser {
                 Option(name: "--stale"), Option(name: "--limit", takesValue: true), Option(name: "--json"),
                 Option(name: "--csv"), Option(name: "--offline"), Option(name: "--wait"), Option(name: "--no-wait"),
             ]).scan(arguments)
+            // `cache list` alone lists the sources there are to list.
+            if args.positionals.isEmpty { return .sourcesList(json: args.has("--json")) }
             var list = Command.List(name: try exactlyOne(args.positionals, "<name>", name))
             list.staleOnly = args.has("--stale")
             list.offline = args.has("--offline")

@@ -179,7 +179,7 @@ import Testing
         #expect(status[0]["rows"] as? Int == 0)
         #expect(status[0]["stale"] as? Bool == true)
         #expect(status[0]["last_success_at"] is NSNull)
-        #expect(status[0]["url"] as? String == upstream.baseURL + "/account")  // no query string
+        #expect(status[0]["url"] as? String == upstream.baseURL + "/account?key=REDACTED")  // no secret
         #expect(status[1]["rows"] as? Int == 10)
         #expect(status[1]["ttl_s"] as? Int == 7200)
         #expect(status[1]["stale"] as? Bool == false)

@@ -68,4 +68,55 @@ import Testing
             #expect(result.stderr.contains("permission denied"), "\(arguments): \(result.stderr)")
         }
     }
+
+    /// A script must tell "no rows" from "never fetched" by the exit code alone.
+    @Test func anEmptyListSaysWhyByItsExitCode() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "down", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try box.cache("sources", "add", "empty", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/0")
+        #expect(try box.cache("sync", "empty").status == 0)
+        try upstream.control(["status": 503])
+
+        // Never fetched, and the refresh it waited for failed: unavailable.
+        let failed = try box.cache("list", "down", "--wait", "--json")
+        #expect(failed.status == 69, "\(failed.stderr)")
+        #expect(failed.stdout == "[]\n")
+        // Never fetched, and no refresh asked for.
+        #expect(try box.cache("list", "down", "--offline", "--json").status == 69)
+        // Synced, and upstream had nothing: no rows, exit 0.
+        let none = try box.cache("list", "empty", "--offline", "--json")
+        #expect(none.status == 0 && none.stdout == "[]\n", "\(none.stderr)")
+    }
+
+    @Test func listingCommandsWithNoDatabaseYetPrintAnEmptyList() throws {
+        let box = try Sandbox()
+        for arguments in [["sources", "list", "--json"], ["status", "--json"]] {
+            let result = try box.cache(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            #expect(result.stdout == "[]\n", "\(arguments): \(result.stdout)")
+        }
+        for arguments in [["sources", "list"], ["status"]] {
+            let result = try box.cache(arguments)
+            #expect(result.status == 0 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("No sources yet"), "\(arguments): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: box.database))
+    }
+
+    @Test func aMistypedSourceIsSuggestedAndListAloneListsSources() throws {
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account?page=2&api_key=s3cret",
+                      "--ttl", "1h30m")
+        let typo = try box.cache("list", "bnak")
+        #expect(typo.status == 66)
+        #expect(typo.stderr == "cache: no source named 'bnak'. Did you mean 'bank'?\n", "\(typo.stderr)")
+        #expect(try box.cache("list", "zzzzzzzz").stderr == "cache: no source named 'zzzzzzzz'\n")
+        let listed = try box.cache("list", "--json")
+        #expect(listed.status == 0)
+        let source = try #require(try listed.jsonArray().first)
+        #expect(source["name"] as? String == "bank" && source["ttl_s"] as? Int == 5400)
+        #expect(source["url"] as? String == "http://127.0.0.1:9/account?page=2&api_key=REDACTED")
+        #expect(!listed.stdout.contains("s3cret"))
+    }
 }

@@ -21,7 +21,6 @@ import Testing
         Case(arguments: ["sync", "--timeout", "0s"], message: "Error: Invalid value '0s' for '--timeout'"),
         Case(arguments: ["sources", "add", "x", "--url", "http://h/"], message: "Error: Missing expected option '--kind <kind>'."),
         Case(arguments: ["sources", "add", "x", "--kind", "bank", "--url", "http://h/"], message: "Error: Invalid value 'bank' for '--kind': expected account or jokes."),
-        Case(arguments: ["list"], message: "Error: Missing expected argument '<name>'."),
         Case(arguments: ["list", "a", "b"], message: "Error: Unexpected argument 'b'."),
         Case(arguments: ["list", "a", "--json", "--csv"], message: "Error: '--json' and '--csv' cannot be used together."),
         Case(arguments: ["sources", "rename"], message: "Error: Unknown subcommand 'sources rename'."),
@@ -48,7 +47,7 @@ import Testing
         for arguments in [["list", "jokse"], ["sync", "jokse"], ["sources", "remove", "jokse"]] {
             let result = try box.cache(arguments)
             #expect(result.status == 66)
-            #expect(result.stderr == "cache: no source named 'jokse'\n")
+            #expect(result.stderr == "cache: no source named 'jokse'. Did you mean 'jokes'?\n")
         }
         // Nothing was synced by a sync that named an unknown source.
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "0")
@@ -56,7 +55,8 @@ import Testing
 
     @Test func readingWithoutADatabaseIsNoInput() throws {
         let box = try Sandbox()
-        for arguments in [["list", "jokes"], ["status"], ["sync"], ["sources", "list"]] {
+        // (`status` and `sources list` print an empty list instead: ExitCodeTests.)
+        for arguments in [["list", "jokes"], ["sync"], ["history"], ["diff", "jokes"]] {
             let result = try box.cache(arguments)
             #expect(result.status == 66)
             #expect(result.stderr.contains("no database at"))

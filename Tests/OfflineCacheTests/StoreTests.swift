@@ -61,12 +61,14 @@ import Testing
 }
 
 @Suite struct SupportTests {
-    @Test(arguments: [("90", 90), ("90s", 90), ("15m", 900), ("2h", 7200), ("1d", 86_400)])
+    @Test(arguments: [("90", 90), ("90s", 90), ("15m", 900), ("2h", 7200), ("1d", 86_400),
+                      ("1h30m", 5400), ("2d12h", 216_000), ("1m30s", 90), ("1d1h1m1s", 90_061), ("0h5m", 300)])
     func durationsParse(_ text: String, _ seconds: Int) {
         #expect(DurationText.seconds(text) == seconds)
     }
 
-    @Test(arguments: ["", "0", "-5", "5x", "m", "1.5h", " 5m", "5 m", "99999999999d"])
+    @Test(arguments: ["", "0", "-5", "5x", "m", "1.5h", " 5m", "5 m", "99999999999d",
+                      "30m1h", "1h1h", "1h30", "h30m", "0m0s", "１h"])
     func badDurationsAreRejected(_ text: String) {
         #expect(DurationText.seconds(text) == nil)
     }
@@ -103,8 +105,10 @@ import Testing
         }
     }
 
-    @Test func urlsLoseCredentialsAndQueries() {
+    @Test func urlsLoseCredentialsAndSecretQueryValues() {
         let url = URL(string: "https://user:pw@example.com:8443/a/b?token=abc#frag")!
-        #expect(Source.redacted(url) == "https://example.com:8443/a/b")
+        #expect(Source.redacted(url) == "https://example.com:8443/a/b?token=REDACTED")
+        let mixed = URL(string: "https://h/x?page=2&api_key=k1&X-Amz-Signature=s&sort=date&access_token=t&monkey=banana&apikey=k2")!
+        #expect(Source.redacted(mixed) == "https://h/x?page=2&api_key=REDACTED&X-Amz-Signature=REDACTED&sort=date&access_token=REDACTED&monkey=banana&apikey=REDACTED")
     }
 }

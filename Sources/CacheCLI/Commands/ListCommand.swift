@@ -36,10 +36,12 @@ enum ListCommand {
             let count = options.format == .human
                 ? try printHuman(read(), console)
                 : try stream(reader, source, options, console)
-            if count == 0 && !options.staleOnly {
+            if count == 0 && !options.staleOnly, try !reader.hasSucceeded(source) {
+                // Never fetched is not "no rows": a script must be able to tell them apart.
                 console.err(refreshing
                     ? "Nothing cached for '\(source.name)' yet; a refresh has started."
                     : "Nothing cached for '\(source.name)' yet; run 'cache sync \(source.name)'.")
+                return refreshing ? nothingYet : ExitCode.unavailable
             }
             return ExitCode.success
         }
@@ -54,9 +56,14 @@ enum ListCommand {
         if let problem = failureText(landing) {
             console.err("cache: list \(source.name): refresh failed: \(Context.escapeControl(problem)); serving cached rows")
         }
-        _ = options.format == .human ? try printHuman(read(), console) : try stream(reader, source, options, console)
+        let count = options.format == .human ? try printHuman(read(), console) : try stream(reader, source, options, console)
+        // Nothing cached and the refresh failed: unavailable, as `sync` says it.
+        if count == 0 && !options.staleOnly, try !reader.hasSucceeded(source) { return ExitCode.unavailable }
         return ExitCode.success
     }
+
+    /// `list` without `--wait` on a source never fetched, while its first refresh runs: ask again.
+    static let nothingYet = ExitCode.temporaryFailure
 
     private static func printHuman(_ rows: CachedRows, _ console: Console) -> Int {
         console.out(ListRendering(color: console.useColor).render(rows))

@@ -12,7 +12,8 @@ enum SourcesCommand {
     }
 
     static func list(json: Bool, _ context: Context) throws -> Int32 {
-        let sources = try SourceStore(context.openForReading()).all()
+        // No database yet: no sources, the same as an empty one (nothing is created).
+        let sources = try context.openForReadingIfPresent().map { try SourceStore($0).all() } ?? []
         let console = context.console
         if json {
             let items: [JSONValue] = sources.map { source in

@@ -6,7 +6,8 @@ enum StatusCommand {
     static let tooOld: Int32 = 1
 
     static func run(_ options: Command.Status, _ context: Context) throws -> Int32 {
-        var statuses = try CacheReader(context.openForReading()).status()
+        // No database yet: no sources, the same as an empty one (nothing is created).
+        var statuses = try context.openForReadingIfPresent().map { try CacheReader($0).status() } ?? []
         if !options.names.isEmpty {
             let known = Set(statuses.map(\.source.name))
             if let unknown = options.names.first(where: { !known.contains($0) }) { throw CacheError.noSuchSource(unknown) }

@@ -80,6 +80,11 @@ public struct CacheReader {
             """, [.int(Int64(source.ttlSeconds)), .text(source.name)]) ?? 1 != 0
     }
 
+    /// Whether the source has ever synced successfully (its cache may still hold no row).
+    public func hasSucceeded(_ source: Source) throws -> Bool {
+        try db.scalarInt("SELECT last_success_at IS NOT NULL FROM sync_state WHERE source = ?", [.text(source.name)]) == 1
+    }
+
     /// When the source is backing off after failed syncs: until when, and the last error.
     public func backoff(_ source: Source) throws -> (until: String, lastError: String?)? {
         try db.query("""

@@ -1,21 +1,30 @@
-/// Durations as users write them: `90`, `90s`, `15m`, `2h`, `1d`.
+/// Durations as users write them: `90`, `90s`, `15m`, `2h`, `1d`, and combined, largest unit
+/// first, as Go and systemd write them: `1h30m`, `2d12h`, `1m30s`.
 public enum DurationText {
     /// Seconds for `text`, or nil when it is not a positive duration in that form.
     public static func seconds(_ text: String) -> Int? {
-        guard let last = text.last else { return nil }
-        let unit: Int
-        var digits = Substring(text)
-        switch last {
-        case "s": unit = 1; digits = digits.dropLast()
-        case "m": unit = 60; digits = digits.dropLast()
-        case "h": unit = 3600; digits = digits.dropLast()
-        case "d": unit = 86_400; digits = digits.dropLast()
-        default: unit = 1
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        if text.allSatisfy(\.isNumber) { return bounded(Int(text)) }
+        let units: [Character: Int] = ["d": 86_400, "h": 3600, "m": 60, "s": 1]
+        var total = 0
+        var digits = ""
+        var previousUnit = Int.max
+        for character in text {
+            if character.isNumber { digits.append(character); continue }
+            // Each unit once, largest first, each after its own digits.
+            guard let unit = units[character], !digits.isEmpty, unit < previousUnit,
+                  let value = Int(digits), value <= Int(Int32.max) / unit else { return nil }
+            total += value * unit
+            previousUnit = unit
+            digits = ""
         }
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let value = Int(digits), value > 0, value <= Int(Int32.max) / unit
-        else { return nil }
-        return value * unit
+        guard digits.isEmpty else { return nil }  // trailing digits without a unit: "1h30"
+        return bounded(total)
+    }
+
+    private static func bounded(_ value: Int?) -> Int? {
+        guard let value, value > 0, value <= Int(Int32.max) else { return nil }
+        return value
     }
 
     /// The shortest exact form: 900 → `15m`, 90 → `90s`.

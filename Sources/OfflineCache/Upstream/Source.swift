@@ -99,8 +99,21 @@ public struct Source: Sendable, Equatable {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(unprintable URL)" }
         parts.user = nil
         parts.password = nil
-        parts.query = nil
         parts.fragment = nil
+        // The query stays (page=2 tells sources apart); values that look secret do not.
+        parts.percentEncodedQueryItems = parts.percentEncodedQueryItems?.map { item in
+            isSecret(item.name) && !(item.value ?? "").isEmpty ? URLQueryItem(name: item.name, value: "REDACTED") : item
+        }
         return parts.string ?? "(unprintable URL)"
+    }
+
+    /// Query parameter names that carry credentials: `token`, `api_key`, `X-Amz-Signature`,
+    /// `apikey`, ... judged by the words of the name (`monkey` is not a key).
+    static func isSecret(_ name: String) -> Bool {
+        let lowered = (name.removingPercentEncoding ?? name).lowercased()
+        let words = lowered.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init)
+        let secretWords: Set<String> = ["token", "key", "secret", "password", "passwd", "pwd", "sig", "signature", "auth",
+                                        "credential", "credentials", "session", "apikey", "accesstoken", "authtoken", "sessionid"]
+        return words.contains(where: secretWords.contains)
     }
 }
