@@ -72,7 +72,7 @@ enum Help {
             usage: "cache sync [<name> ...] [--if-stale] [--json] [--quiet] [--timeout <duration>] [--parallel <n>] [--plan | --accept-removals]",
             arguments: [("<name>", "Sources to sync (default: every source).")],
             options: [
-                ("--if-stale", "Skip sources whose last sync is still within their TTL (the cron form)."),
+                ("--if-stale", "Skip sources whose last sync is still within their TTL, and sources backing off after failures (the cron form)."),
                 ("--json", "Print one JSON object per source."),
                 ("--quiet", "Print nothing on success; errors still go to stderr."),
                 ("--timeout <duration>", "Give up on a source after this long, retries included (default: 30s)."),
