@@ -158,4 +158,23 @@ import Testing
         let piped = try box.cache("list", "bank", "--offline", "--csv")
         #expect(piped.stdout.contains(hostile), "\(piped.stdout.debugDescription)")
     }
+
+    /// A date of another year says its year; this year's do not.
+    @Test func datesFromAnotherYearShowTheYear() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try bank(upstream, box)
+        var now = time_t(Date().timeIntervalSince1970)
+        var today = tm()
+        gmtime_r(&now, &today)
+        let thisYear = Int(today.tm_year) + 1900
+        try upstream.setAccount(account([
+            ["type": 1, "vendor": "Old", "amount": 1, "date": "2025-11-28 10:00:00"],
+            ["type": 1, "vendor": "New", "amount": 1, "date": "\(thisYear)-01-02 10:00:00"],
+        ]))
+        #expect(try box.cache("sync", "bank").status == 0)
+        let lines = try box.cache("list", "bank", "--offline").stdout.split(separator: "\n")
+        #expect(lines.contains { $0.contains("Old") && $0.contains("Fri, Nov 28 2025") } || thisYear == 2025, "\(lines)")
+        #expect(lines.contains { $0.contains("New") && $0.contains("Jan  2") && !$0.contains("\(thisYear)") }, "\(lines)")
+    }
 }

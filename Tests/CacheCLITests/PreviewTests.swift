@@ -58,7 +58,7 @@ import Testing
         #expect(try quick.jsonArray().count == 6)
         let again = try box.cache("list", "bank", "--wait", "--json")
         #expect(again.status == 0)
-        #expect(again.stderr.contains("not refreshing: backing off after failures until"), "\(again.stderr)")
+        #expect(again.stderr.contains("not refreshing: backing off after failures; next try in "), "\(again.stderr)")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs WHERE outcome = 'failed'").first?["n"] == "1")
     }
 

@@ -20,7 +20,7 @@ enum ListCommand {
         if stale, let backoff = try reader.backoff(source) {
             // Failing upstreams are left alone until their backoff ends, by readers as by cron.
             if options.wait ?? interactive {
-                console.err("cache: list \(source.name): not refreshing: backing off after failures until \(backoff.until)"
+                console.err("cache: list \(source.name): not refreshing: backing off after failures; next try \(ListRendering.untilText(backoff.until))"
                     + (backoff.lastError.map { " (last error: \(Context.escapeControl($0)))" } ?? ""))
             }
         } else if stale {

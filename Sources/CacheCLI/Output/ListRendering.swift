@@ -151,7 +151,19 @@ struct ListRendering {
         let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let day = parts.tm_mday < 10 ? " \(parts.tm_mday)" : "\(parts.tm_mday)"
-        return "\(weekdays[Int(parts.tm_wday)]), \(months[Int(parts.tm_mon)]) \(day)"
+        // The year only when it is not this one: `Sat, Nov 28 2025`.
+        var now = time_t(Date().timeIntervalSince1970)
+        var today = tm()
+        gmtime_r(&now, &today)
+        let year = parts.tm_year == today.tm_year ? "" : " \(parts.tm_year + 1900)"
+        return "\(weekdays[Int(parts.tm_wday)]), \(months[Int(parts.tm_mon)]) \(day)\(year)"
+    }
+
+    /// How long until `iso` for people: `next try in 17s`, `in 4m`; "now" once it has passed.
+    static func untilText(_ iso: String) -> String {
+        guard let date = Timestamp.parse(iso) else { return "at \(iso)" }
+        let seconds = Int(date.timeIntervalSinceNow.rounded(.up))
+        return seconds > 0 ? "in \(DurationText.age(seconds))" : "now"
     }
 
     /// `1234.5` → `1,234.50`.

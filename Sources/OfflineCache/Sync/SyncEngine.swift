@@ -88,7 +88,8 @@ public struct SyncEngine {
             if options.onlyIfStale {
                 if let next = state.nextAttemptAt, next > Timestamp.now() {
                     run.report.outcome = .skipped
-                    run.report.note = "backing off after \(state.failures) failure\(state.failures == 1 ? "" : "s") until \(next)"
+                    let seconds = max(0, Int((Timestamp.parse(next)?.timeIntervalSinceNow ?? 0).rounded(.up)))
+                    run.report.note = "backing off after \(state.failures) failure\(state.failures == 1 ? "" : "s"); next try in \(DurationText.age(seconds)) (\(next))"
                     return run.finished()
                 }
                 if try !CacheReader(database).isStale(source) {
