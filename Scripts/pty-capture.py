@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Runs a command in a pseudo-terminal and prints everything it wrote, escapes included.
 
-    pty-capture.py [--cols 100] [--rows 30] [--timeout 30] -- COMMAND [ARG...]
+    pty-capture.py [--cols 100] [--rows 30] [--timeout 30] [--answer TEXT] -- COMMAND [ARG...]
+
+With --answer, TEXT is typed at the terminal once the command has written something (a prompt).
 
 The tests drive `cache list` through it to see what a person at a terminal sees. Its exit
 status is the command's.
@@ -22,6 +24,7 @@ def main():
     parser.add_argument("--cols", type=int, default=100)
     parser.add_argument("--rows", type=int, default=30)
     parser.add_argument("--timeout", type=float, default=30)
+    parser.add_argument("--answer", help="typed once the command has written something")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -42,6 +45,9 @@ def main():
             if not chunk:
                 break
             captured += chunk
+            if args.answer is not None:
+                os.write(fd, args.answer.encode())
+                args.answer = None
     else:
         os.kill(pid, 9)
     _, status = os.waitpid(pid, 0)

@@ -32,7 +32,7 @@ public enum CLI {
                 return ExitCode.success
             case .sourcesAdd(let add): return try SourcesCommand.add(add, context)
             case .sourcesList(let json): return try SourcesCommand.list(json: json, context)
-            case .sourcesRemove(let name): return try SourcesCommand.remove(name, context)
+            case .sourcesRemove(let name, let yes): return try SourcesCommand.remove(name, yes: yes, context)
             case .sync(let sync): return try SyncCommand.run(sync, context)
             case .list(let list): return try ListCommand.run(list, context)
             case .status(let status): return try StatusCommand.run(status, context)

@@ -53,7 +53,7 @@ enum Command: Equatable {
     case version
     case sourcesAdd(AddSource)
     case sourcesList(json: Bool)
-    case sourcesRemove(String)
+    case sourcesRemove(String, yes: Bool)
     case sync(Sync)
     case list(List)
     case status(Status)

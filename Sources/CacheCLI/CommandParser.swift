@@ -156,8 +156,8 @@ enum CommandParser {
             return .sourcesList(json: args.has("--json"))
 
         case "sources remove":
-            let args = try ArgumentScanner(command: name, options: []).scan(arguments)
-            return .sourcesRemove(try exactlyOne(args.positionals, "<name>", name))
+            let args = try ArgumentScanner(command: name, options: [Option(name: "--yes", short: "-y")]).scan(arguments)
+            return .sourcesRemove(try exactlyOne(args.positionals, "<name>", name), yes: args.has("--yes"))
 
         case "sync":
             let args = try ArgumentScanner(command: name, options: [

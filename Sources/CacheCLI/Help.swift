@@ -63,9 +63,12 @@ enum Help {
         "sources remove": CommandHelp(
             name: "sources remove",
             overview: "Remove a source with its cached rows and sync history.",
-            usage: "cache sources remove <name>",
+            usage: "cache sources remove <name> [--yes]",
             arguments: [("<name>", "The source to remove.")],
-            options: [dbOption]),
+            options: [
+                ("--yes", "Remove without asking (needed when stdin is not a terminal)."),
+                dbOption,
+            ]),
         "sync": CommandHelp(
             name: "sync",
             overview: "Fetch sources and reconcile them into the cache, each in one transaction. Bad data never replaces good data.",

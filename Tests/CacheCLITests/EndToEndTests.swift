@@ -195,7 +195,7 @@ import Testing
         let box = try Sandbox()
         try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
         try box.cache("sync")
-        #expect(try box.cache("sources", "remove", "jokes").status == 0)
+        #expect(try box.cache("sources", "remove", "jokes", "--yes").status == 0)
         #expect(try rows(box.database, "SELECT count(*) AS n FROM jokes").first?["n"] == "0")
         #expect(try box.cache("list", "jokes").status == 66)
         #expect(try box.cache("sources", "list", "--json").jsonArray().isEmpty)

@@ -119,4 +119,32 @@ import Testing
         #expect(source["url"] as? String == "http://127.0.0.1:9/account?page=2&api_key=REDACTED")
         #expect(!listed.stdout.contains("s3cret"))
     }
+
+    /// Removing a source deletes what it holds: asked on a terminal, `--yes` elsewhere, and run
+    /// numbers are never handed out again.
+    @Test func removingASourceAsksAndRunIdsNeverRepeat() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try box.cache("sync", "bank").status == 0)
+        #expect(try box.cache("sync", "bank").status == 0)
+
+        let unasked = try box.cache("sources", "remove", "bank")
+        #expect(unasked.status == 64)
+        #expect(unasked.stderr.hasPrefix("Error: Removing 'bank' deletes 7 cached rows and 2 sync runs; add --yes"), "\(unasked.stderr)")
+        let kept = try box.terminal(["sources", "remove", "bank"], answer: "n\n")
+        #expect(kept.status == 0)
+        #expect(kept.stdout.contains("Remove source 'bank' with 7 cached rows and 2 sync runs? [y/N]"), "\(kept.stdout)")
+        #expect(kept.stdout.contains("Kept 'bank'."))
+        #expect(try box.cache("sources", "list", "--json").jsonArray().count == 1)
+        let asked = try box.terminal(["sources", "remove", "bank"], answer: "y\n")
+        #expect(asked.status == 0 && asked.stdout.contains("Removed source 'bank' with 7 cached rows and 2 sync runs."), "\(asked.stdout)")
+
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try box.cache("sync", "bank").status == 0)
+        #expect(try box.cache("history", "--json").jsonArray().map { $0["run"] as? Int } == [3])
+        #expect(try box.cache("diff", "bank", "--run", "1").status == 66)
+        let removed = try box.cache("sources", "remove", "bank", "--yes")
+        #expect(removed.stderr == "Removed source 'bank' with 7 cached rows and 1 sync run.\n", "\(removed.stderr)")
+    }
 }

@@ -111,7 +111,7 @@ import Testing
         // Wait until the request reached the upstream, then replace the source.
         let deadline = ContinuousClock.now + .seconds(10)
         while try upstreamRequests(upstream).isEmpty && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(try box.cache("sources", "remove", "bank").status == 0)
+        #expect(try box.cache("sources", "remove", "bank", "--yes").status == 0)
         #expect(try box.cache("sources", "add", "bank", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten").status == 0)
         let (result, _) = sync.wait()
         #expect(result.status == 75, "\(result.stderr)")

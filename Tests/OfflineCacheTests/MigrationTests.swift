@@ -136,4 +136,22 @@ import Testing
         #expect(try db.scalarInt("SELECT count(*) FROM sources") == 1)
         #expect(try db.scalarInt("SELECT max(id) FROM schema_migrations") == Int64(Migrator().latestVersion))
     }
+
+    @Test func runIdsNeverRepeatAfterTheRebuildAndHistoryIsKept() throws {
+        let db = try Connection(path: ":memory:")
+        try db.execute("PRAGMA foreign_keys=ON")
+        try Migrator(migrations: Migrator.carried.filter { $0.id <= 8 }).migrate(db)
+        try db.execute("""
+            INSERT INTO sources (name, kind, url, mode, ttl_s, created_at) VALUES ('bank', 'account', 'file:///a', 'replace', 60, '2026-11-30T00:00:00.000Z');
+            INSERT INTO sync_runs (id, source, started_at, finished_at, outcome, note, attempts) VALUES (7, 'bank', 'a', 'b', 'updated', 'n', 2);
+            INSERT INTO changes (run_id, source, row_kind, row_id, change) VALUES (7, 'bank', 'transaction', 'x', 'inserted');
+            """)
+        try Migrator().migrate(db)
+        #expect(try db.scalarInt("SELECT count(*) FROM changes WHERE run_id = 7") == 1)
+        #expect(try db.scalarText("SELECT note || attempts FROM sync_runs WHERE id = 7") == "n2")
+        try db.execute("DELETE FROM sync_runs")
+        try db.execute("INSERT INTO sync_runs (source, started_at, finished_at, outcome) VALUES ('bank', 'a', 'b', 'failed')")
+        #expect(db.lastInsertRowID == 8)  // not 1: ids are never handed out again
+        #expect(try db.scalarText("PRAGMA foreign_key_check") == nil)
+    }
 }

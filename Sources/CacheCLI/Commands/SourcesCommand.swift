@@ -1,3 +1,4 @@
+import Foundation
 import OfflineCache
 
 enum SourcesCommand {
@@ -44,10 +45,30 @@ enum SourcesCommand {
         return ExitCode.success
     }
 
-    static func remove(_ name: String, _ context: Context) throws -> Int32 {
-        try SourceStore(context.open(create: false)).remove(name)
-        context.console.err("Removed source '\(name)' and its cached rows.")
+    /// Removes a source and all it holds, which cannot be undone: on a terminal it asks first,
+    /// saying what goes; elsewhere it needs `--yes`.
+    static func remove(_ name: String, yes: Bool, _ context: Context) throws -> Int32 {
+        let store = try SourceStore(context.open(create: false))
+        let console = context.console
+        if !yes {
+            let what = describe(try store.belongings(of: name))
+            guard isatty(STDIN_FILENO) == 1 && console.stderrIsTerminal else {
+                throw UsageError(message: "Removing '\(name)' deletes \(what); add --yes to remove it without a prompt.",
+                                 command: "sources remove")
+            }
+            console.errRaw("Remove source '\(name)' with \(what)? [y/N] ")
+            guard let answer = readLine(), ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                console.err("Kept '\(name)'.")
+                return ExitCode.success
+            }
+        }
+        let gone = try store.remove(name)
+        console.err("Removed source '\(name)' with \(describe(gone)).")
         return ExitCode.success
+    }
+
+    private static func describe(_ belongings: SourceStore.Belongings) -> String {
+        "\(belongings.rows) cached row\(belongings.rows == 1 ? "" : "s") and \(belongings.runs) sync run\(belongings.runs == 1 ? "" : "s")"
     }
 }
 

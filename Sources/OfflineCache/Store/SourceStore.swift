@@ -58,11 +58,34 @@ public struct SourceStore {
         return source
     }
 
-    public func remove(_ name: String) throws(CacheError) {
+    /// What a source takes with it when removed.
+    public struct Belongings: Sendable, Equatable {
+        public var rows: Int
+        public var runs: Int
+    }
+
+    /// What removing `name` would take with it.
+    public func belongings(of name: String) throws(CacheError) -> Belongings {
         do {
-            try db.inTransaction {
+            return try db.inReadTransaction { try counted(name) }
+        } catch let error as CacheError {
+            throw error
+        } catch let error as DatabaseError {
+            throw .database(error)
+        } catch {
+            throw .invalidSource("\(error)")
+        }
+    }
+
+    /// Removes the source with its rows, runs and state; returns what went with it.
+    @discardableResult
+    public func remove(_ name: String) throws(CacheError) -> Belongings {
+        do {
+            return try db.inTransaction {
+                let gone = try counted(name)
                 try db.run("DELETE FROM sources WHERE name = ?", [.text(name)])
                 if db.changes == 0 { throw CacheError.noSuchSource(name) }
+                return gone
             }
         } catch let error as CacheError {
             throw error
@@ -71,6 +94,18 @@ public struct SourceStore {
         } catch {
             throw .invalidSource("\(error)")
         }
+    }
+
+    /// The counts behind `belongings`, inside the caller's transaction.
+    private func counted(_ name: String) throws -> Belongings {
+        guard try db.scalarInt("SELECT count(*) FROM sources WHERE name = ?", [.text(name)]) == 1 else {
+            throw CacheError.noSuchSource(name)
+        }
+        let rows = try ["accounts", "transactions", "jokes"].reduce(0) { total, table in
+            total + Int(try db.scalarInt("SELECT count(*) FROM \(table) WHERE source = ?", [.text(name)]) ?? 0)
+        }
+        let runs = Int(try db.scalarInt("SELECT count(*) FROM sync_runs WHERE source = ?", [.text(name)]) ?? 0)
+        return Belongings(rows: rows, runs: runs)
     }
 
     private static func source(_ row: Statement) throws -> Source {

@@ -64,9 +64,9 @@ final class Sandbox {
 
     /// Runs a command in a pseudo-terminal (`Scripts/pty-capture.py`) and returns what a person
     /// at that terminal would have received, escapes included.
-    func terminal(_ arguments: [String], environment: [String: String] = [:], rows: Int = 30) throws -> RunResult {
-        try run("/usr/bin/env", ["python3", Paths.repository + "/Scripts/pty-capture.py", "--rows", String(rows), "--",
-                                 Paths.cacheBinary] + arguments,
+    func terminal(_ arguments: [String], environment: [String: String] = [:], rows: Int = 30, answer: String? = nil) throws -> RunResult {
+        try run("/usr/bin/env", ["python3", Paths.repository + "/Scripts/pty-capture.py", "--rows", String(rows)]
+                    + (answer.map { ["--answer", $0] } ?? []) + ["--", Paths.cacheBinary] + arguments,
                 environment: ["CACHE_DB": database].merging(environment) { $1 })
     }
 
