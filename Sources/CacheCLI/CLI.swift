@@ -19,6 +19,9 @@ public enum CLI {
             return ExitCode.usage
         }
         console.dataFormat = dataFormat(of: invocation.command)
+        if let color = invocation.color {
+            console.useColor = Console.colors(color, terminal: console.stdoutIsTerminal, environment: environment)
+        }
         let context = Context(
             databasePath: invocation.databasePath ?? CacheDatabase.defaultPath(environment: environment),
             environment: environment, console: console)

@@ -71,5 +71,12 @@ enum Command: Equatable {
 /// Global options that may stand anywhere before `--`.
 struct Invocation: Equatable {
     var databasePath: String?
+    /// `--color`: nil is `auto`.
+    var color: ColorChoice? = nil
     var command: Command
+}
+
+/// `--color auto|always|never`. `auto` colours a terminal unless `NO_COLOR` is set or `TERM=dumb`.
+enum ColorChoice: String, Equatable {
+    case auto, always, never
 }

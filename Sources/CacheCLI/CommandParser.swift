@@ -9,11 +9,12 @@ enum CommandParser {
     static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
         var rest = arguments
         let databasePath = try extractDatabasePath(&rest)
+        let color = try extractColor(&rest)
         let wantsHelp = rest.prefix { $0 != "--" }.contains { $0 == "-h" || $0 == "--help" }
 
-        guard let first = rest.first else { return Invocation(databasePath: databasePath, command: .help("")) }
-        if first == "--version" { return Invocation(databasePath: databasePath, command: .version) }
-        if first == "-h" || first == "--help" { return Invocation(databasePath: databasePath, command: .help("")) }
+        guard let first = rest.first else { return Invocation(databasePath: databasePath, color: color, command: .help("")) }
+        if first == "--version" { return Invocation(databasePath: databasePath, color: color, command: .version) }
+        if first == "-h" || first == "--help" { return Invocation(databasePath: databasePath, color: color, command: .help("")) }
         if first.hasPrefix("-") {
             throw UsageError(message: "Unknown option '\(first)'. Expected a subcommand first.", command: nil)
         }
@@ -30,7 +31,7 @@ enum CommandParser {
         var name = first
         if first == "sources" {
             guard let sub = rest.first, !sub.hasPrefix("-") else {
-                if wantsHelp { return Invocation(databasePath: databasePath, command: .help("sources")) }
+                if wantsHelp { return Invocation(databasePath: databasePath, color: color, command: .help("sources")) }
                 throw UsageError(message: "Missing subcommand: add, list or remove.", command: "sources")
             }
             guard sourcesSubcommands.contains(sub) else {
@@ -39,31 +40,45 @@ enum CommandParser {
             rest.removeFirst()
             name = "sources \(sub)"
         }
-        if wantsHelp && first != "help" { return Invocation(databasePath: databasePath, command: .help(name)) }
-        return Invocation(databasePath: databasePath, command: try parseCommand(name, rest))
+        if wantsHelp && first != "help" { return Invocation(databasePath: databasePath, color: color, command: .help(name)) }
+        return Invocation(databasePath: databasePath, color: color, command: try parseCommand(name, rest))
     }
 
     /// Removes `--db PATH` / `--db=PATH` from anywhere before `--`.
     private static func extractDatabasePath(_ arguments: inout [String]) throws(UsageError) -> String? {
-        var path: String?
+        let path = try extractGlobal("--db", "<path>", &arguments)
+        if path?.isEmpty == true { throw UsageError(message: "The value of '--db' is empty.", command: nil) }
+        return path
+    }
+
+    private static func extractColor(_ arguments: inout [String]) throws(UsageError) -> ColorChoice? {
+        guard let text = try extractGlobal("--color", "<when>", &arguments) else { return nil }
+        guard let choice = ColorChoice(rawValue: text) else {
+            throw UsageError(message: "Invalid value '\(text)' for '--color': expected auto, always or never.", command: nil)
+        }
+        return choice
+    }
+
+    /// Takes a global option (`--db PATH`, `--color WHEN`) from anywhere before `--`.
+    private static func extractGlobal(_ option: String, _ placeholder: String, _ arguments: inout [String]) throws(UsageError) -> String? {
+        var value: String?
         var index = 0
         while index < arguments.count, arguments[index] != "--" {
             let argument = arguments[index]
-            if argument == "--db" {
+            if argument == option {
                 guard index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") else {
-                    throw UsageError(message: "Missing value for '--db <path>'.", command: nil)
+                    throw UsageError(message: "Missing value for '\(option) \(placeholder)'.", command: nil)
                 }
-                path = arguments[index + 1]
+                value = arguments[index + 1]
                 arguments.removeSubrange(index...(index + 1))
-            } else if argument.hasPrefix("--db=") {
-                path = String(argument.dropFirst(5))
+            } else if argument.hasPrefix(option + "=") {
+                value = String(argument.dropFirst(option.count + 1))
                 arguments.remove(at: index)
             } else {
                 index += 1
             }
         }
-        if path?.isEmpty == true { throw UsageError(message: "The value of '--db' is empty.", command: nil) }
-        return path
+        return value
     }
 
     private static func parseCommand(_ name: String, _ arguments: [String]) throws(UsageError) -> Command {

@@ -7,7 +7,8 @@ enum Help {
             name: "",
             overview: "Keep a local SQLite copy of JSON APIs: instant reads that work offline, refreshed behind your back.",
             usage: "cache [--db <path>] <subcommand> [options]",
-            options: [dbOption, ("--version", "Show the version.")],
+            options: [dbOption, ("--color <when>", "auto (a terminal, unless NO_COLOR is set), always or never."),
+                      ("--version", "Show the version.")],
             subcommands: [
                 ("sources", "Add, list and remove the upstreams to cache."),
                 ("sync", "Fetch sources and reconcile them into the cache."),

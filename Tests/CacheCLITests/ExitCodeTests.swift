@@ -147,4 +147,19 @@ import Testing
         let removed = try box.cache("sources", "remove", "bank", "--yes")
         #expect(removed.stderr == "Removed source 'bank' with 7 cached rows and 1 sync run.\n", "\(removed.stderr)")
     }
+
+    @Test func colorIsAskedForOrRefused() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addStaleBank(upstream, box)  // stale rows are drawn in colour
+        let escape = "\u{1B}["
+        #expect(!(try box.cache("list", "bank", "--offline").stdout.contains(escape)))
+        #expect(try box.cache("list", "bank", "--offline", "--color", "always").stdout.contains(escape))
+        #expect(try box.cache("--color=always", "list", "bank", "--offline").stdout.contains(escape))
+        let terminal = try box.terminal(["list", "bank", "--offline"], environment: ["NO_COLOR": ""])
+        #expect(terminal.stdout.contains(escape), "\(terminal.stdout.debugDescription)")
+        #expect(!(try box.terminal(["list", "bank", "--offline", "--color", "never"], environment: ["NO_COLOR": ""]).stdout.contains(escape)))
+        let bad = try box.cache("list", "bank", "--color", "sometimes")
+        #expect(bad.status == 64 && bad.stderr.hasPrefix("Error: Invalid value 'sometimes' for '--color': expected auto, always or never."))
+    }
 }

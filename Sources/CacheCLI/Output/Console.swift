@@ -5,7 +5,7 @@ import Foundation
 final class Console {
     let stdoutIsTerminal: Bool
     let stderrIsTerminal: Bool
-    let useColor: Bool
+    var useColor: Bool
     /// Data formats (CSV, JSON) written to a terminal have upstream's control characters
     /// escaped (see TerminalSafe); into a pipe or a file the data goes as it is.
     var dataFormat: TerminalSafe.Format?
@@ -25,11 +25,20 @@ final class Console {
     /// The process's own stdout and stderr.
     static func standard(environment: [String: String]) -> Console {
         let terminal = isatty(STDOUT_FILENO) == 1
-        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty || environment["TERM"] == "dumb"
         return Console(stdoutIsTerminal: terminal, stderrIsTerminal: isatty(STDERR_FILENO) == 1,
-                       useColor: terminal && !noColor,
+                       useColor: colors(.auto, terminal: terminal, environment: environment),
                        writeOut: { bytes in Console.writeAll(STDOUT_FILENO, bytes) },
                        writeErr: { bytes in Console.writeAll(STDERR_FILENO, bytes) })
+    }
+
+    /// Whether to colour stdout: `always`, `never`, or for `auto` a terminal without `NO_COLOR`
+    /// set and not `TERM=dumb`.
+    static func colors(_ choice: ColorChoice, terminal: Bool, environment: [String: String]) -> Bool {
+        switch choice {
+        case .always: return true
+        case .never: return false
+        case .auto: return terminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+        }
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
