@@ -198,4 +198,24 @@ import Testing
         let sample = try box.cache("export", "small", "--ndjson").stdout.split(separator: "\n").first.map(String.init) ?? ""
         #expect(sample.hasPrefix("{\"id\": 1, \"type\": \"general\"") && sample.hasSuffix("\"stale\": true}"))
     }
+
+    /// Times people read are local (TZ honoured); JSON stays UTC.
+    @Test func humanTimesAreLocalAndJSONIsUTC() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try box.cache("sync").status == 0)
+        let finished = try #require(try rows(box.database, "SELECT finished_at FROM sync_runs").first?["finished_at"])
+        let utc = try #require(Timestamp.parse(finished))
+        // Five and a half hours ahead of UTC, with no daylight saving to guess at.
+        let india = try box.cache(["history"], environment: ["TZ": "Asia/Kolkata"])
+        var seconds = time_t(utc.timeIntervalSince1970 + 5.5 * 3600)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let expected = String(format: "%04d-%02d-%02d %02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                              Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        #expect(india.stdout.contains(expected), "\(india.stdout) lacks \(expected)")
+        let json = try box.cache(["history", "--json"], environment: ["TZ": "Asia/Kolkata"])
+        #expect(try json.jsonArray().first?["finished_at"] as? String == finished)
+    }
 }

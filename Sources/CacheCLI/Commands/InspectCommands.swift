@@ -26,7 +26,7 @@ enum InspectCommands {
             console.err("No sync runs yet.")
             return ExitCode.success
         }
-        let table = TextTable(header: ["RUN", "WHEN (UTC)", "SOURCE", "OUTCOME", "INS", "UPD", "DEL", "HTTP", "BYTES", "TIME", "DETAIL"])
+        let table = TextTable(header: ["RUN", "WHEN", "SOURCE", "OUTCOME", "INS", "UPD", "DEL", "HTTP", "BYTES", "TIME", "DETAIL"])
         for run in runs {
             table.add([String(run.id), when(run.finishedAt), run.source, run.outcome, String(run.counts.inserted),
                        String(run.counts.updated), String(run.counts.deleted), run.httpStatus.map(String.init) ?? "-",
@@ -217,8 +217,14 @@ enum InspectCommands {
         return ExitCode.success
     }
 
-    private static func when(_ timestamp: String) -> String {
-        String(timestamp.prefix(19)).replacingOccurrences(of: "T", with: " ")
+    /// A stored UTC time as people read it: local time (`TZ` honoured), to the second.
+    static func when(_ timestamp: String) -> String {
+        guard let date = Timestamp.parse(timestamp) else { return timestamp }
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 
     private static func byteCount(_ bytes: Int) -> String {

@@ -76,7 +76,7 @@ enum StatusCommand {
             for verdict in late {
                 let name = verdict.status.source.name, limit = DurationText.format(verdict.limit)
                 if let since = verdict.status.lastSuccessAt, let age = verdict.status.ageSeconds {
-                    console.out("\(name): no successful sync for \(DurationText.age(age)) (since \(since)), more than \(limit)"
+                    console.out("\(name): no successful sync for \(DurationText.age(age)) (since \(InspectCommands.when(since))), more than \(limit)"
                         + (verdict.status.lastError.map { "; last error: \(Context.escapeControl($0))" } ?? "") + "\n")
                 } else {
                     console.out("\(name): never synced successfully"
