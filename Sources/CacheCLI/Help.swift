@@ -67,7 +67,7 @@ enum Help {
             usage: "cache sources remove <name> [--yes]",
             arguments: [("<name>", "The source to remove.")],
             options: [
-                ("--yes", "Remove without asking (needed when stdin is not a terminal)."),
+                ("-y, --yes", "Remove without asking (needed when stdin is not a terminal)."),
                 dbOption,
             ]),
         "sync": CommandHelp(
@@ -78,7 +78,7 @@ enum Help {
             options: [
                 ("--if-stale", "Skip sources whose last sync is still within their TTL, and sources backing off after failures (the cron form)."),
                 ("--json", "Print one JSON object per source."),
-                ("--quiet", "Print nothing on success; errors still go to stderr."),
+                ("-q, --quiet", "Print nothing on success; errors still go to stderr."),
                 ("--timeout <duration>", "Give up on a source after this long, retries included (default: 30s)."),
                 ("--parallel <n>", "Fetch up to n sources at once; writes still go one at a time (default: 4)."),
                 ("--plan", "Fetch and reconcile, then print what would change and whether the removal guard would hold it; write nothing."),
