@@ -114,10 +114,10 @@ struct Context {
 
     /// Upstream text may carry terminal escapes; show them as text instead of obeying them.
     static func escapeControl(_ text: String) -> String {
-        // C0, DEL, C1, and the bidirectional overrides that reorder what a terminal shows.
+        // The controls a header may not hold, and the bidirectional overrides that reorder what
+        // a terminal shows.
         func isControl(_ scalar: Unicode.Scalar) -> Bool {
-            scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-                || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            Source.Header.isControl(scalar) || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
         }
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var out = ""

@@ -30,30 +30,26 @@ public struct SourceStore {
                           .text(Timestamp.now())])
                 try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
             }
-        } catch let error as CacheError {
-            throw error
-        } catch let error as DatabaseError {
-            throw .database(error)
         } catch {
-            throw .invalidSource("\(error)")
+            throw Self.cacheError(error)
         }
     }
 
     public func all() throws(CacheError) -> [Source] {
         do {
             return try db.query("""
-                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(Self.identitySQL), max_delete, alert_after_s FROM sources ORDER BY name
+                SELECT \(Self.columns) FROM sources ORDER BY name
                 """, row: Self.source)
-        } catch let error as DatabaseError { throw .database(error) } catch { throw .invalidSource("\(error)") }
+        } catch { throw Self.cacheError(error) }
     }
 
     public func named(_ name: String) throws(CacheError) -> Source {
         let found: [Source]
         do {
             found = try db.query("""
-                SELECT name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(Self.identitySQL), max_delete, alert_after_s FROM sources WHERE name = ?
+                SELECT \(Self.columns) FROM sources WHERE name = ?
                 """, [.text(name)], row: Self.source)
-        } catch let error as DatabaseError { throw .database(error) } catch { throw .invalidSource("\(error)") }
+        } catch { throw Self.cacheError(error) }
         guard let source = found.first else { throw .noSuchSource(name) }
         return source
     }
@@ -68,12 +64,8 @@ public struct SourceStore {
     public func belongings(of name: String) throws(CacheError) -> Belongings {
         do {
             return try db.inReadTransaction { try counted(name) }
-        } catch let error as CacheError {
-            throw error
-        } catch let error as DatabaseError {
-            throw .database(error)
         } catch {
-            throw .invalidSource("\(error)")
+            throw Self.cacheError(error)
         }
     }
 
@@ -87,12 +79,8 @@ public struct SourceStore {
                 if db.changes == 0 { throw CacheError.noSuchSource(name) }
                 return gone
             }
-        } catch let error as CacheError {
-            throw error
-        } catch let error as DatabaseError {
-            throw .database(error)
         } catch {
-            throw .invalidSource("\(error)")
+            throw Self.cacheError(error)
         }
     }
 
@@ -122,6 +110,18 @@ public struct SourceStore {
         source.maxDelete = row.text(10).flatMap(RemovalLimit.init)
         source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
         return source
+    }
+
+    /// The columns `source(_:)` reads, in its order.
+    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s"
+
+    /// Any error of this store as a `CacheError`, SQLite's kept as they are.
+    private static func cacheError(_ error: Error) -> CacheError {
+        switch error {
+        case let error as CacheError: error
+        case let error as DatabaseError: .database(error)
+        default: .invalidSource("\(error)")
+        }
     }
 
     /// `Source.identity` as SQL over the `sources` table.
