@@ -28,12 +28,13 @@ public enum CLI {
         do {
             switch invocation.command {
             case .help(let topic):
-                console.out(Help.all[topic]?.render() ?? Help.all[""]!.render())
+                console.out((CommandTable.byName[topic] ?? CommandTable.spec("")).render())
                 return ExitCode.success
             case .version:
                 console.out("cache \(CacheVersion.string)\n")
                 return ExitCode.success
             case .sourcesAdd(let add): return try SourcesCommand.add(add, context)
+            case .sourcesSet(let set): return try SourcesCommand.set(set, context)
             case .sourcesList(let json): return try SourcesCommand.list(json: json, context)
             case .sourcesRemove(let name, let yes): return try SourcesCommand.remove(name, yes: yes, context)
             case .sync(let sync): return try SyncCommand.run(sync, context)
@@ -81,10 +82,12 @@ public enum CLI {
         }
     }
 
-    /// Prints a usage error in swift-argument-parser's form.
+    /// Prints a usage error: the one form of every error (`cache: ` and the sentence), then the
+    /// usage line and where the help is.
     static func report(_ error: UsageError, console: Console) {
-        console.err("Error: \(error.message)")
-        let help = Help.all[error.command ?? ""] ?? Help.all[""]!
+        // Lower-case like every other error: one sentence after `cache: `.
+        console.err("cache: " + error.message.prefix(1).lowercased() + error.message.dropFirst())
+        let help = CommandTable.byName[error.command ?? ""] ?? CommandTable.spec("")
         console.err("Usage: \(help.usage)")
         let topic = error.command.map { "cache \($0) --help" } ?? "cache --help"
         console.err("See '\(topic)' for more information.")

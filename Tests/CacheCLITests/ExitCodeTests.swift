@@ -131,7 +131,7 @@ import Testing
 
         let unasked = try box.cache("sources", "remove", "bank")
         #expect(unasked.status == 64)
-        #expect(unasked.stderr.hasPrefix("Error: Removing 'bank' deletes 7 cached rows and 2 sync runs; add --yes"), "\(unasked.stderr)")
+        #expect(unasked.stderr.hasPrefix("cache: removing 'bank' deletes 7 cached rows and 2 sync runs; add --yes"), "\(unasked.stderr)")
         let kept = try box.terminal(["sources", "remove", "bank"], answer: "n\n")
         #expect(kept.status == 0)
         #expect(kept.stdout.contains("Remove source 'bank' with 7 cached rows and 2 sync runs? [y/N]"), "\(kept.stdout)")
@@ -160,6 +160,6 @@ import Testing
         #expect(terminal.stdout.contains(escape), "\(terminal.stdout.debugDescription)")
         #expect(!(try box.terminal(["list", "bank", "--offline", "--color", "never"], environment: ["NO_COLOR": ""]).stdout.contains(escape)))
         let bad = try box.cache("list", "bank", "--color", "sometimes")
-        #expect(bad.status == 64 && bad.stderr.hasPrefix("Error: Invalid value 'sometimes' for '--color': expected auto, always or never."))
+        #expect(bad.status == 64 && bad.stderr.hasPrefix("cache: invalid value 'sometimes' for '--color': expected auto, always or never."))
     }
 }

@@ -115,7 +115,7 @@ import Testing
         #expect(try box.cache("sources", "add", "bank", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten").status == 0)
         let (result, _) = sync.wait()
         #expect(result.status == 75, "\(result.stderr)")
-        #expect(result.stderr.contains("the source 'bank' was removed or replaced during the sync; nothing was written"), "\(result.stderr)")
+        #expect(result.stderr.contains("the source 'bank' was removed or changed during the sync; nothing was written"), "\(result.stderr)")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "0")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM accounts").first?["n"] == "0")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "0")

@@ -136,7 +136,7 @@ import Testing
         let table = try box.cache("sql", "PRAGMA table_info(transactions)")
         #expect(table.status == 0 && table.stdout.contains("vendor"))
         let bad = try box.cache("sql", "SELEC 1")
-        #expect(bad.status == 64 && bad.stderr.contains("Error: The query failed: near \"SELEC\": syntax error."))
+        #expect(bad.status == 64 && bad.stderr.contains("cache: the query failed: near \"SELEC\": syntax error."))
         #expect(try box.run(Paths.cacheBinary, ["sql", "SELECT 1"], environment: ["CACHE_DB": box.folder + "/none.sqlite3"]).status == 66)
     }
 

@@ -11,20 +11,20 @@ import Testing
     }
 
     static let cases: [Case] = [
-        Case(arguments: ["fetch"], message: "Error: Unknown command 'fetch'."),
-        Case(arguments: ["synk"], message: "Error: Unknown command 'synk'. Did you mean 'sync'?"),
-        Case(arguments: ["sync", "--quite"], message: "Error: Unknown option '--quite'. Did you mean '--quiet'?"),
-        Case(arguments: ["list", "jokes", "--limit"], message: "Error: Missing value for '--limit <n>'."),
-        Case(arguments: ["list", "jokes", "--limit", "ten"], message: "Error: Invalid value 'ten' for '--limit': expected a whole number, 0 or more."),
+        Case(arguments: ["fetch"], message: "cache: unknown command 'fetch'."),
+        Case(arguments: ["synk"], message: "cache: unknown command 'synk'. Did you mean 'sync'?"),
+        Case(arguments: ["sync", "--quite"], message: "cache: unknown option '--quite'. Did you mean '--quiet'?"),
+        Case(arguments: ["list", "jokes", "--limit"], message: "cache: missing value for '--limit <n>'."),
+        Case(arguments: ["list", "jokes", "--limit", "ten"], message: "cache: invalid value 'ten' for '--limit': expected a whole number, 0 or more."),
         Case(arguments: ["sources", "add", "x", "--kind", "jokes", "--url", "http://h/", "--ttl", "5 minutes"],
-             message: "Error: Invalid value '5 minutes' for '--ttl': expected a duration such as 90, 90s, 15m, 2h or 1d."),
-        Case(arguments: ["sync", "--timeout", "0s"], message: "Error: Invalid value '0s' for '--timeout'"),
-        Case(arguments: ["sources", "add", "x", "--url", "http://h/"], message: "Error: Missing expected option '--kind <kind>'."),
-        Case(arguments: ["sources", "add", "x", "--kind", "bank", "--url", "http://h/"], message: "Error: Invalid value 'bank' for '--kind': expected account or jokes."),
-        Case(arguments: ["list", "a", "b"], message: "Error: Unexpected argument 'b'."),
-        Case(arguments: ["list", "a", "--json", "--csv"], message: "Error: '--json' and '--csv' cannot be used together."),
-        Case(arguments: ["sources", "rename"], message: "Error: Unknown subcommand 'sources rename'."),
-        Case(arguments: ["--db"], message: "Error: Missing value for '--db <path>'."),
+             message: "cache: invalid value '5 minutes' for '--ttl': expected a duration such as 90, 90s, 15m, 2h, 1d or 1h30m."),
+        Case(arguments: ["sync", "--timeout", "0s"], message: "cache: invalid value '0s' for '--timeout'"),
+        Case(arguments: ["sources", "add", "x", "--url", "http://h/"], message: "cache: missing expected option '--kind <kind>'."),
+        Case(arguments: ["sources", "add", "x", "--kind", "bank", "--url", "http://h/"], message: "cache: invalid value 'bank' for '--kind': expected account or jokes."),
+        Case(arguments: ["list", "a", "b"], message: "cache: unexpected argument 'b'."),
+        Case(arguments: ["list", "a", "--json", "--csv"], message: "cache: '--json' and '--csv' cannot be used together."),
+        Case(arguments: ["sources", "rename"], message: "cache: unknown subcommand 'sources rename'."),
+        Case(arguments: ["--db"], message: "cache: missing value for '--db <path>'."),
     ]
 
     @Test(arguments: cases)

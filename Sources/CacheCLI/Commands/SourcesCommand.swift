@@ -12,6 +12,53 @@ enum SourcesCommand {
         return ExitCode.success
     }
 
+    /// Changes a source in place and says what changed, setting by setting.
+    static func set(_ set: Command.SetSource, _ context: Context) throws -> Int32 {
+        if let url = set.url, url.scheme?.lowercased() == "file", !FileManager.default.fileExists(atPath: url.path) {
+            context.console.err("cache: note: \(url.path) does not exist yet; the next sync will fail until it does.")
+        }
+        let (before, after) = try SourceStore(context.open(create: false)).update(set.name) { source in
+            if let url = set.url { source.url = url }
+            if let ttl = set.ttlSeconds { source.ttlSeconds = ttl }
+            if let mode = set.mode { source.mode = mode }
+            if let headers = set.headers { source.headers = headers }
+            if let token = set.tokenEnv { source.tokenEnv = token }
+            if let maxBytes = set.maxBytes { source.maxBytes = maxBytes }
+            if let caCert = set.caCert { source.caCert = caCert }
+            if let maxDelete = set.maxDelete { source.maxDelete = maxDelete }
+            if let alertAfter = set.alertAfterSeconds { source.alertAfterSeconds = alertAfter }
+        }
+        let old = settings(of: before), new = settings(of: after)
+        var changes = old.indices.compactMap { index in
+            old[index].1 == new[index].1 ? nil : "\(old[index].0) \(old[index].1) → \(new[index].1)"
+        }
+        if before.headers != after.headers && old[3].1 == new[3].1 {
+            changes.append("headers \(new[3].1) (new values)")
+        }
+        let console = context.console
+        if changes.isEmpty {
+            console.err("Source '\(set.name)' already had these settings; nothing changed.")
+            return ExitCode.success
+        }
+        console.err("Changed source '\(set.name)': " + changes.joined(separator: ", ") + ".")
+        if before.url != after.url {
+            console.err("Its cached rows are kept but count as stale until 'cache sync \(set.name)' confirms them.")
+        }
+        return ExitCode.success
+    }
+
+    /// Each setting as people read it, in a fixed order, for saying what `set` changed.
+    private static func settings(of source: Source) -> [(String, String)] {
+        [("url", Context.escapeControl(source.displayURL)), ("ttl", DurationText.format(source.ttlSeconds)),
+         ("mode", source.mode.rawValue),
+         ("headers", source.headers.isEmpty ? "none" : source.headers.map(\.name).joined(separator: ", ")),
+         ("token", source.tokenEnv.map { "$\($0)" } ?? "none"),
+         ("max-bytes", source.maxBytes.map(String.init) ?? "default"),
+         ("ca-cert", source.caCert ?? "system"),
+         ("max-delete", (source.maxDelete ?? .default).description),
+         ("alert-after", source.alertAfterSeconds.map(DurationText.format) ?? "none")]
+    }
+
     static func list(json: Bool, _ context: Context) throws -> Int32 {
         // No database yet: no sources, the same as an empty one (nothing is created).
         let sources = try context.openForReadingIfPresent().map { try SourceStore($0).all() } ?? []

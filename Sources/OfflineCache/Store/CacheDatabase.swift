@@ -25,7 +25,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"
         case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
-        case let .sourceReplaced(name): "the source '\(name)' was removed or replaced during the sync; nothing was written"
+        case let .sourceReplaced(name): "the source '\(name)' was removed or changed during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"
         case let .sourceExists(name): "a source named '\(name)' already exists; remove it first"
         case let .invalidSource(reason): reason

@@ -35,6 +35,53 @@ public struct SourceStore {
         }
     }
 
+    /// Changes the source named `name` in place: its rows, runs and run numbers stay. A new URL
+    /// (another upstream) drops the validators, the last body's hash and any backoff, and marks
+    /// every cached row stale (seen no later than one TTL ago) until a sync confirms it.
+    /// Returns the source as it was and as it is now.
+    @discardableResult
+    public func update(_ name: String, _ change: (inout Source) -> Void) throws(CacheError) -> (before: Source, after: Source) {
+        do {
+            return try db.inTransaction {
+                let before = try named(name)
+                var after = before
+                change(&after)
+                guard after.kind == before.kind, after.name == before.name else {
+                    throw CacheError.invalidSource("a source's name and kind cannot change")
+                }
+                let scheme = after.url.scheme?.lowercased() ?? ""
+                guard Source.allowedSchemes.contains(scheme) else {
+                    throw CacheError.invalidSource(UpstreamError.unsafeScheme(scheme).description)
+                }
+                let headers = try JSONSerialization.data(withJSONObject: after.headers.map(\.line))
+                try db.run("""
+                    UPDATE sources SET url = ?, mode = ?, ttl_s = ?, headers = ?, token_env = ?, max_bytes = ?, ca_cert = ?,
+                                       max_delete = ?, alert_after_s = ?
+                    WHERE name = ?
+                    """, [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
+                          .text(String(decoding: headers, as: UTF8.self)), .optionalText(after.tokenEnv),
+                          .optionalInt(after.maxBytes), .optionalText(after.caCert),
+                          .optionalText(after.maxDelete?.description), .optionalInt(after.alertAfterSeconds), .text(name)])
+                if after.url != before.url {
+                    try db.run("""
+                        UPDATE sync_state SET etag = NULL, last_modified = NULL, body_hash = NULL, confirmed_at = NULL,
+                                              failures = 0, next_attempt_at = NULL
+                        WHERE source = ?
+                        """, [.text(name)])
+                    // Rows no later than one TTL (and a second) ago: stale now, whatever the TTL.
+                    let unconfirmed = "min(seen_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?2 + 1) || ' seconds'))"
+                    for table in ["accounts", "transactions", "jokes"] {
+                        try db.run("UPDATE \(table) SET seen_at = \(unconfirmed) WHERE source = ?1",
+                                   [.text(name), .int(after.ttlSeconds)])
+                    }
+                }
+                return (before, try named(name))
+            }
+        } catch {
+            throw Self.cacheError(error)
+        }
+    }
+
     public func all() throws(CacheError) -> [Source] {
         do {
             return try db.query("""
@@ -124,6 +171,7 @@ public struct SourceStore {
         }
     }
 
-    /// `Source.identity` as SQL over the `sources` table.
-    static let identitySQL = "rowid || ':' || created_at"
+    /// `Source.identity` as SQL over the `sources` table: the row, and the settings that decide
+    /// what a sync writes (a sync begun before `sources set` changed them must not land).
+    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url"
 }

@@ -1,29 +1,34 @@
-/// Splits a command's arguments into positionals, flags and option values.
+/// Splits a command's arguments into positionals, flags and option values, by the command's
+/// declaration in `CommandTable`.
 ///
-/// Accepts `--opt value`, `--opt=value`, repeated options where allowed, and `--` to end
-/// options. Parsing is pure: arguments in, values or a `UsageError` out.
+/// Accepts `--opt value`, `--opt=value`, repeated options where declared, and `--` to end
+/// options; enforces the declared required options and exclusive groups. Pure: arguments in,
+/// values or a `UsageError` out.
 struct ArgumentScanner {
-    struct Option {
-        var name: String          // "--limit"
-        var short: String? = nil  // "-n"
-        var takesValue = false
-        var repeatable = false
-    }
-
     struct Result {
         var positionals: [String] = []
         var flags: Set<String> = []
         var values: [String: [String]] = [:]
+        /// The declared option names: asking for any other is a bug in the parser, not the user's.
+        fileprivate var declared: Set<String> = []
 
-        func value(_ name: String) -> String? { values[name]?.last }
-        func has(_ name: String) -> Bool { flags.contains(name) }
+        func value(_ name: String) -> String? { values(name).last }
+        func values(_ name: String) -> [String] {
+            precondition(declared.contains(name), "'\(name)' is not declared for this command")
+            return values[name] ?? []
+        }
+        func has(_ name: String) -> Bool {
+            precondition(declared.contains(name), "'\(name)' is not declared for this command")
+            return flags.contains(name) || values[name] != nil
+        }
     }
 
-    let command: String
-    let options: [Option]
+    let spec: CommandSpec
+
+    init(_ spec: CommandSpec) { self.spec = spec }
 
     func scan(_ arguments: [String]) throws(UsageError) -> Result {
-        var result = Result()
+        var result = Result(declared: Set(spec.options.map(\.name)))
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
@@ -43,10 +48,10 @@ struct ArgumentScanner {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
-            guard let option = options.first(where: { $0.name == name || $0.short == name }) else {
-                throw UsageError(message: unknownOptionMessage(name), command: command)
+            guard let option = spec.option(name) else {
+                throw UsageError(message: unknownOptionMessage(name), command: spec.name)
             }
-            if option.takesValue {
+            if let placeholder = option.value {
                 let value: String
                 if let inlineValue {
                     value = inlineValue
@@ -55,40 +60,40 @@ struct ArgumentScanner {
                     value = arguments[index]
                     index += 1
                 } else {
-                    throw UsageError(message: "Missing value for '\(option.name) <\(Self.placeholder(option.name))>'.", command: command)
+                    throw UsageError(message: "Missing value for '\(option.name) <\(placeholder)>'.", command: spec.name)
                 }
                 if !option.repeatable, result.values[option.name] != nil {
-                    throw UsageError(message: "'\(option.name)' may be given only once.", command: command)
+                    throw UsageError(message: "'\(option.name)' may be given only once.", command: spec.name)
                 }
                 result.values[option.name, default: []].append(value)
             } else {
                 if inlineValue != nil {
-                    throw UsageError(message: "'\(option.name)' takes no value.", command: command)
+                    throw UsageError(message: "'\(option.name)' takes no value.", command: spec.name)
                 }
                 result.flags.insert(option.name)
             }
+        }
+        for group in spec.exclusive {
+            let given = group.filter { result.flags.contains($0) || result.values[$0] != nil }
+            if given.count > 1 {
+                throw UsageError(message: "'\(given[0])' and '\(given[1])' cannot be used together.", command: spec.name)
+            }
+        }
+        for name in spec.required where result.values[name] == nil {
+            let placeholder = spec.option(name)?.value.map { " <\($0)>" } ?? ""
+            throw UsageError(message: "Missing expected option '\(name)\(placeholder)'.", command: spec.name)
         }
         return result
     }
 
     private func unknownOptionMessage(_ name: String) -> String {
         var message = "Unknown option '\(name)'."
-        let candidates = options.map(\.name)
+        let candidates = spec.options.map(\.name)
         if let best = candidates.min(by: { editDistance($0, name) < editDistance($1, name) }),
            editDistance(best, name) <= max(2, name.count / 3) {
             message += " Did you mean '\(best)'?"
         }
         return message
-    }
-
-    static func placeholder(_ name: String) -> String {
-        switch name {
-        case "--db": "path"
-        case "--limit", "--max-bytes": "n"
-        case "--ttl", "--timeout": "duration"
-        case "--token-env": "var"
-        default: String(name.dropFirst(2))
-        }
     }
 }
 

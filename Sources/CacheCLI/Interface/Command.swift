@@ -19,6 +19,27 @@ enum Command: Equatable {
         var alertAfterSeconds: Int?
     }
 
+    /// `sources set`: each field nil (or false) leaves that setting as it is.
+    struct SetSource: Equatable {
+        var name: String
+        var url: URL?
+        var ttlSeconds: Int?
+        var mode: SyncMode?
+        /// The new set of headers; `[]` with `--no-headers`.
+        var headers: [Source.Header]?
+        /// `.some(nil)` clears the token (`--no-token`).
+        var tokenEnv: String??
+        var maxBytes: Int?
+        var caCert: String??
+        var maxDelete: RemovalLimit?
+        var alertAfterSeconds: Int?
+
+        var changesNothing: Bool {
+            url == nil && ttlSeconds == nil && mode == nil && headers == nil && tokenEnv == nil && maxBytes == nil
+                && caCert == nil && maxDelete == nil && alertAfterSeconds == nil
+        }
+    }
+
     struct Status: Equatable {
         var names: [String] = []
         var json = false
@@ -52,6 +73,7 @@ enum Command: Equatable {
     case help(String)          // the command whose help to print; "" for the top level
     case version
     case sourcesAdd(AddSource)
+    case sourcesSet(SetSource)
     case sourcesList(json: Bool)
     case sourcesRemove(String, yes: Bool)
     case sync(Sync)

@@ -3,21 +3,22 @@ import OfflineCache
 
 /// Turns `cache`'s arguments into an `Invocation`, or a `UsageError`. Pure: no I/O.
 enum CommandParser {
-    static let commands = ["sources", "sync", "list", "status", "metrics", "history", "diff", "export", "sql", "check", "prune", "help"]
-    static let sourcesSubcommands = ["add", "list", "remove"]
-
     static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
         var rest = arguments
         let databasePath = try extractDatabasePath(&rest)
         let color = try extractColor(&rest)
+        func invocation(_ command: Command) -> Invocation {
+            Invocation(databasePath: databasePath, color: color, command: command)
+        }
         let wantsHelp = rest.prefix { $0 != "--" }.contains { $0 == "-h" || $0 == "--help" }
 
-        guard let first = rest.first else { return Invocation(databasePath: databasePath, color: color, command: .help("")) }
-        if first == "--version" { return Invocation(databasePath: databasePath, color: color, command: .version) }
-        if first == "-h" || first == "--help" { return Invocation(databasePath: databasePath, color: color, command: .help("")) }
+        guard let first = rest.first else { return invocation(.help("")) }
+        if first == "--version" || first == "-V" { return invocation(.version) }
+        if first == "-h" || first == "--help" { return invocation(.help("")) }
         if first.hasPrefix("-") {
             throw UsageError(message: "Unknown option '\(first)'. Expected a subcommand first.", command: nil)
         }
+        let commands = CommandTable.topLevel
         guard commands.contains(first) else {
             var message = "Unknown command '\(first)'."
             if let best = commands.min(by: { editDistance($0, first) < editDistance($1, first) }),
@@ -30,18 +31,20 @@ enum CommandParser {
 
         var name = first
         if first == "sources" {
+            let subcommands = CommandTable.sourcesSubcommands
+            let expected = subcommands.dropLast().joined(separator: ", ") + " or " + subcommands.last!
             guard let sub = rest.first, !sub.hasPrefix("-") else {
-                if wantsHelp { return Invocation(databasePath: databasePath, color: color, command: .help("sources")) }
-                throw UsageError(message: "Missing subcommand: add, list or remove.", command: "sources")
+                if wantsHelp { return invocation(.help("sources")) }
+                throw UsageError(message: "Missing subcommand: \(expected).", command: "sources")
             }
-            guard sourcesSubcommands.contains(sub) else {
-                throw UsageError(message: "Unknown subcommand 'sources \(sub)'. Expected add, list or remove.", command: "sources")
+            guard subcommands.contains(sub) else {
+                throw UsageError(message: "Unknown subcommand 'sources \(sub)'. Expected \(expected).", command: "sources")
             }
             rest.removeFirst()
             name = "sources \(sub)"
         }
-        if wantsHelp && first != "help" { return Invocation(databasePath: databasePath, color: color, command: .help(name)) }
-        return Invocation(databasePath: databasePath, color: color, command: try parseCommand(name, rest))
+        if wantsHelp && (first != "help" || rest.allSatisfy { $0 == "-h" || $0 == "--help" }) { return invocation(.help(name)) }
+        return invocation(try parseCommand(name, rest))
     }
 
     /// Removes `--db PATH` / `--db=PATH` from anywhere before `--`.
@@ -82,104 +85,56 @@ enum CommandParser {
     }
 
     private static func parseCommand(_ name: String, _ arguments: [String]) throws(UsageError) -> Command {
-        typealias Option = ArgumentScanner.Option
+        if name == "sources set", arguments.contains(where: { $0 == "--kind" || $0.hasPrefix("--kind=") }) {
+            throw UsageError(message: "A source's kind cannot change: remove it ('cache sources remove') and add it again.", command: name)
+        }
+        let args = try ArgumentScanner(CommandTable.spec(name)).scan(arguments)
         switch name {
         case "help":
-            let topic = arguments.filter { !$0.hasPrefix("-") }.joined(separator: " ")
-            guard Help.all[topic] != nil else {
+            let topic = args.positionals.joined(separator: " ")
+            guard CommandTable.byName[topic] != nil else {
                 throw UsageError(message: "No help for '\(topic)': it is not a command.", command: "help")
             }
             return .help(topic)
 
+        case "version":
+            try none(args.positionals, name)
+            return .version
+
         case "sources add":
-            let scanner = ArgumentScanner(command: name, options: [
-                Option(name: "--kind", takesValue: true), Option(name: "--url", takesValue: true),
-                Option(name: "--ttl", takesValue: true), Option(name: "--mode", takesValue: true),
-                Option(name: "--header", takesValue: true, repeatable: true),
-                Option(name: "--token-env", takesValue: true), Option(name: "--max-bytes", takesValue: true),
-                Option(name: "--ca-cert", takesValue: true), Option(name: "--max-delete", takesValue: true),
-                Option(name: "--alert-after", takesValue: true),
-            ])
-            let args = try scanner.scan(arguments)
-            let sourceName = try exactlyOne(args.positionals, "<name>", name)
-            guard Source.isValidName(sourceName) else {
-                throw UsageError(message: "Invalid source name '\(sourceName)': use letters, digits, '-', '_' and '.'.", command: name)
-            }
-            guard let kindText = args.value("--kind") else {
-                throw UsageError(message: "Missing expected option '--kind <kind>'.", command: name)
-            }
+            let sourceName = try sourceName(args, name)
+            let kindText = args.value("--kind")!
             guard let kind = SourceKind(rawValue: kindText) else {
                 throw invalid(kindText, "--kind", "account or jokes", name)
             }
-            guard let urlText = args.value("--url") else {
-                throw UsageError(message: "Missing expected option '--url <url>'.", command: name)
+            let settings = try SourceSettings(args, name)
+            return .sourcesAdd(.init(name: sourceName, kind: kind, url: settings.url!, ttlSeconds: settings.ttl ?? Source.defaultTTL,
+                                     mode: settings.mode, headers: settings.headers ?? [], tokenEnv: settings.tokenEnv,
+                                     maxBytes: settings.maxBytes, caCert: settings.caCert, maxDelete: settings.maxDelete,
+                                     alertAfterSeconds: settings.alertAfter))
+
+        case "sources set":
+            let sourceName = try sourceName(args, name)
+            let settings = try SourceSettings(args, name)
+            var set = Command.SetSource(name: sourceName, url: settings.url, ttlSeconds: settings.ttl, mode: settings.mode,
+                                        headers: args.has("--no-headers") ? [] : settings.headers,
+                                        maxBytes: settings.maxBytes, maxDelete: settings.maxDelete,
+                                        alertAfterSeconds: settings.alertAfter)
+            if args.has("--no-token") { set.tokenEnv = .some(nil) } else if let token = settings.tokenEnv { set.tokenEnv = token }
+            if args.has("--no-ca-cert") { set.caCert = .some(nil) } else if let file = settings.caCert { set.caCert = file }
+            if set.changesNothing {
+                throw UsageError(message: "Nothing to change: give at least one option, such as --ttl or --url.", command: name)
             }
-            guard let url = URL(string: urlText), url.scheme != nil else {
-                throw invalid(urlText, "--url", "an absolute URL such as https://host/path or file:///path", name)
-            }
-            if let problem = urlProblem(url) { throw UsageError(message: "Invalid --url: \(problem).", command: name) }
-            var ttl = Source.defaultTTL
-            if let text = args.value("--ttl") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--ttl", name) }
-                ttl = seconds
-            }
-            var mode: SyncMode?
-            if let text = args.value("--mode") {
-                guard let parsed = SyncMode(rawValue: text) else { throw invalid(text, "--mode", "replace or merge", name) }
-                mode = parsed
-            }
-            var headers: [Source.Header] = []
-            for line in args.values["--header"] ?? [] {
-                guard let header = Source.Header(line: line) else { throw invalid(line, "--header", "\"Name: value\"", name) }
-                headers.append(header)
-            }
-            let tokenEnv = args.value("--token-env")
-            if let tokenEnv, tokenEnv.isEmpty || !tokenEnv.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
-                throw invalid(tokenEnv, "--token-env", "an environment variable name", name)
-            }
-            var maxBytes: Int?
-            if let text = args.value("--max-bytes") {
-                guard let value = Int(text), value > 0 else { throw invalid(text, "--max-bytes", "a positive number of bytes", name) }
-                maxBytes = value
-            }
-            var caCert: String?
-            if let path = args.value("--ca-cert") {
-                // Stored absolute: cron and the background refresh run from other folders.
-                let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-                guard FileManager.default.isReadableFile(atPath: absolute) else {
-                    throw invalid(path, "--ca-cert", "a readable PEM file of CA certificates", name)
-                }
-                caCert = absolute
-            }
-            var maxDelete: RemovalLimit?
-            if let text = args.value("--max-delete") {
-                guard let limit = RemovalLimit(text) else { throw invalid(text, "--max-delete", "a number of rows such as 20, or a percentage such as 50%", name) }
-                maxDelete = limit
-            }
-            var alertAfter: Int?
-            if let text = args.value("--alert-after") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--alert-after", name) }
-                alertAfter = seconds
-            }
-            return .sourcesAdd(.init(name: sourceName, kind: kind, url: url, ttlSeconds: ttl, mode: mode,
-                                     headers: headers, tokenEnv: tokenEnv, maxBytes: maxBytes, caCert: caCert,
-                                     maxDelete: maxDelete, alertAfterSeconds: alertAfter))
+            return .sourcesSet(set)
 
         case "sources list":
-            let args = try ArgumentScanner(command: name, options: [Option(name: "--json")]).scan(arguments)
             try none(args.positionals, name)
             return .sourcesList(json: args.has("--json"))
 
         case "sources remove":
-            let args = try ArgumentScanner(command: name, options: [Option(name: "--yes", short: "-y")]).scan(arguments)
             return .sourcesRemove(try exactlyOne(args.positionals, "<name>", name), yes: args.has("--yes"))
 
         case "sync":
-            let args = try ArgumentScanner(command: name, options: [
-                Option(name: "--if-stale"), Option(name: "--json"), Option(name: "--quiet", short: "-q"),
-                Option(name: "--timeout", takesValue: true), Option(name: "--parallel", takesValue: true),
-                Option(name: "--plan"), Option(name: "--accept-removals"),
-            ]).scan(arguments)
             var sync = Command.Sync(names: args.positionals, ifStale: args.has("--if-stale"),
                                     json: args.has("--json"), quiet: args.has("--quiet"))
             if let text = args.value("--timeout") {
@@ -194,36 +149,20 @@ enum CommandParser {
             }
             sync.plan = args.has("--plan")
             sync.acceptRemovals = args.has("--accept-removals")
-            if sync.plan && sync.acceptRemovals {
-                throw UsageError(message: "'--plan' and '--accept-removals' cannot be used together.", command: name)
-            }
             return .sync(sync)
 
         case "list":
-            let args = try ArgumentScanner(command: name, options: [
-                Option(name: "--stale"), Option(name: "--limit", takesValue: true), Option(name: "--json"),
-                Option(name: "--csv"), Option(name: "--offline"), Option(name: "--wait"), Option(name: "--no-wait"),
-            ]).scan(arguments)
             // `cache list` alone lists the sources there are to list.
             if args.positionals.isEmpty { return .sourcesList(json: args.has("--json")) }
             var list = Command.List(name: try exactlyOne(args.positionals, "<name>", name))
             list.staleOnly = args.has("--stale")
             list.offline = args.has("--offline")
-            if args.has("--json") && args.has("--csv") {
-                throw UsageError(message: "'--json' and '--csv' cannot be used together.", command: name)
-            }
-            if args.has("--wait") && args.has("--no-wait") {
-                throw UsageError(message: "'--wait' and '--no-wait' cannot be used together.", command: name)
-            }
             list.format = args.has("--json") ? .json : args.has("--csv") ? .csv : .human
             list.wait = args.has("--wait") ? true : args.has("--no-wait") ? false : nil
             list.limit = try limit(args, name)
             return .list(list)
 
         case "status":
-            let args = try ArgumentScanner(command: name, options: [
-                Option(name: "--json"), Option(name: "--max-age", takesValue: true),
-            ]).scan(arguments)
             var status = Command.Status(names: args.positionals, json: args.has("--json"))
             if let text = args.value("--max-age") {
                 guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-age", name) }
@@ -232,24 +171,17 @@ enum CommandParser {
             return .status(status)
 
         case "metrics":
-            let args = try ArgumentScanner(command: name, options: [Option(name: "--textfile", takesValue: true)]).scan(arguments)
             try none(args.positionals, name)
             return .metrics(textfile: args.value("--textfile"))
 
         case "history":
-            let args = try ArgumentScanner(command: name, options: [Option(name: "--limit", takesValue: true), Option(name: "--json")]).scan(arguments)
             if args.positionals.count > 1 { throw UsageError(message: "Unexpected argument '\(args.positionals[1])'.", command: name) }
             return .history(source: args.positionals.first, limit: try limit(args, name), json: args.has("--json"))
 
         case "diff":
-            let args = try ArgumentScanner(command: name, options: [
-                Option(name: "--run", takesValue: true), Option(name: "--since", takesValue: true), Option(name: "--json"),
-            ]).scan(arguments)
             let source = try exactlyOne(args.positionals, "<name>", name)
             var selection = HistoryStore.Selection.latest
-            if args.value("--run") != nil && args.value("--since") != nil {
-                throw UsageError(message: "'--run' and '--since' cannot be used together.", command: name)
-            } else if let text = args.value("--run") {
+            if let text = args.value("--run") {
                 guard let id = Int(text), id > 0 else { throw invalid(text, "--run", "a run number from 'cache history'", name) }
                 selection = .run(id)
             } else if let text = args.value("--since") {
@@ -259,41 +191,97 @@ enum CommandParser {
             return .diff(source: source, selection: selection, json: args.has("--json"))
 
         case "prune":
-            let args = try ArgumentScanner(command: name, options: [Option(name: "--keep", takesValue: true)]).scan(arguments)
             try none(args.positionals, name)
-            guard let text = args.value("--keep") else {
-                throw UsageError(message: "Missing expected option '--keep <duration>'.", command: name)
-            }
+            let text = args.value("--keep")!
             guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--keep", name) }
             return .prune(keepSeconds: seconds)
 
         case "sql":
-            let args = try ArgumentScanner(command: name, options: [Option(name: "--json"), Option(name: "--csv")]).scan(arguments)
             let query = try exactlyOne(args.positionals, "<query>", name)
-            if args.has("--json") && args.has("--csv") {
-                throw UsageError(message: "'--json' and '--csv' cannot be used together.", command: name)
-            }
             return .sql(query: query, format: args.has("--json") ? .json : args.has("--csv") ? .csv : .human)
 
         case "check":
-            let args = try ArgumentScanner(command: name, options: []).scan(arguments)
             try none(args.positionals, name)
             return .check
 
         case "export":
-            let args = try ArgumentScanner(command: name, options: [
-                Option(name: "--json"), Option(name: "--csv"), Option(name: "--ndjson"),
-            ]).scan(arguments)
             let source = try exactlyOne(args.positionals, "<name>", name)
-            let chosen = ["--json", "--csv", "--ndjson"].filter(args.has)
-            if chosen.count > 1 {
-                throw UsageError(message: "'\(chosen[0])' and '\(chosen[1])' cannot be used together.", command: name)
-            }
             let format: Command.ExportFormat = args.has("--csv") ? .csv : args.has("--ndjson") ? .ndjson : .json
             return .export(source: source, format: format)
 
         default:
             throw UsageError(message: "Unknown command '\(name)'.", command: nil)
+        }
+    }
+
+    private static func sourceName(_ args: ArgumentScanner.Result, _ command: String) throws(UsageError) -> String {
+        let name = try exactlyOne(args.positionals, "<name>", command)
+        guard Source.isValidName(name) else {
+            throw UsageError(message: "Invalid source name '\(name)': use letters, digits, '-', '_' and '.'.", command: command)
+        }
+        return name
+    }
+
+    /// The settings `sources add` and `sources set` share, each checked; nil where not given.
+    private struct SourceSettings {
+        var url: URL?
+        var ttl: Int?
+        var mode: SyncMode?
+        var headers: [Source.Header]?
+        var tokenEnv: String?
+        var maxBytes: Int?
+        var caCert: String?
+        var maxDelete: RemovalLimit?
+        var alertAfter: Int?
+
+        init(_ args: ArgumentScanner.Result, _ name: String) throws(UsageError) {
+            if let urlText = args.value("--url") {
+                guard let url = URL(string: urlText), url.scheme != nil else {
+                    throw invalid(urlText, "--url", "an absolute URL such as https://host/path or file:///path", name)
+                }
+                if let problem = urlProblem(url) { throw UsageError(message: "Invalid --url: \(problem).", command: name) }
+                self.url = url
+            }
+            if let text = args.value("--ttl") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--ttl", name) }
+                ttl = seconds
+            }
+            if let text = args.value("--mode") {
+                guard let parsed = SyncMode(rawValue: text) else { throw invalid(text, "--mode", "replace or merge", name) }
+                mode = parsed
+            }
+            if args.has("--header") {
+                var headers: [Source.Header] = []
+                for line in args.values("--header") {
+                    guard let header = Source.Header(line: line) else { throw invalid(line, "--header", "\"Name: value\"", name) }
+                    headers.append(header)
+                }
+                self.headers = headers
+            }
+            tokenEnv = args.value("--token-env")
+            if let tokenEnv, tokenEnv.isEmpty || !tokenEnv.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
+                throw invalid(tokenEnv, "--token-env", "an environment variable name", name)
+            }
+            if let text = args.value("--max-bytes") {
+                guard let value = Int(text), value > 0 else { throw invalid(text, "--max-bytes", "a positive number of bytes", name) }
+                maxBytes = value
+            }
+            if let path = args.value("--ca-cert") {
+                // Stored absolute: cron and the background refresh run from other folders.
+                let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+                guard FileManager.default.isReadableFile(atPath: absolute) else {
+                    throw invalid(path, "--ca-cert", "a readable PEM file of CA certificates", name)
+                }
+                caCert = absolute
+            }
+            if let text = args.value("--max-delete") {
+                guard let limit = RemovalLimit(text) else { throw invalid(text, "--max-delete", "a number of rows such as 20, or a percentage such as 50%", name) }
+                maxDelete = limit
+            }
+            if let text = args.value("--alert-after") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--alert-after", name) }
+                alertAfter = seconds
+            }
         }
     }
 
@@ -324,7 +312,7 @@ enum CommandParser {
     }
 
     private static func invalidDuration(_ value: String, _ option: String, _ command: String) -> UsageError {
-        invalid(value, option, "a duration such as 90, 90s, 15m, 2h or 1d", command)
+        invalid(value, option, "a duration such as \(CommandTable.durationHelp)", command)
     }
 
     /// Why a source URL cannot be used as given, or nil. Credentials in the URL are refused:

@@ -1,0 +1,216 @@
+/// Every command and option of `cache`, declared once. `cache help X`, `cache X --help`,
+/// usage errors, the parser, the completions and the man page all read this table.
+enum CommandTable {
+    static let globalOptions = [
+        OptionSpec(name: "--db", value: "path",
+                   help: "The database (default: $CACHE_DB, else $XDG_CACHE_HOME/cache/cache.sqlite3, else ~/.cache/cache/cache.sqlite3).",
+                   completion: .file),
+        OptionSpec(name: "--color", value: "when", help: "auto (a terminal, unless NO_COLOR is set), always or never.",
+                   completion: .choices(["auto", "always", "never"])),
+    ]
+    static let versionOption = OptionSpec(name: "--version", short: "-V", help: "Show the version of cache, SQLite and libcurl.")
+    static let helpOption = OptionSpec(name: "--help", short: "-h", help: "Show help information.")
+
+    static let durationHelp = "90, 90s, 15m, 2h, 1d or 1h30m"
+
+    /// The options `sources add` and `sources set` share: what a source is.
+    static func sourceOptions(adding: Bool) -> [OptionSpec] {
+        var options = [
+            OptionSpec(name: "--url", value: "url", help: "An http, https or file URL." +
+                       (adding ? "" : " A new URL keeps the rows but marks them stale, and drops the stored validators, until the next sync.")),
+            OptionSpec(name: "--ttl", value: "duration",
+                       help: "How long a row stays fresh after upstream confirms it: \(durationHelp)" + (adding ? " (default: 15m)." : ".")),
+            OptionSpec(name: "--mode", value: "mode",
+                       help: "replace (the response is the whole truth) or merge (a sample; never remove)." +
+                             (adding ? " Default: replace for account, merge for jokes." : ""),
+                       completion: .choices(["replace", "merge"])),
+            OptionSpec(name: "--header", value: "header", repeatable: true,
+                       help: "An extra request header, \"Name: value\", sent only to the URL's origin. Repeatable" +
+                             (adding ? "." : "; the headers given replace the stored ones.")),
+        ]
+        if !adding { options.append(OptionSpec(name: "--no-headers", help: "Send no extra headers.")) }
+        options += [
+            OptionSpec(name: "--token-env", value: "var", help: "Send $VAR as a bearer token at sync time; only the variable's name is stored."),
+        ]
+        if !adding { options.append(OptionSpec(name: "--no-token", help: "Send no bearer token.")) }
+        options += [
+            OptionSpec(name: "--max-bytes", value: "n", help: "Refuse bodies larger than this, decoded (default: 64 MiB)."),
+            OptionSpec(name: "--ca-cert", value: "file", help: "Trust the CAs in this PEM file instead of the system's (internal CAs).",
+                       completion: .file),
+        ]
+        if !adding { options.append(OptionSpec(name: "--no-ca-cert", help: "Trust the system's CAs again.")) }
+        options += [
+            OptionSpec(name: "--max-delete", value: "n|p%",
+                       help: "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache)."),
+            OptionSpec(name: "--alert-after", value: "duration",
+                       help: "The age past which 'status --max-age' reports this source, instead of the age given there."),
+        ]
+        return options
+    }
+
+    static let commands: [CommandSpec] = [
+        CommandSpec(
+            name: "",
+            overview: "Keep a local SQLite copy of JSON APIs: instant reads that work offline, refreshed behind your back.",
+            subcommands: [
+                ("sources", "Add, change, list and remove the upstreams to cache."),
+                ("sync", "Fetch sources and reconcile them into the cache."),
+                ("list", "Print one source's cached rows at once, with stale flags; refresh behind them."),
+                ("status", "Show each source's rows, staleness and last sync; --max-age checks freshness."),
+                ("metrics", "Print Prometheus metrics for every source."),
+                ("history", "List the sync runs, newest first."),
+                ("diff", "Show what a sync inserted, updated and removed."),
+                ("export", "Stream every row of a source with its stale flag."),
+                ("sql", "Run one read-only SQL query on the cache."),
+                ("check", "Check the database's integrity and schema."),
+                ("prune", "Trim old sync runs and change log entries."),
+                ("version", "Show the version of cache, SQLite and libcurl."),
+                ("help", "Show help for a subcommand."),
+            ],
+            examples: [
+                "cache sources add jokes --kind jokes --url https://official-joke-api.appspot.com/jokes/ten",
+                "cache sync",
+                "cache list jokes --json",
+            ]),
+        CommandSpec(
+            name: "sources",
+            overview: "Add, change, list and remove sources: named upstream URLs of one kind.",
+            subcommands: [
+                ("add", "Add a source."),
+                ("set", "Change a source, keeping its rows and history."),
+                ("list", "List the sources."),
+                ("remove", "Remove a source and everything cached from it."),
+            ]),
+        CommandSpec(
+            name: "sources add",
+            overview: "Add a source.",
+            arguments: [ArgumentSpec(label: "<name>", help: "A name for the source: letters, digits, '-', '_' and '.'.")],
+            options: [OptionSpec(name: "--kind", value: "kind", help: "account ({status, message, body} envelope) or jokes (Official Joke API).",
+                                 completion: .choices(["account", "jokes"]))]
+                + sourceOptions(adding: true),
+            required: ["--kind", "--url"],
+            examples: ["cache sources add bank --kind account --url http://127.0.0.1:8080/account --ttl 1h"]),
+        CommandSpec(
+            name: "sources set",
+            overview: "Change a source in place: its rows, sync history and run numbers stay. Only the options given change.",
+            arguments: [ArgumentSpec(label: "<name>", help: "The source to change.", completion: .sources)],
+            options: sourceOptions(adding: false),
+            exclusive: [["--header", "--no-headers"], ["--token-env", "--no-token"], ["--ca-cert", "--no-ca-cert"]],
+            examples: ["cache sources set bank --ttl 30m", "cache sources set bank --url https://bank.example/v2/account"]),
+        CommandSpec(
+            name: "sources list",
+            overview: "List the sources.",
+            options: [OptionSpec(name: "--json", help: "Print a JSON array.")]),
+        CommandSpec(
+            name: "sources remove",
+            overview: "Remove a source with its cached rows and sync history.",
+            arguments: [ArgumentSpec(label: "<name>", help: "The source to remove.", completion: .sources)],
+            options: [OptionSpec(name: "--yes", short: "-y", help: "Remove without asking (needed when stdin is not a terminal).")]),
+        CommandSpec(
+            name: "sync",
+            overview: "Fetch sources and reconcile them into the cache, each in one transaction. Bad data never replaces good data.",
+            arguments: [ArgumentSpec(label: "<name>", help: "Sources to sync (default: every source).", optional: true, repeated: true,
+                                     completion: .sources)],
+            options: [
+                OptionSpec(name: "--if-stale", help: "Skip sources whose last sync is still within their TTL, and sources backing off after failures (the cron form)."),
+                OptionSpec(name: "--json", help: "Print one JSON object per source."),
+                OptionSpec(name: "--quiet", short: "-q", help: "Print nothing on success; errors still go to stderr."),
+                OptionSpec(name: "--timeout", value: "duration", help: "Give up on a source after this long, retries included (default: 30s)."),
+                OptionSpec(name: "--parallel", value: "n", help: "Fetch up to n sources at once; writes still go one at a time (default: 4)."),
+                OptionSpec(name: "--plan", help: "Fetch and reconcile, then print what would change and whether the removal guard would hold it; write nothing."),
+                OptionSpec(name: "--accept-removals", help: "Apply a sync the removal guard would hold, this once."),
+            ],
+            exclusive: [["--plan", "--accept-removals"]],
+            examples: ["cache sync", "cache sync bank --json", "cache sync --if-stale --quiet   # from cron", "cache sync bank --plan"]),
+        CommandSpec(
+            name: "list",
+            overview: "Print one source's cached rows at once, each with its stale flag. When the source is stale, start one background refresh; on a terminal, redraw the list when it lands. Without a name, list the sources.",
+            arguments: [ArgumentSpec(label: "<name>", help: "The source.", optional: true, completion: .sources)],
+            options: [
+                OptionSpec(name: "--stale", help: "Only rows upstream has not confirmed within the TTL."),
+                OptionSpec(name: "--limit", value: "n", help: "At most n rows."),
+                OptionSpec(name: "--json", help: "Print a JSON array."),
+                OptionSpec(name: "--csv", help: "Print CSV with a header row."),
+                OptionSpec(name: "--offline", help: "Read the cache only; start no refresh."),
+                OptionSpec(name: "--wait", help: "Wait for the refresh to land, also without a terminal (then print once, after it)."),
+                OptionSpec(name: "--no-wait", help: "Never wait, even on a terminal."),
+            ],
+            exclusive: [["--json", "--csv"], ["--wait", "--no-wait"]],
+            examples: ["cache list bank", "cache list jokes --stale --json"]),
+        CommandSpec(
+            name: "status",
+            overview: "Show each source's rows, stale rows, last success, last attempt and last error. With --max-age, check that each source succeeded recently: for monitors and health checks.",
+            arguments: [ArgumentSpec(label: "<name>", help: "Only these sources (default: every source).", optional: true, repeated: true,
+                                     completion: .sources)],
+            options: [
+                OptionSpec(name: "--json", help: "Print a JSON array."),
+                OptionSpec(name: "--max-age", value: "duration", help: "Exit 1, naming each source and since when, if any has not synced successfully within this (or its own --alert-after); else print one line and exit 0."),
+            ],
+            examples: ["cache status", "cache status --max-age 2h   # from a monitor"]),
+        CommandSpec(
+            name: "metrics",
+            overview: "Print every source's freshness and sync figures in the Prometheus text format.",
+            options: [OptionSpec(name: "--textfile", value: "path", help: "Write them to this file instead (atomically, for node_exporter's textfile collector).",
+                                 completion: .file)],
+            examples: ["cache metrics --textfile /var/lib/node_exporter/textfile_collector/cache.prom"]),
+        CommandSpec(
+            name: "history",
+            overview: "List the sync runs, newest first: when, source, outcome, inserted/updated/deleted, HTTP status, bytes, duration, error.",
+            arguments: [ArgumentSpec(label: "<name>", help: "Only this source's runs.", optional: true, completion: .sources)],
+            options: [OptionSpec(name: "--limit", value: "n", help: "At most n runs."), OptionSpec(name: "--json", help: "Print a JSON array.")],
+            examples: ["cache history", "cache history bank --limit 5 --json"]),
+        CommandSpec(
+            name: "diff",
+            overview: "Show what syncs changed: rows inserted, updated (fields before and after) and removed. Default: the newest run that changed anything.",
+            arguments: [ArgumentSpec(label: "<name>", help: "The source.", completion: .sources)],
+            options: [OptionSpec(name: "--run", value: "n", help: "One run (numbers from 'cache history')."),
+                      OptionSpec(name: "--since", value: "duration", help: "Every run in the last duration, such as 1d."),
+                      OptionSpec(name: "--json", help: "Print a JSON array.")],
+            exclusive: [["--run", "--since"]],
+            examples: ["cache diff bank --since 1d"]),
+        CommandSpec(
+            name: "export",
+            overview: "Stream every row of a source with its stale flag; memory does not grow with the row count.",
+            arguments: [ArgumentSpec(label: "<name>", help: "The source.", completion: .sources)],
+            options: [OptionSpec(name: "--json", help: "One JSON array (the default)."), OptionSpec(name: "--csv", help: "CSV with a header row."),
+                      OptionSpec(name: "--ndjson", help: "One JSON object per line.")],
+            exclusive: [["--json", "--csv", "--ndjson"]]),
+        CommandSpec(
+            name: "sql",
+            overview: "Run one read-only SQL query on the cache, offline. Statements that would write are refused.",
+            arguments: [ArgumentSpec(label: "<query>", help: "One SQL statement, such as \"SELECT * FROM cached_jokes WHERE stale = 1\".")],
+            options: [OptionSpec(name: "--json", help: "Print a JSON array of objects."), OptionSpec(name: "--csv", help: "Print CSV with a header row.")],
+            exclusive: [["--json", "--csv"]],
+            examples: ["cache sql \"SELECT vendor, sum(amount) FROM cached_transactions GROUP BY vendor\""]),
+        CommandSpec(
+            name: "check",
+            overview: "Run SQLite's integrity check and foreign-key check, and show the schema version. Exit 74 when damaged."),
+        CommandSpec(
+            name: "prune",
+            overview: "Delete sync runs, and the change log entries of those runs, older than the given duration.",
+            options: [OptionSpec(name: "--keep", value: "duration", help: "How much history to keep, such as 30d.")],
+            required: ["--keep"]),
+        CommandSpec(
+            name: "version",
+            overview: "Show the version of cache and of the SQLite and libcurl it runs with.",
+            usesDatabase: false),
+        CommandSpec(
+            name: "help",
+            overview: "Show help for a subcommand.",
+            arguments: [ArgumentSpec(label: "<subcommand>", help: "For example: sync, list, 'sources add'.", optional: true,
+                                     completion: .commands)],
+            usesDatabase: false),
+    ]
+
+    static let byName: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: commands.map { ($0.name, $0) })
+
+    static func spec(_ name: String) -> CommandSpec {
+        guard let spec = byName[name] else { preconditionFailure("no command '\(name)' in the table") }
+        return spec
+    }
+
+    /// The subcommands of `cache sources`.
+    static var sourcesSubcommands: [String] { spec("sources").subcommands.map(\.name) }
+    /// The top-level commands.
+    static var topLevel: [String] { spec("").subcommands.map(\.name) }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import CacheCLI
+
+/// Each option is declared once, in `CommandTable`; these hold the parser, the help and the
+/// usage lines to that declaration.
+@Suite struct OptionTableTests {
+    /// The arguments each command needs before an option can be tried on it.
+    static let baseArguments: [String: [String]] = [
+        "sources add": ["x", "--kind", "jokes", "--url", "http://h/"],
+        "sources set": ["x", "--ttl", "1h"],
+        "sources list": [], "sources remove": ["x"], "sync": [], "list": ["x"], "status": [], "metrics": [],
+        "history": [], "diff": ["x"], "export": ["x"], "sql": ["SELECT 1"], "check": [], "prune": ["--keep", "1d"],
+        "version": [],
+    ]
+
+    /// A value each placeholder accepts, unlike the base arguments' own.
+    static func sample(_ placeholder: String) -> String {
+        switch placeholder {
+        case "url": "http://other/"
+        case "duration": "3h"
+        case "mode": "merge"
+        case "header": "X-Api-Version: 2"
+        case "var": "SOME_TOKEN"
+        case "n": "3"
+        case "n|p%": "10%"
+        case "file": #filePath
+        case "path": "/tmp/metrics.prom"
+        case "kind": "account"
+        default: "value"
+        }
+    }
+
+    /// Options that restate the default, so they parse to the same command.
+    static let defaults: Set<String> = ["export --json"]
+
+    @Test(arguments: CommandTable.commands.filter { baseArguments[$0.name] != nil }.map(\.name))
+    func everyDeclaredOptionParsesAndChangesTheCommand(_ name: String) throws {
+        let words = name.split(separator: " ").map(String.init)
+        let base = Self.baseArguments[name]!
+        let plain = try CommandParser.parse(words + base)
+        for option in CommandTable.spec(name).options {
+            let given = option.value.map { [option.name, Self.sample($0)] } ?? [option.name]
+            // Options already in the base arguments are tried with another value.
+            let arguments = words + Self.without(option.name, base) + given
+            let parsed = try CommandParser.parse(arguments)
+            if !Self.defaults.contains("\(name) \(option.name)") {
+                #expect(parsed != plain, "'\(arguments.joined(separator: " "))' parses as if the option were not there")
+            }
+            if let short = option.short {
+                #expect(try CommandParser.parse(words + base + [short]) == parsed, "\(short) is not \(option.name)")
+            }
+        }
+    }
+
+    @Test func anOptionNotDeclaredIsRefused() {
+        for spec in CommandTable.commands where Self.baseArguments[spec.name] != nil {
+            let words = spec.name.split(separator: " ").map(String.init)
+            #expect(throws: UsageError.self) { try CommandParser.parse(words + Self.baseArguments[spec.name]! + ["--undeclared"]) }
+        }
+    }
+
+    /// Through the binary: every command's help names its usage line and every option it takes.
+    @Test func helpListsEveryOptionTheParserTakes() throws {
+        let box = try Sandbox()
+        for spec in CommandTable.commands {
+            let help = try box.cache(spec.name.split(separator: " ").map(String.init) + ["--help"])
+            #expect(help.status == 0, "\(spec.name)")
+            #expect(help.stdout.contains("USAGE: \(spec.usage)\n"), "\(spec.name)")
+            for option in spec.allOptions where !spec.name.isEmpty {
+                #expect(help.stdout.contains("  \(option.label)"), "'cache \(spec.name) --help' does not list \(option.label)")
+                if option.name != "--help" && !CommandTable.globalOptions.contains(where: { $0.name == option.name }) {
+                    #expect(spec.usage.contains(option.name), "the usage of '\(spec.name)' does not show \(option.name)")
+                }
+            }
+            for argument in spec.arguments {
+                #expect(spec.usage.contains(argument.label), "the usage of '\(spec.name)' does not show \(argument.label)")
+            }
+        }
+    }
+
+    private static func without(_ option: String, _ arguments: [String]) -> [String] {
+        guard let index = arguments.firstIndex(of: option) else { return arguments }
+        var rest = arguments
+        rest.removeSubrange(index...min(index + 1, rest.count - 1))
+        return rest
+    }
+}
