@@ -33,7 +33,7 @@ enum InspectCommands {
                        run.bytes.map(byteCount) ?? "-", "\(run.durationMs) ms",
                        Context.escapeControl(run.error ?? run.note ?? "")])
         }
-        console.out(table.render())
+        console.out(table.render(columns: console.terminalColumns))
         return ExitCode.success
     }
 
@@ -54,12 +54,14 @@ enum InspectCommands {
             return ExitCode.success
         }
         var run = -1
+        let columns = console.terminalColumns
+        let fit = { (line: String) in columns.map { DisplayWidth.fit(line, $0) } ?? line }
         for change in changes {
             if change.runID != run {
                 run = change.runID
-                console.out("run \(run) · \(source) · \(when(change.at))\n")
+                console.out(fit("run \(run) · \(source) · \(when(change.at))") + "\n")
             }
-            console.out("  " + describe(change) + "\n")
+            console.out(fit("  " + describe(change)) + "\n")
         }
         return ExitCode.success
     }

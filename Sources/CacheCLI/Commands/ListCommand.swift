@@ -66,7 +66,7 @@ enum ListCommand {
     static let nothingYet = ExitCode.temporaryFailure
 
     private static func printHuman(_ rows: CachedRows, _ console: Console) -> Int {
-        console.out(ListRendering(color: console.useColor).render(rows))
+        console.out(ListRendering(color: console.useColor, columns: console.terminalColumns).render(rows))
         return rows.count
     }
 

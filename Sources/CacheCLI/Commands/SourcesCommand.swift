@@ -88,7 +88,7 @@ enum SourcesCommand {
             table.add([source.name, source.kind.rawValue, source.mode.rawValue,
                        DurationText.format(source.ttlSeconds), source.displayURL])
         }
-        console.out(table.render())
+        console.out(table.render(columns: console.terminalColumns))
         return ExitCode.success
     }
 
@@ -119,18 +119,20 @@ enum SourcesCommand {
     }
 }
 
-/// Columns padded to their widest cell.
+/// Columns padded to their widest cell, in display columns. On a terminal each line is cut to
+/// its width (the last column, the URL or the detail, is the one that gives way).
 final class TextTable {
     private var rows: [[String]]
     init(header: [String]) { rows = [header] }
     func add(_ row: [String]) { rows.append(row) }
 
-    func render() -> String {
-        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+    func render(columns: Int? = nil) -> String {
+        let widths = rows[0].indices.map { column in rows.map { DisplayWidth.of($0[column]) }.max() ?? 0 }
         return rows.map { row in
-            row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            let line = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : DisplayWidth.pad(cell, widths[column])
             }.joined(separator: "  ")
+            return columns.map { DisplayWidth.fit(line, $0) } ?? line
         }.joined(separator: "\n") + "\n"
     }
 }

@@ -43,7 +43,7 @@ enum StatusCommand {
                 status.lastOutcome ?? "-", DurationText.format(status.source.ttlSeconds), status.source.displayURL,
             ])
         }
-        console.out(table.render())
+        console.out(table.render(columns: console.terminalColumns))
         for status in statuses where status.lastOutcome == "failed" {
             console.out("\(status.source.name): last error: \(Context.escapeControl(status.lastError ?? "unknown"))\n")
         }

@@ -85,6 +85,13 @@ final class Console {
         return Int(size.ws_row)
     }
 
+    /// The terminal's width in columns, if stdout is a terminal.
+    var terminalColumns: Int? {
+        var size = winsize()
+        guard stdoutIsTerminal, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     func flush() {
         guard !outBuffer.isEmpty else { return }
         if stdoutIsTerminal, let dataFormat {

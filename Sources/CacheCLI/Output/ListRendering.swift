@@ -9,6 +9,8 @@ struct ListRendering {
     /// Marks for a redraw after a refresh: new, changed, and removed rows.
     var changes: RowChanges?
     var color: Bool
+    /// The terminal's width: every line is made to fit it (nil: no limit, as into a pipe).
+    var columns: Int? = nil
 
     enum ANSI {
         static let reset = "\u{1B}[0m"
@@ -20,31 +22,54 @@ struct ListRendering {
         static let strike = "\u{1B}[9m"
     }
 
-    func lines(_ rows: CachedRows) -> [String] {
-        var lines: [String] = []
+    /// The lines of the list: the header (the account's), then each row's lines, in order.
+    func blocks(_ rows: CachedRows) -> (header: [String], rows: [[String]]) {
+        var header: [String] = []
+        var blocks: [[String]] = []
         switch rows {
         case .account(let account, let transactions):
             if let account {
-                var header = paint(ANSI.bold, clean(account.name)) + "  balance " + money(account.balance)
-                if account.stale { header += "  " + paint(ANSI.dim, "(stale, \(DurationText.age(account.ageSeconds)) old)") }
-                lines.append(header)
+                var line = paint(ANSI.bold, clean(account.name)) + "  balance " + money(account.balance)
+                if account.stale { line += "  " + paint(ANSI.dim, "(stale, \(DurationText.age(account.ageSeconds)) old)") }
+                header.append(fit(line))
             }
             let removed: [CachedTransaction]
             if case .account(_, let gone)? = changes?.removed { removed = gone } else { removed = [] }
-            let all = transactions + removed
-            let vendorWidth = min(max(all.map { $0.vendor.count }.max() ?? 0, 6), 32)
-            let amountWidth = all.map { amountText($0).count }.max() ?? 0
+            let layout = TransactionLayout(transactions + removed, rendering: self)
             for row in transactions {
-                lines.append(transactionLine(row, mark: mark(for: row.id), vendorWidth: vendorWidth, amountWidth: amountWidth))
+                blocks.append([fit(transactionLine(row, mark: mark(for: row.id), layout))])
             }
             for row in removed {
-                lines.append(transactionLine(row, mark: .removed, vendorWidth: vendorWidth, amountWidth: amountWidth))
+                blocks.append([fit(transactionLine(row, mark: .removed, layout))])
             }
         case .jokes(let jokes):
             let removed: [CachedJoke]
             if case .jokes(let gone)? = changes?.removed { removed = gone } else { removed = [] }
-            for joke in jokes { lines += jokeLines(joke, mark: mark(for: String(joke.id))) }
-            for joke in removed { lines += jokeLines(joke, mark: .removed) }
+            for joke in jokes { blocks.append(jokeLines(joke, mark: mark(for: String(joke.id))).map(fit)) }
+            for joke in removed { blocks.append(jokeLines(joke, mark: .removed).map(fit)) }
+        }
+        return (header, blocks)
+    }
+
+    func lines(_ rows: CachedRows) -> [String] {
+        let (header, blocks) = blocks(rows)
+        return header + blocks.joined()
+    }
+
+    /// At most `height` lines: the header and the rows that fit whole, then `… N more rows`
+    /// when some did not. For the live view, which redraws in place and so must fit the screen.
+    func screenful(_ rows: CachedRows, height: Int, source: String) -> [String] {
+        let (header, blocks) = blocks(rows)
+        var lines = header
+        var shown = 0
+        let room = max(1, height - header.count - 1)
+        for block in blocks {
+            guard lines.count - header.count + block.count <= room else { break }
+            lines += block
+            shown += 1
+        }
+        if shown < blocks.count {
+            lines.append(fit(paint(ANSI.dim, "… \(ProgressLine.grouped(blocks.count - shown)) more rows: 'cache list \(source) --offline' prints them all")))
         }
         return lines
     }
@@ -74,26 +99,58 @@ struct ListRendering {
         }
     }
 
-    private func amountText(_ row: CachedTransaction) -> String {
+    func amountText(_ row: CachedTransaction) -> String {
         // The type gives the direction; the amount is shown as upstream sent it, sign included.
         (row.isCredit ? "+ " : "- ") + money(row.amount)
     }
 
-    private func transactionLine(_ row: CachedTransaction, mark: Mark, vendorWidth: Int, amountWidth: Int) -> String {
+    /// The columns of the transaction lines, chosen so each line fits the terminal: the full form
+    /// (`Mon, Nov 30`, `stale, 2h old`) when it fits, else a compact one (`Nov 30`, `stale 2h`),
+    /// and the vendor column takes what is left.
+    struct TransactionLayout {
+        var vendorWidth: Int
+        var amountWidth: Int
+        var compact: Bool
+
+        init(_ rows: [CachedTransaction], rendering: ListRendering) {
+            amountWidth = rows.map { rendering.amountText($0).count }.max() ?? 0
+            let natural = min(max(rows.map { DisplayWidth.of(rendering.clean($0.vendor)) }.max() ?? 0, 6), 32)
+            compact = false
+            vendorWidth = natural
+            guard let columns = rendering.columns else { return }
+            func fixed(_ compact: Bool) -> Int {
+                let dateWidth = rows.map { DisplayWidth.of(ListRendering.shortDate($0.date, compact: compact)) }.max() ?? 0
+                let suffix = rows.map { DisplayWidth.of(rendering.staleText($0.stale, $0.ageSeconds, compact: compact)) }.max() ?? 0
+                return 2 + (rendering.changes == nil ? 0 : 2) + (rendering.color ? 4 : 0) + 2 + dateWidth + 2 + amountWidth + max(suffix, rendering.changes == nil ? 0 : 9)
+            }
+            if fixed(false) + natural > columns { compact = true }
+            vendorWidth = max(4, min(natural, columns - fixed(compact)))
+        }
+    }
+
+    private func transactionLine(_ row: CachedTransaction, mark: Mark, _ layout: TransactionLayout) -> String {
         let vendor = clean(row.vendor)
-        let shown = vendor.count > vendorWidth ? String(vendor.prefix(vendorWidth - 1)) + "…" : vendor
         var line = "  " + markText(mark)
         if color { line += badge(vendor) + " " }
-        line += shown.padding(toLength: vendorWidth, withPad: " ", startingAt: 0)
-        line += "  " + Self.shortDate(row.date) + "  "
+        line += DisplayWidth.pad(DisplayWidth.fit(vendor, layout.vendorWidth), layout.vendorWidth)
+        line += "  " + Self.shortDate(row.date, compact: layout.compact) + "  "
         let amount = amountText(row)
-        line += String(repeating: " ", count: amountWidth - amount.count) + paint(row.isCredit ? ANSI.green : ANSI.red, amount)
-        if mark == .removed {
-            line += "  removed"
-        } else if row.stale {
-            line += "  " + (color ? paint(ANSI.dim, "\(DurationText.age(row.ageSeconds)) old") : "stale, \(DurationText.age(row.ageSeconds)) old")
-        }
+        line += String(repeating: " ", count: layout.amountWidth - amount.count) + paint(row.isCredit ? ANSI.green : ANSI.red, amount)
+        line += mark == .removed ? "  removed" : staleText(row.stale, row.ageSeconds, compact: layout.compact)
         return dimIf(row.stale || mark == .removed, line)
+    }
+
+    /// `  stale, 2h old` (`  2h old` in colour, where dimming says stale); empty for a fresh row.
+    func staleText(_ stale: Bool, _ ageSeconds: Int, compact: Bool = false) -> String {
+        guard stale else { return "" }
+        let age = DurationText.age(ageSeconds)
+        if color { return "  " + paint(ANSI.dim, compact ? age : "\(age) old") }
+        return compact ? "  stale \(age)" : "  stale, \(age) old"
+    }
+
+    /// A line cut to the terminal's width.
+    private func fit(_ line: String) -> String {
+        columns.map { DisplayWidth.fit(line, $0) } ?? line
     }
 
     private func jokeLines(_ joke: CachedJoke, mark: Mark) -> [String] {
@@ -117,7 +174,9 @@ struct ListRendering {
     func badge(_ vendor: String) -> String {
         let initial = vendor.first(where: { $0.isLetter || $0.isNumber }).map { String($0).uppercased() } ?? "?"
         let colour = Self.palette[Int(Self.stableHash(vendor) % UInt64(Self.palette.count))]
-        return "\u{1B}[48;5;\(colour)m\u{1B}[97;1m \(initial) " + ANSI.reset
+        // Three columns whatever the initial: a wide one (CJK) takes two of them.
+        let cell = DisplayWidth.of(initial) > 1 ? " \(initial)" : " \(initial) "
+        return "\u{1B}[48;5;\(colour)m\u{1B}[97;1m" + cell + ANSI.reset
     }
 
     /// FNV-1a: the same colour for a name in every process (Swift's Hasher is seeded per run).
@@ -142,8 +201,8 @@ struct ListRendering {
 
     // MARK: Text
 
-    /// `2026-11-30T08:15:14Z` → `Mon, Nov 30`.
-    static func shortDate(_ iso: String) -> String {
+    /// `2026-11-30T08:15:14Z` → `Mon, Nov 30` (compact: `Nov 30`).
+    static func shortDate(_ iso: String, compact: Bool = false) -> String {
         guard let date = Timestamp.parse(iso) else { return iso }
         var seconds = time_t(date.timeIntervalSince1970)
         var parts = tm()
@@ -156,7 +215,8 @@ struct ListRendering {
         var today = tm()
         gmtime_r(&now, &today)
         let year = parts.tm_year == today.tm_year ? "" : " \(parts.tm_year + 1900)"
-        return "\(weekdays[Int(parts.tm_wday)]), \(months[Int(parts.tm_mon)]) \(day)\(year)"
+        let monthDay = "\(months[Int(parts.tm_mon)]) \(day)\(year)"
+        return compact ? monthDay : "\(weekdays[Int(parts.tm_wday)]), \(monthDay)"
     }
 
     /// How long until `iso` for people: `next try in 17s`, `in 4m`; "now" once it has passed.
@@ -180,7 +240,7 @@ struct ListRendering {
     }
 
     private func money(_ value: Double) -> String { Self.money(value) }
-    private func clean(_ text: String) -> String { Context.escapeControl(text) }
+    func clean(_ text: String) -> String { Context.escapeControl(text) }
 
     /// Upstream line breaks kept as separate lines; other control characters escaped.
     private func multiline(_ text: String) -> [String] {
@@ -190,7 +250,8 @@ struct ListRendering {
 
 /// Grey placeholder rows in the shape of the real ones, shown while nothing is cached yet.
 enum Skeleton {
-    static func lines(kind: SourceKind, count: Int, phase: Int) -> [String] {
+    /// `columns`: the terminal's width; the bars are cut to it, so no skeleton row wraps.
+    static func lines(kind: SourceKind, count: Int, phase: Int, columns: Int? = nil) -> [String] {
         // Two shades of grey, alternating: the pulse.
         let shade = phase % 2 == 0 ? 238 : 243
         let block = { (width: Int) in String(repeating: "▆", count: width) }
@@ -200,7 +261,8 @@ enum Skeleton {
             let body = kind == .account
                 ? "  " + block(3) + " " + block(a) + String(repeating: " ", count: 16 - a) + block(11) + "  " + block(b)
                 : "  " + block(a + 20) + "  " + block(b + 6)
-            return "\u{1B}[38;5;\(shade)m" + body + ListRendering.ANSI.reset
+            let line = "\u{1B}[38;5;\(shade)m" + body + ListRendering.ANSI.reset
+            return columns.map { DisplayWidth.fit(line, $0, ellipsis: "") } ?? line
         }
     }
 }

@@ -16,12 +16,17 @@ struct LiveList {
     static let clearLine = "\r\u{1B}[K"
 
     func run() {
-        let rendering = ListRendering(color: console.useColor)
+        let columns = console.terminalColumns
+        let height = console.terminalRows ?? 24
+        let rendering = ListRendering(color: console.useColor, columns: columns)
         let skeleton = preview.count == 0
-        let skeletonRows = min(6, max(1, (console.terminalRows ?? 24) - 3))
+        let skeletonRows = min(6, max(1, height - 3))
+        // One line is left for the spinner: the list is redrawn in place, so it must fit the screen.
         var drawn = skeleton
-            ? Skeleton.lines(kind: source.kind, count: skeletonRows, phase: 0)
-            : rendering.lines(preview)
+            ? Skeleton.lines(kind: source.kind, count: skeletonRows, phase: 0, columns: columns)
+            : rendering.screenful(preview, height: height - 1, source: source.name)
+        Interrupt.sayOnCtrlC("\(Self.clearLine)Stopped watching; the refresh of \(source.name) goes on in the background. 'cache list \(source.name)' shows it when it lands.\n")
+        defer { Interrupt.restore() }
         console.out(drawn.map { $0 + "\n" }.joined())
         console.flush()
 
@@ -32,13 +37,13 @@ struct LiveList {
                 frame += 1
                 if skeleton && frame % 5 == 0 {
                     // Pulse: repaint the skeleton rows in the other shade.
-                    drawn = Skeleton.lines(kind: source.kind, count: skeletonRows, phase: frame / 5)
+                    drawn = Skeleton.lines(kind: source.kind, count: skeletonRows, phase: frame / 5, columns: columns)
                     console.errRaw(Self.clearLine + "\u{1B}[\(drawn.count)A")
                     console.out(drawn.map { "\u{1B}[K" + $0 + "\n" }.joined())
                     console.flush()
                 }
                 let spin = Self.spinner[frame % Self.spinner.count]
-                console.errRaw(Self.clearLine + "\(spin) refreshing \(source.name)… \(String(format: "%.1f", elapsed))s")
+                console.errRaw(Self.clearLine + DisplayWidth.fit("\(spin) refreshing \(source.name)… \(String(format: "%.1f", elapsed))s", (columns ?? 80) - 1))
             }
         } catch {
             console.errRaw(Self.clearLine)
@@ -59,7 +64,8 @@ struct LiveList {
         guard let fresh = try? read() else { return }
         let changes = RowChanges.between(preview, fresh)
         erase(drawn)
-        console.out(ListRendering(changes: skeleton ? nil : changes, color: console.useColor).render(fresh))
+        let redrawn = ListRendering(changes: skeleton ? nil : changes, color: console.useColor, columns: columns)
+        console.out(redrawn.screenful(fresh, height: height - 1, source: source.name).map { $0 + "\n" }.joined())
         console.flush()
         if skeleton {
             console.err("✓ \(source.name): \(fresh.count) rows")
@@ -86,25 +92,9 @@ struct LiveList {
         var size = winsize()
         let columns = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
         return lines.reduce(0) { total, line in
-            let width = Self.visibleWidth(line)
+            let width = DisplayWidth.of(line)
             return total + max(1, (width + columns - 1) / columns)
         }
-    }
-
-    /// Characters that take a column: escape sequences take none.
-    static func visibleWidth(_ line: String) -> Int {
-        var width = 0
-        var inEscape = false
-        for scalar in line.unicodeScalars {
-            if inEscape {
-                if (0x40...0x7E).contains(scalar.value) && scalar != "[" { inEscape = false }
-            } else if scalar == "\u{1B}" {
-                inEscape = true
-            } else if scalar.properties.generalCategory != .nonspacingMark {
-                width += 1
-            }
-        }
-        return width
     }
 
     private func ageText() -> String {
@@ -115,5 +105,32 @@ struct LiveList {
         }
         guard let oldest = ages.max() else { return "" }
         return " from \(DurationText.age(oldest)) ago"
+    }
+}
+
+/// Ctrl-C during the live view: the spinner line cleared and a word that the refresh goes on
+/// (it runs in its own session, so the signal does not reach it), then exit 130 as shells expect.
+enum Interrupt {
+    nonisolated(unsafe) private static var message: UnsafeMutablePointer<CChar>?
+
+    static func sayOnCtrlC(_ text: String) {
+        message = strdup(text)
+        // A job started with SIGINT ignored (`cache list &` from a script) keeps it ignored.
+        guard !ignored() else { return }
+        signal(SIGINT) { _ in
+            // Only async-signal-safe calls here: write(2) and _exit(2).
+            if let message = Interrupt.message { _ = write(STDERR_FILENO, message, strlen(message)) }
+            _exit(130)
+        }
+    }
+
+    static func restore() {
+        if !ignored() { signal(SIGINT, SIG_DFL) }
+    }
+
+    private static func ignored() -> Bool {
+        var current = sigaction()
+        sigaction(SIGINT, nil, &current)
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1  // SIG_IGN
     }
 }

@@ -28,6 +28,12 @@ struct RunResult {
         try JSONSerialization.jsonObject(with: Data(stdout.utf8))
     }
 
+    /// For a run through `Scripts/pty-capture.py`: the widest line drawn, in columns.
+    var widestLine: Int? {
+        guard let line = stderr.split(separator: "\n").last(where: { $0.hasPrefix("widest line: ") }) else { return nil }
+        return Int(line.dropFirst("widest line: ".count).prefix { $0.isNumber })
+    }
+
     func jsonArray() throws -> [[String: Any]] {
         guard let array = try json() as? [[String: Any]] else { throw TestFailure("stdout is not a JSON array: \(stdout)") }
         return array
@@ -64,8 +70,9 @@ final class Sandbox {
 
     /// Runs a command in a pseudo-terminal (`Scripts/pty-capture.py`) and returns what a person
     /// at that terminal would have received, escapes included.
-    func terminal(_ arguments: [String], environment: [String: String] = [:], rows: Int = 30, answer: String? = nil) throws -> RunResult {
-        try run("/usr/bin/env", ["python3", Paths.repository + "/Scripts/pty-capture.py", "--rows", String(rows)]
+    func terminal(_ arguments: [String], environment: [String: String] = [:], rows: Int = 30, columns: Int = 100,
+                  answer: String? = nil) throws -> RunResult {
+        try run("/usr/bin/env", ["python3", Paths.repository + "/Scripts/pty-capture.py", "--rows", String(rows), "--cols", String(columns)]
                     + (answer.map { ["--answer", $0] } ?? []) + ["--", Paths.cacheBinary] + arguments,
                 environment: ["CACHE_DB": database].merging(environment) { $1 })
     }
