@@ -165,7 +165,7 @@ import Testing
         let csv = try box.cache("list", "bank", "--csv", "--limit", "2")
         let csvLines = csv.stdout.split(separator: "\n")
         #expect(csvLines.count == 3)
-        #expect(csvLines.first == "id,source,account,type,vendor,amount,date,seen_at,stale")
+        #expect(csvLines.first == "id,source,account,type,vendor,amount,date,seen_at,age_s,stale")
     }
 
     @Test func statusReportsEachSource() throws {

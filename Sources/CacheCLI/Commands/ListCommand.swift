@@ -78,8 +78,8 @@ enum ListCommand {
         if options.format == .csv { console.out(account ? transactionHeader : jokeHeader) }
         var writer: RowBytes?
         try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit) { columns, row in
-            // The README's list rows ("Output of `list`"): the view's columns without age_s; the stale flag a boolean in JSON.
-            let rowWriter = writer ?? RowBytes(names: columns, columns: columns.indices.filter { columns[$0] != "age_s" },
+            // The README's list rows ("Output of `list`"), the same fields as `export`; the stale flag a boolean in JSON.
+            let rowWriter = writer ?? RowBytes(names: columns, columns: Array(columns.indices),
                                                boolColumn: columns.firstIndex(of: "stale"))
             writer = rowWriter
             if options.format == .json {
@@ -95,8 +95,8 @@ enum ListCommand {
     }
 
     // The columns of CacheReader.forEachRow, as the README's list objects.
-    static let transactionHeader = CSVText.row(["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "stale"])
-    static let jokeHeader = CSVText.row(["id", "type", "setup", "punchline", "source", "seen_at", "stale"])
+    static let transactionHeader = CSVText.row(["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "age_s", "stale"])
+    static let jokeHeader = CSVText.row(["id", "type", "setup", "punchline", "source", "seen_at", "age_s", "stale"])
 
     /// Polls until the refresh lands, or until nothing is left that could land it.
     static func waitForLanding(_ watcher: RefreshWatcher, child: pid_t?, tick: (Double) throws -> Void) throws -> RefreshWatcher.Landing? {

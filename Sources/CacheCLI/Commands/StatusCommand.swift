@@ -35,12 +35,16 @@ enum StatusCommand {
             console.err("No sources yet. Add one with 'cache sources add'.")
             return ExitCode.success
         }
-        let table = TextTable(header: ["SOURCE", "KIND", "ROWS", "STALE", "LAST SUCCESS", "LAST OUTCOME", "TTL", "URL"])
+        // The README's status table (its columns are checked against it).
+        let table = TextTable(header: ["SOURCE", "KIND", "MODE", "TTL", "ROWS", "STALE", "LAST SUCCESS", "LAST ATTEMPT", "OUTCOME", "NEXT TRY", "URL"])
         for status in statuses {
+            let ago = { (iso: String?) in iso.flatMap(Timestamp.parse).map { DurationText.age(max(0, Int(-$0.timeIntervalSinceNow))) + " ago" } }
             table.add([
-                status.source.name, status.source.kind.rawValue, String(status.rows), String(status.staleRows),
-                status.ageSeconds.map { DurationText.age($0) + " ago" } ?? "never",
-                status.lastOutcome ?? "-", DurationText.format(status.source.ttlSeconds), status.source.displayURL,
+                status.source.name, status.source.kind.rawValue, status.source.mode.rawValue,
+                DurationText.format(status.source.ttlSeconds), String(status.rows), String(status.staleRows),
+                status.ageSeconds.map { DurationText.age($0) + " ago" } ?? "never", ago(status.lastAttemptAt) ?? "never",
+                status.lastOutcome ?? "-", status.nextAttemptAt.map(ListRendering.untilText) ?? "-",
+                status.source.displayURL,
             ])
         }
         console.out(table.render(columns: console.terminalColumns))
