@@ -161,6 +161,12 @@ import Testing
         let result = try box.run(Paths.cacheBinary, ["check", "--db", damaged])
         #expect(result.status == 74, "\(result.stdout) \(result.stderr)")
         #expect(result.stderr.contains("cache: check:") || result.stderr.contains("malformed"), "\(result.stderr)")
+        // Reading the damaged copy fails in one line that shows no internal SQL.
+        for command in [["status"], ["list", "bank", "--offline"], ["history"]] {
+            let read = try box.run(Paths.cacheBinary, command + ["--db", damaged])
+            #expect(read.status != 0 && read.stderr.hasPrefix("cache: "), "\(command): \(read.stderr)")
+            #expect(!read.stderr.contains("SELECT") && !read.stderr.contains("executing"), "\(command): \(read.stderr)")
+        }
     }
 
     @Test func exportStreamsWithFlatMemory() throws {

@@ -16,7 +16,8 @@ import Testing
             guard let error = error as? DatabaseError else { return false }
             return error.extendedCode == 1555 // SQLITE_CONSTRAINT_PRIMARYKEY
                 && error.sql == "INSERT INTO t (id, v) VALUES (1, 'b')"
-                && error.description.hasPrefix("SQLite error 1555: UNIQUE constraint failed: t.id - while executing `INSERT")
+                && error.debugDescription.hasPrefix("SQLite error 1555: UNIQUE constraint failed: t.id - while executing `INSERT")
+                && error.description == "SQLite error 1555: UNIQUE constraint failed: t.id"
         }
         #expect(try db.scalarInt("SELECT count(*) FROM t") == 0)
         #expect(sqlite3_get_autocommit(db.handle) == 1)

@@ -2,10 +2,10 @@ import CSQLite
 
 /// An error from SQLite: its extended result code, its message, and the SQL that failed.
 ///
-/// The description reads like
-/// `SQLite error 19: UNIQUE constraint failed: jokes.id - while executing `INSERT …``.
-/// Bound values are never part of it.
-public struct DatabaseError: Error, CustomStringConvertible, Sendable {
+/// The description, which messages to people show, reads like
+/// `SQLite error 19: UNIQUE constraint failed: jokes.id`: no internal SQL. The debug description
+/// adds the statement's first line. Bound values are never part of either.
+public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
     /// The extended result code, such as 2067 (`SQLITE_CONSTRAINT_UNIQUE`).
     public let extendedCode: Int32
     public let message: String
@@ -34,7 +34,11 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        var text = "SQLite error \(extendedCode): \(message)"
+        "SQLite error \(extendedCode): \(message)"
+    }
+
+    public var debugDescription: String {
+        var text = description
         // The statement's first line, not a whole migration: a message is one line.
         if let sql {
             let first = sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
