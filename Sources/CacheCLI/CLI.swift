@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// The `cache` command line: parse, run, and map any error to a message and an exit code.

@@ -1,5 +1,6 @@
 import CacheCLI
-import Foundation
+import FoundationEssentials
+import Glibc
 
 exit(CLI.main(arguments: Array(CommandLine.arguments.dropFirst()),
               environment: ProcessInfo.processInfo.environment))

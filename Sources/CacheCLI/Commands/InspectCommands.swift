@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// Offline inspection: what the cache holds, where it came from, what changed.
@@ -86,40 +87,56 @@ enum InspectCommands {
         let row = after ?? before ?? [:]
         switch change.rowKind {
         case "transaction":
-            let vendor = Context.escapeControl(row["vendor"] as? String ?? "?")
-            let date = ListRendering.shortDate(row["date"] as? String ?? "")
+            let vendor = Context.escapeControl(row["vendor"]?.string ?? "?")
+            let date = ListRendering.shortDate(row["date"]?.string ?? "")
             if change.change == "updated", let before, let after {
                 var fields: [String] = []
-                if let old = before["amount"] as? Double, let new = after["amount"] as? Double, old != new {
+                if let old = before["amount"]?.double, let new = after["amount"]?.double, old != new {
                     fields.append("amount \(ListRendering.money(old)) → \(ListRendering.money(new))")
                 }
-                if let old = before["type"] as? Int, let new = after["type"] as? Int, old != new {
+                if let old = before["type"]?.int, let new = after["type"]?.int, old != new {
                     fields.append("type \(old) → \(new)")
                 }
                 return "\(mark) \(vendor)  \(date)  \(fields.joined(separator: ", "))"
             }
-            let amount = (row["amount"] as? Double).map { ListRendering.money($0) } ?? "?"
-            return "\(mark) \(vendor)  \(date)  \((row["type"] as? Int) == 0 ? "+" : "-") \(amount)"
+            let amount = (row["amount"]?.double).map { ListRendering.money($0) } ?? "?"
+            return "\(mark) \(vendor)  \(date)  \((row["type"]?.int) == 0 ? "+" : "-") \(amount)"
         case "joke":
-            let setup = Context.escapeControl((row["setup"] as? String ?? "").replacingOccurrences(of: "\n", with: " "))
+            let setup = Context.escapeControl((row["setup"]?.string ?? "").replacingScalars { $0 == "\n" ? " " : nil })
             if change.change == "updated", let before, let after {
-                let fields = ["type", "setup", "punchline"].filter { (before[$0] as? String) != (after[$0] as? String) }
+                let fields = ["type", "setup", "punchline"].filter { before[$0]?.string != after[$0]?.string }
                 return "\(mark) #\(change.rowID)  \(setup)  (\(fields.joined(separator: ", ")) changed)"
             }
             return "\(mark) #\(change.rowID)  \(setup)"
         default:
-            let name = Context.escapeControl(row["name"] as? String ?? "?")
+            let name = Context.escapeControl(row["name"]?.string ?? "?")
             if let before, let after, change.change == "updated" {
-                let old = (before["balance"] as? Double).map(ListRendering.money) ?? "?"
-                let new = (after["balance"] as? Double).map(ListRendering.money) ?? "?"
+                let old = (before["balance"]?.double).map(ListRendering.money) ?? "?"
+                let new = (after["balance"]?.double).map(ListRendering.money) ?? "?"
                 return "\(mark) account \(name)  balance \(old) → \(new)"
             }
-            return "\(mark) account \(name)  balance \((row["balance"] as? Double).map(ListRendering.money) ?? "?")"
+            return "\(mark) account \(name)  balance \((row["balance"]?.double).map(ListRendering.money) ?? "?")"
         }
     }
 
-    private static func object(_ json: String?) -> [String: Any]? {
-        json.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    private static func object(_ json: String?) -> [String: Field]? {
+        json.flatMap { try? JSONDecoder().decode([String: Field].self, from: Data($0.utf8)) }
+    }
+
+    /// A field of a row the change log recorded: text, a number, or anything else.
+    enum Field: Decodable {
+        case text(String), number(Double), other
+
+        init(from decoder: Decoder) throws {
+            let value = try decoder.singleValueContainer()
+            if let text = try? value.decode(String.self) { self = .text(text) }
+            else if let number = try? value.decode(Double.self) { self = .number(number) }
+            else { self = .other }
+        }
+
+        var string: String? { if case .text(let text) = self { text } else { nil } }
+        var double: Double? { if case .number(let number) = self { number } else { nil } }
+        var int: Int? { double.flatMap { Int(exactly: $0) } }
     }
 
     static func prune(keepSeconds: Int, _ context: Context) throws -> Int32 {
@@ -225,15 +242,15 @@ enum InspectCommands {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         localtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+        return String(cFormat: "%04d-%02d-%02d %02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
                       Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 
     private static func byteCount(_ bytes: Int) -> String {
         switch bytes {
         case ..<1024: "\(bytes) B"
-        case ..<(1 << 20): String(format: "%.1f KB", Double(bytes) / 1024)
-        default: String(format: "%.1f MB", Double(bytes) / Double(1 << 20))
+        case ..<(1 << 20): String(cFormat: "%.1f KB", Double(bytes) / 1024)
+        default: String(cFormat: "%.1f MB", Double(bytes) / Double(1 << 20))
         }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// `cache list NAME`: the cached rows at once; when the source is stale, one background
@@ -110,7 +111,7 @@ enum ListCommand {
                 return try watcher.landing()  // one last look: it may have landed as the holder left
             }
             try tick(Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000)
-            Thread.sleep(forTimeInterval: 0.08)
+            sleepSeconds(0.08)
         }
         return nil
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// `cache metrics`: every source's freshness and sync figures in the Prometheus text exposition
@@ -23,7 +24,7 @@ enum MetricsCommand {
         } catch let error as CacheError {
             throw error
         } catch {
-            throw CacheError.cannotCreate(path: textfile, reason: (error as NSError).localizedDescription)
+            throw CacheError.cannotCreate(path: textfile, reason: "\(error)")
         }
         return ExitCode.success
     }
@@ -65,8 +66,7 @@ enum MetricsCommand {
 
     /// A label with its value escaped as the format asks: backslash, double quote, newline.
     private static func label(_ name: String, _ value: String) -> String {
-        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        let escaped = value.replacingScalars { $0 == "\\" ? "\\\\" : $0 == "\"" ? "\\\"" : $0 == "\n" ? "\\n" : nil }
         return "\(name)=\"\(escaped)\""
     }
 

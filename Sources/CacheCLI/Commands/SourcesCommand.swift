@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 enum SourcesCommand {
@@ -104,7 +105,7 @@ enum SourcesCommand {
                                  command: "sources remove")
             }
             console.errRaw("Remove source '\(name)' with \(what)? [y/N] ")
-            guard let answer = readLine(), ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+            guard let answer = readLine(), ["y", "yes"].contains(answer.trimmingSpaces().lowercased()) else {
                 console.err("Kept '\(name)'.")
                 return ExitCode.success
             }

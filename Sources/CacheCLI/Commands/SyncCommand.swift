@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 enum SyncCommand {
@@ -113,14 +114,14 @@ final class ParallelSyncs: @unchecked Sendable {
     // `reports` and `next` are guarded by `condition`.
     private var reports: [SyncReport?]
     private var next = 0
-    private let condition = NSCondition()
+    private let condition = Condition()
 
     init(sources: [Source], databases: [CacheDatabase], options: SyncEngine.Options, environment: [String: String]) {
         reports = Array(repeating: nil, count: sources.count)
         for database in databases {
             // Handed to this one thread, which alone uses it and its connection from here on.
             nonisolated(unsafe) let engine = SyncEngine(database: database, environment: environment)
-            Thread.detachNewThread { [self] in
+            detachThread { [self] in
                 while let index = take() {
                     let report = engine.sync(sources[index], options: options)
                     condition.lock()

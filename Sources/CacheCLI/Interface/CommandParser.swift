@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// Turns `cache`'s arguments into an `Invocation`, or a `UsageError`. Pure: no I/O.

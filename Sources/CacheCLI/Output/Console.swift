@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a command writes: stdout for data, stderr for messages. Buffered, so a long listing
 /// costs one write per 64 KiB rather than one per line.

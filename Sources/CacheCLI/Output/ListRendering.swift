@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// The human form, after the app this comes from: the account as a header, then each
@@ -196,7 +197,7 @@ struct ListRendering {
     /// Dims a whole line, re-dimming after every reset inside it.
     private func dimIf(_ dim: Bool, _ line: String) -> String {
         guard dim, color else { return line }
-        return ANSI.dim + line.replacingOccurrences(of: ANSI.reset, with: ANSI.reset + ANSI.dim) + ANSI.reset
+        return ANSI.dim + line.replacing(ANSI.reset, with: ANSI.reset + ANSI.dim) + ANSI.reset
     }
 
     // MARK: Text
@@ -228,7 +229,7 @@ struct ListRendering {
 
     /// `1234.5` → `1,234.50`.
     static func money(_ value: Double) -> String {
-        let fixed = String(format: "%.2f", abs(value))
+        let fixed = String(cFormat: "%.2f", abs(value))
         let parts = fixed.split(separator: ".")
         var whole = String(parts[0])
         var grouped = ""
@@ -244,7 +245,7 @@ struct ListRendering {
 
     /// Upstream line breaks kept as separate lines; other control characters escaped.
     private func multiline(_ text: String) -> [String] {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { clean($0.trimmingCharacters(in: .whitespaces)) }
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { clean($0.trimmingSpaces()) }
     }
 }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// The terminal view of `cache list` while a refresh runs: the preview (or pulsing skeleton
@@ -43,7 +44,7 @@ struct LiveList {
                     console.flush()
                 }
                 let spin = Self.spinner[frame % Self.spinner.count]
-                console.errRaw(Self.clearLine + DisplayWidth.fit("\(spin) refreshing \(source.name)… \(String(format: "%.1f", elapsed))s", (columns ?? 80) - 1))
+                console.errRaw(Self.clearLine + DisplayWidth.fit("\(spin) refreshing \(source.name)… \(String(cFormat: "%.1f", elapsed))s", (columns ?? 80) - 1))
             }
         } catch {
             console.errRaw(Self.clearLine)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 import Synchronization
 
@@ -46,11 +47,11 @@ final class ProgressLine: Sendable {
         case let .downloading(bytes, total):
             guard max(bytes, total ?? 0) > 4 << 20 else { return }
             let of = total.map { " of \(Self.megabytes($0))" } ?? ""
-            text = "⇣ \(source)  \(Self.megabytes(bytes))\(of)  \(Self.megabytes(Int(Double(bytes) / max(phaseElapsed, 0.001))))/s  \(String(format: "%.1f", elapsed))s"
+            text = "⇣ \(source)  \(Self.megabytes(bytes))\(of)  \(Self.megabytes(Int(Double(bytes) / max(phaseElapsed, 0.001))))/s  \(String(cFormat: "%.1f", elapsed))s"
         case let .reconciling(rows, total):
             guard total > 10_000 else { return }
             let rate = Int(Double(rows) / max(phaseElapsed, 0.001))
-            text = "⟳ \(source)  reconciling \(Self.grouped(rows)) of \(Self.grouped(total)) rows  \(Self.grouped(rate)) rows/s  \(String(format: "%.1f", elapsed))s"
+            text = "⟳ \(source)  reconciling \(Self.grouped(rows)) of \(Self.grouped(total)) rows  \(Self.grouped(rate)) rows/s  \(String(cFormat: "%.1f", elapsed))s"
         case .finished:
             text = nil
         }
@@ -68,7 +69,7 @@ final class ProgressLine: Sendable {
     }
 
     private static func megabytes(_ bytes: Int) -> String {
-        String(format: "%.1f MB", Double(bytes) / 1_000_000)
+        String(cFormat: "%.1f MB", Double(bytes) / 1_000_000)
     }
 
     private static func write(_ text: String) {

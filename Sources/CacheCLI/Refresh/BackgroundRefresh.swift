@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// Starts the refresh that a read asks for: another `cache` process running the ordinary

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One row of the sync history, as `cache history` shows it.
 public struct SyncRunRecord: Sendable, Equatable {

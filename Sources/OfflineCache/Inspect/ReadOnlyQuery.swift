@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import CSQLite
 
 /// One query from a person, run so that it cannot change the database: the file is opened

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The states of one source as an app shows them: preview, then content or a clear failure.
@@ -56,7 +57,7 @@ public struct CacheClient: Sendable {
         AsyncStream { continuation in
             let cancelled = Mutex(false)
             continuation.onTermination = { _ in cancelled.withLock { $0 = true } }
-            Thread.detachNewThread { [self] in
+            detachThread { [self] in
                 run(name, refresh: refresh, cancelled: { cancelled.withLock { $0 } }) { continuation.yield($0) }
                 continuation.finish()
             }
@@ -87,7 +88,7 @@ public struct CacheClient: Sendable {
                         break
                     }
                     if try !watcher.refreshInFlight() { break }
-                    Thread.sleep(forTimeInterval: pollInterval)
+                    sleepSeconds(pollInterval)
                 }
             } else if let failure = report.failure {
                 error = RefreshError(message: report.errorText ?? failure.description, failure: failure)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Watches the run history for the outcome of a refresh that another process performs.
 ///

@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Why the cache's database could not be opened or used.
 public enum CacheError: Error, Sendable, CustomStringConvertible {
@@ -68,7 +69,7 @@ public final class CacheDatabase {
         let fileManager = FileManager.default
         if !fileManager.fileExists(atPath: path) {
             guard access == .create else { throw .noDatabase(path: path) }
-            let folder = (path as NSString).deletingLastPathComponent
+            let folder = Self.folder(of: path)
             if !folder.isEmpty && !fileManager.fileExists(atPath: folder) {
                 do {
                     try fileManager.createDirectory(atPath: folder, withIntermediateDirectories: true,
@@ -169,7 +170,7 @@ public final class CacheDatabase {
         if access(path, R_OK) != 0 && errno == EACCES {
             return DatabaseError(extendedCode: SQLITE_PERM, message: "permission denied reading \(path)")
         }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = Self.folder(of: path)
         if access(path, W_OK) != 0 || access(folder.isEmpty ? "." : folder, W_OK) != 0 {
             return DatabaseError(extendedCode: SQLITE_PERM, message: "permission denied writing \(path) or its folder")
         }
@@ -180,7 +181,13 @@ public final class CacheDatabase {
         if let cocoa = error as? CocoaError, let underlying = cocoa.underlying as? POSIXError {
             return String(cString: strerror(underlying.code.rawValue))
         }
-        return (error as NSError).localizedDescription
+        return "\(error)"
+    }
+
+    /// The folder part of a path: `a/b/c` → `a/b`, `/c` → `/`, `c` → ``.
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// The default location: `$CACHE_DB`, else `$XDG_CACHE_HOME/cache/cache.sqlite3`,
@@ -188,11 +195,11 @@ public final class CacheDatabase {
     public static func defaultPath(environment: [String: String]) -> String {
         if let path = environment["CACHE_DB"], !path.isEmpty { return path }
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return xdg + "/cache/cache.sqlite3" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (getpwuid(getuid())?.pointee.pw_dir.map { String(cString: $0) } ?? "/")
         return home + "/.cache/cache/cache.sqlite3"
     }
 }
 
 extension CocoaError {
-    fileprivate var underlying: Error? { userInfo[NSUnderlyingErrorKey] as? Error }
+    fileprivate var underlying: Error? { userInfo["NSUnderlyingError"] as? Error }
 }

@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One open SQLite database.
 ///
@@ -24,9 +25,7 @@ public final class Connection {
         if immutable {
             flags |= SQLITE_OPEN_URI
             // A file: URI, its path percent-encoded where a URI needs it.
-            var allowed = CharacterSet.urlPathAllowed
-            allowed.remove(charactersIn: "?#%")
-            name = "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
+            name = "file:" + path.percentEncoded { String.isUnreserved($0) || $0 == UInt8(ascii: "/") } + "?immutable=1"
         }
         _ = Self.processSettings
         let previousMask = umask(0o077)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Applies the numbered migrations in order, each in its own immediate transaction that also
 /// records its id, and refuses a database that a newer version of cache has migrated further.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `sources` table: adding, finding, listing and removing sources.
 public struct SourceStore {
@@ -17,7 +18,7 @@ public struct SourceStore {
                 guard try db.scalarInt("SELECT count(*) FROM sources WHERE name = ?", [.text(source.name)]) == 0 else {
                     throw CacheError.sourceExists(source.name)
                 }
-                let headers = try JSONSerialization.data(withJSONObject: source.headers.map(\.line))
+                let headers = try JSONEncoder().encode(source.headers.map(\.line))
                 try db.run("""
                     INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
                                          alert_after_s, created_at)
@@ -53,7 +54,7 @@ public struct SourceStore {
                 guard Source.allowedSchemes.contains(scheme) else {
                     throw CacheError.invalidSource(UpstreamError.unsafeScheme(scheme).description)
                 }
-                let headers = try JSONSerialization.data(withJSONObject: after.headers.map(\.line))
+                let headers = try JSONEncoder().encode(after.headers.map(\.line))
                 try db.run("""
                     UPDATE sources SET url = ?, mode = ?, ttl_s = ?, headers = ?, token_env = ?, max_bytes = ?, ca_cert = ?,
                                        max_delete = ?, alert_after_s = ?
@@ -149,7 +150,7 @@ public struct SourceStore {
               let url = URL(string: row.text(2) ?? ""),
               let mode = SyncMode(rawValue: row.text(3) ?? "")
         else { throw CacheError.invalidSource("the stored definition of '\(name)' is damaged") }
-        let headerLines = (try? JSONSerialization.jsonObject(with: Data((row.text(5) ?? "[]").utf8))) as? [String] ?? []
+        let headerLines = (try? JSONDecoder().decode([String].self, from: Data((row.text(5) ?? "[]").utf8))) ?? []
         var source = Source(name: name, kind: kind, url: url, mode: mode, ttlSeconds: row.int(4),
                       headers: headerLines.compactMap(Source.Header.init(line:)),
                       tokenEnv: row.text(6), maxBytes: row.isNull(7) ? nil : row.int(7), caCert: row.text(8))

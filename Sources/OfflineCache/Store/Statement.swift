@@ -1,5 +1,6 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A value bound to a statement parameter.
 public enum SQLValue: Sendable, Equatable {
@@ -51,7 +52,7 @@ public final class Statement {
         }
         guard code == SQLITE_OK else { throw connection.error(sql: sql) }
         guard let statement else { throw DatabaseError(extendedCode: SQLITE_MISUSE, message: "no statement to run", sql: sql) }
-        let rest = tail.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: ";")))
+        let rest = tail.trimmed { $0.properties.isWhitespace || $0 == ";" }
         return (Statement(handle: statement, connection: connection, sql: sql), rest)
     }
 

@@ -100,7 +100,7 @@ public enum CSVText {
         fields.map { field in
             // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
             guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-            return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            return "\"" + field.replacingScalars { $0 == "\"" ? "\"\"" : nil } + "\""
         }.joined(separator: ",") + "\n"
     }
 }

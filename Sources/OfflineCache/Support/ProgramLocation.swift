@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where this process's program is on disk (Linux's /proc/self/exe): to start it again, or to
 /// find what is installed beside it.

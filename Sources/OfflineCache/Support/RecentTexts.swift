@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Recent texts by their UTF-8 bytes. A response, or a cache, names a few dozen vendors over
 /// and over: a hit costs one comparison instead of building (and checking) a String.

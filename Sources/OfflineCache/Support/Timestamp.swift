@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The one text form of a moment that this project stores and prints: ISO 8601 UTC with
 /// milliseconds, `2026-11-30T02:00:00.000Z`. Every stored time has this exact shape, so
@@ -12,7 +13,7 @@ public enum Timestamp {
         let millis = Int(ms - Int64(seconds) * 1000)
         var tm = tm()
         gmtime_r(&seconds, &tm)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+        return String(cFormat: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
                       Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
                       Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), millis)
     }

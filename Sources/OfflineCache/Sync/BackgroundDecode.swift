@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// A body decoded on a thread of its own, so the sync can read the cached rows it will compare
 /// with at the same time. `result()` waits for it.
@@ -10,7 +12,7 @@ final class BackgroundDecode: @unchecked Sendable {
     init(_ body: Data, kind: SourceKind) {
         // A thread of its own rather than a pool's: the decode waits for its syntax pass,
         // which runs on the pool.
-        Thread.detachNewThread { [self] in
+        detachThread { [self] in
             outcome = Result { () throws(UpstreamError) in try PayloadDecoder.decode(body, kind: kind) }
             done.signal()
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Exponential backoff with full jitter: a random delay between a floor and an exponentially
 /// growing, capped ceiling. Jitter spreads out the retries of many clients that failed together.

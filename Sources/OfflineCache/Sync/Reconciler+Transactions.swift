@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The transactions' reconcile. The table is clustered on (source, date, vendor, ordinal), so
 /// the response is put in that order first; then an empty cache is loaded with appends only,

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import Dispatch
 
 /// Fetches sources and reconciles them into the cache.
 ///
@@ -40,7 +42,7 @@ public struct SyncEngine {
     let fetcher: any Fetching
     let environment: [String: String]
     /// Waits between retries; a seam so unit tests need not sleep.
-    var sleep: (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }
+    var sleep: (Double) -> Void = { sleepSeconds($0) }
 
     public init(database: CacheDatabase, fetcher: any Fetching = Fetcher(),
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -324,10 +326,10 @@ public struct SyncEngine {
 
 /// One writer at a time among the syncs of one process.
 public final class WriteGate: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = DispatchSemaphore(value: 1)
     public init() {}
-    func enter() { lock.lock() }
-    func leave() { lock.unlock() }
+    func enter() { lock.wait() }
+    func leave() { lock.signal() }
 }
 
 /// The removal guard's refusal, thrown to roll the write transaction back.

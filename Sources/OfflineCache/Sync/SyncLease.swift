@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The per-source lease that keeps syncs of one source from overlapping, across processes.
 ///
@@ -54,7 +55,7 @@ public struct SyncLease {
         // /proc/PID/stat: "pid (comm) S ..." — the state follows the last ')'.
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return true }
-        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        let state = stat[stat.index(after: close)...].trimmingSpaces().first
         return state != "Z" && state != "X"
     }
 }

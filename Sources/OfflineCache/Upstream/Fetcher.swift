@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What to fetch and within which limits.
 public struct FetchRequest: Sendable {
@@ -75,12 +76,18 @@ public struct Fetcher: Fetching {
     private func readFile(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
         let path = request.url.path
         let display = Source.redacted(request.url)
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw .noFile(path: path) }
-        defer { try? handle.close() }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .noFile(path: path) }
+        defer { close(descriptor) }
         // Read one byte past the cap so an oversized file is refused without loading it whole.
-        let data: Data
-        do { data = try handle.read(upToCount: request.maxBytes + 1) ?? Data() } catch {
-            throw .unreachable(url: display, reason: "\(error.localizedDescription)")
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while data.count <= request.maxBytes {
+            let count = read(descriptor, &chunk, min(chunk.count, request.maxBytes + 1 - data.count))
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw .unreachable(url: display, reason: String(cString: strerror(errno))) }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[0..<count])
         }
         guard data.count <= request.maxBytes else { throw .tooLarge(limit: request.maxBytes) }
         return FetchResponse(status: 200, body: data)
@@ -96,18 +103,35 @@ enum RetryAfter {
     /// Seconds from now, within 0...`longest`: the header holds either a number of seconds
     /// (digits only: not "inf", "1e300" or "-5") or an HTTP date.
     static func seconds(_ value: String, now: Date = Date()) -> Double? {
-        let text = value.trimmingCharacters(in: .whitespaces)
+        let text = value.trimmingSpaces()
         if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             // Any run of digits is a number here; a huge one is simply "as long as allowed".
             return min(Double(text) ?? longest, longest)
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: text) else { return nil }
+        // An HTTP date: `Sun, 06 Nov 1994 08:49:37 GMT` (C locale names, as HTTP requires).
+        guard let date = httpDate(text) else { return nil }
         let seconds = date.timeIntervalSince(now)
         guard seconds.isFinite else { return nil }
         return min(max(0, seconds), longest)
+    }
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110's IMF-fixdate), or nil.
+    static func httpDate(_ text: String) -> Date? {
+        let fields = text.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let weekdays = ["Mon,", "Tue,", "Wed,", "Thu,", "Fri,", "Sat,", "Sun,"]
+        guard fields.count == 6, weekdays.contains(String(fields[0])), fields[5] == "GMT",
+              let day = Int(fields[1]), (1...31).contains(day), let month = months.firstIndex(of: String(fields[2])),
+              let year = Int(fields[3]), (1970...9999).contains(year) else { return nil }
+        let clock = fields[4].split(separator: ":").compactMap { Int($0) }
+        guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2]) else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(clock[0])
+        parts.tm_min = Int32(clock[1])
+        parts.tm_sec = Int32(clock[2])
+        return Date(timeIntervalSince1970: Double(timegm(&parts)))
     }
 }

@@ -1,5 +1,6 @@
 import CurlShim
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `http://` and `https://` through libcurl.
 ///
@@ -167,7 +168,7 @@ final class Transfer {
         if redirectHead { return Answer(status: status, headers: kept, body: Data()) }
         if let stopped { throw stopped }
         guard code == CURLE_OK else {
-            let detail = String(cString: errors).trimmingCharacters(in: .whitespacesAndNewlines)
+            let detail = String(cString: errors).trimmingWhitespace()
             var osError = 0
             _ = cache_curl_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)
             // A timeout before the deadline is the connect or idle timeout, not --timeout.
@@ -230,7 +231,7 @@ final class Transfer {
         let text = String(decoding: raw, as: UTF8.self)
         if text.hasPrefix("HTTP/") {
             // "HTTP/1.1 200 OK\r\n", or with no reason phrase, "HTTP/1.1 200\r\n".
-            let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 2)
+            let parts = text.trimmingWhitespace().split(separator: " ", maxSplits: 2)
             status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
             kept = [:]
             contentLength = nil
@@ -244,7 +245,7 @@ final class Transfer {
             return false
         }
         guard let colon = text.firstIndex(of: ":") else {
-            guard text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return true }
+            guard text.trimmingWhitespace().isEmpty else { return true }
             // The blank line ending the head. A redirect stops here: its body is not wanted,
             // and one that never ends must not hold the sync.
             if Answer.redirects.contains(status) && kept["location"] != nil {
@@ -268,7 +269,7 @@ final class Transfer {
             return true
         }
         let name = text[..<colon].lowercased()
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = text[text.index(after: colon)...].trimmingWhitespace()
         switch name {
         case "content-length": contentLength = Int(value)
         case "content-encoding": encoded = !value.isEmpty && value.lowercased() != "identity"

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A byte-level JSON reader that decodes straight into the values the payload needs, with no
 /// intermediate tree: the body is read in place. It accepts what Foundation's JSONDecoder

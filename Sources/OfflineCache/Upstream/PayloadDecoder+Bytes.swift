@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension PayloadDecoder {
     /// Decodes a body by reading its bytes in place (see `JSONCursor`). It gives the same

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The two kinds of upstream this tool understands.
 public enum SourceKind: String, Sendable, CaseIterable {
@@ -51,9 +52,9 @@ public struct Source: Sendable, Equatable {
         /// Parses `Name: value`.
         public init?(line: String) {
             guard let colon = line.firstIndex(of: ":") else { return nil }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+            let name = line[..<colon].trimmingSpaces()
+            let value = line[line.index(after: colon)...].trimmingSpaces()
+            let token = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".unicodeScalars)
             // Checked on Unicode scalars: Swift reads "\r\n" as one Character, equal to neither
             // "\r" nor "\n", so a Character test would let a header smuggle a second one in.
             guard !name.isEmpty, name.unicodeScalars.allSatisfy(token.contains),
@@ -89,7 +90,7 @@ public struct Source: Sendable, Equatable {
     /// Source names are used in commands and file-like contexts: letters, digits, `-`, `_`, `.`.
     public static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.count <= 64 && !name.hasPrefix("-")
-            && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0)) }
+            && name.unicodeScalars.allSatisfy { $0.isASCII && (Character($0).isLetter || Character($0).isNumber || "-_.".unicodeScalars.contains($0)) }
     }
 
     /// The URL as it may appear in messages: no credentials, no query string, no fragment.
@@ -110,7 +111,7 @@ public struct Source: Sendable, Equatable {
     /// Query parameter names that carry credentials: `token`, `api_key`, `X-Amz-Signature`,
     /// `apikey`, ... judged by the words of the name (`monkey` is not a key).
     static func isSecret(_ name: String) -> Bool {
-        let lowered = (name.removingPercentEncoding ?? name).lowercased()
+        let lowered = (name.percentDecoded ?? name).lowercased()
         let words = lowered.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init)
         let secretWords: Set<String> = ["token", "key", "secret", "password", "passwd", "pwd", "sig", "signature", "auth",
                                         "credential", "credentials", "session", "apikey", "accesstoken", "authtoken", "sessionid"]

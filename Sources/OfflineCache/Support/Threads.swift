@@ -1,0 +1,47 @@
+import Glibc
+
+/// Runs `body` on a new detached thread (Foundation's `Thread` without Foundation).
+public func detachThread(_ body: @escaping @Sendable () -> Void) {
+    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    var thread = pthread_t()
+    let code = pthread_create(&thread, nil, { context in
+        let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+        box.body()
+        return nil
+    }, context)
+    precondition(code == 0, "pthread_create failed: \(code)")
+    pthread_detach(thread)
+}
+
+/// Sleeps the calling thread for `seconds` (fractions included).
+public func sleepSeconds(_ seconds: Double) {
+    guard seconds > 0 else { return }
+    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}
+
+/// A mutex with a condition variable (Foundation's `NSCondition` without Foundation).
+public final class Condition: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    public init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    public func lock() { pthread_mutex_lock(mutex) }
+    public func unlock() { pthread_mutex_unlock(mutex) }
+    /// Waits for a broadcast; the lock must be held, and is held again on return.
+    public func wait() { pthread_cond_wait(condition, mutex) }
+    public func broadcast() { pthread_cond_broadcast(condition) }
+}
