@@ -32,7 +32,7 @@ public enum CLI {
                 console.out((CommandTable.byName[topic] ?? CommandTable.spec("")).render())
                 return ExitCode.success
             case .version:
-                console.out("cache \(CacheVersion.string)\n")
+                console.out(CacheVersion.report)
                 return ExitCode.success
             case .sourcesAdd(let add): return try SourcesCommand.add(add, context)
             case .sourcesSet(let set): return try SourcesCommand.set(set, context)

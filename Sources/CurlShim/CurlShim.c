@@ -65,6 +65,8 @@ const char *cache_curl_load(void) {
     return load_failure;
 }
 
+const char *cache_curl_header_version(void) { return LIBCURL_VERSION; }
+
 const char *cache_curl_version(void) {
     return cache_curl_load() == NULL ? curl.version() : NULL;
 }

@@ -17,6 +17,9 @@ const char *cache_curl_load(void);
 // libcurl's version text ("libcurl/7.88.1 OpenSSL/3.0.19 ..."), loading it; NULL if it cannot be.
 const char *cache_curl_version(void);
 
+// The version of the libcurl headers this was built against ("7.88.1"), without loading libcurl.
+const char *cache_curl_header_version(void);
+
 CURL *cache_curl_easy_init(void);
 void cache_curl_easy_cleanup(CURL *handle);
 CURLcode cache_curl_easy_perform(CURL *handle);
