@@ -34,6 +34,12 @@ public enum CLI {
             case .version:
                 console.out(CacheVersion.report)
                 return ExitCode.success
+            case .completion(let shell):
+                console.out(Completions.script(for: shell) ?? "")
+                return ExitCode.success
+            case .manpage:
+                console.out(ManPage.render())
+                return ExitCode.success
             case .sourcesAdd(let add): return try SourcesCommand.add(add, context)
             case .sourcesSet(let set): return try SourcesCommand.set(set, context)
             case .sourcesList(let json): return try SourcesCommand.list(json: json, context)

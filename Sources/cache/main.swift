@@ -1,6 +1,5 @@
 import CacheCLI
-import FoundationEssentials
 import Glibc
+import OfflineCache
 
-exit(CLI.main(arguments: Array(CommandLine.arguments.dropFirst()),
-              environment: ProcessInfo.processInfo.environment))
+exit(CLI.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: processEnvironment()))

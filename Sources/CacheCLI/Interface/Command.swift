@@ -73,6 +73,8 @@ enum Command: Equatable {
 
     case help(String)          // the command whose help to print; "" for the top level
     case version
+    case completion(shell: String)
+    case manpage
     case sourcesAdd(AddSource)
     case sourcesSet(SetSource)
     case sourcesList(json: Bool)

@@ -102,6 +102,15 @@ enum CommandParser {
             try none(args.positionals, name)
             return .version
 
+        case "completion":
+            let shell = try exactlyOne(args.positionals, "<shell>", name)
+            guard Completions.shells.contains(shell) else { throw invalid(shell, "<shell>", "bash, zsh or fish", name) }
+            return .completion(shell: shell)
+
+        case "manpage":
+            try none(args.positionals, name)
+            return .manpage
+
         case "sources add":
             let sourceName = try sourceName(args, name)
             let kindText = args.value("--kind")!

@@ -65,6 +65,8 @@ enum CommandTable {
                 ("check", "Check the database's integrity and schema."),
                 ("prune", "Trim old sync runs and change log entries."),
                 ("version", "Show the version of cache, SQLite and libcurl."),
+                ("completion", "Print a completion script for bash, zsh or fish."),
+                ("manpage", "Print the man page, cache.1."),
                 ("help", "Show help for a subcommand."),
             ],
             examples: [
@@ -193,6 +195,19 @@ enum CommandTable {
         CommandSpec(
             name: "version",
             overview: "Show the version of cache and of the SQLite and libcurl it runs with.",
+            usesDatabase: false),
+        CommandSpec(
+            name: "completion",
+            overview: "Print a shell completion script, made from the same table as the parser. Scripts/install puts them where each shell looks.",
+            arguments: [ArgumentSpec(label: "<shell>", help: "bash, zsh or fish.", completion: .choices(Completions.shells))],
+            examples: ["cache completion bash > ~/.local/share/bash-completion/completions/cache",
+                       "cache completion zsh > ~/.zfunc/_cache",
+                       "cache completion fish > ~/.config/fish/completions/cache.fish"],
+            usesDatabase: false),
+        CommandSpec(
+            name: "manpage",
+            overview: "Print the man page (roff), made from the help. Scripts/install puts it in share/man/man1.",
+            examples: ["cache manpage > cache.1 && man -l cache.1"],
             usesDatabase: false),
         CommandSpec(
             name: "help",

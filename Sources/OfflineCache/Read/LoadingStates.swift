@@ -44,7 +44,7 @@ public struct CacheClient: Sendable {
     public var pollInterval: Double = 0.1
 
     public init(databasePath: String, fetcher: any Fetching = Fetcher(),
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+                environment: [String: String] = processEnvironment()) {
         self.databasePath = databasePath
         self.fetcher = fetcher
         self.environment = environment

@@ -43,12 +43,11 @@ extension String {
         self = withVaList(arguments) { list in
             var buffer = [CChar](repeating: 0, count: 64)
             let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
-            guard needed >= buffer.count else { return String(cString: buffer) }
-            return withVaList(arguments) { again in
+            if needed >= buffer.count {
                 buffer = [CChar](repeating: 0, count: needed + 1)
-                _ = vsnprintf(&buffer, buffer.count, format, again)
-                return String(cString: buffer)
+                _ = withVaList(arguments) { again in vsnprintf(&buffer, buffer.count, format, again) }
             }
+            return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         }
     }
 

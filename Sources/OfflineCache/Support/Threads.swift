@@ -45,3 +45,18 @@ public final class Condition: @unchecked Sendable {
     public func wait() { pthread_cond_wait(condition, mutex) }
     public func broadcast() { pthread_cond_broadcast(condition) }
 }
+
+/// The process's environment, read from `environ` (ProcessInfo's getter costs a quarter of a
+/// millisecond of start-up in runtime type lookups).
+public func processEnvironment() -> [String: String] {
+    var environment: [String: String] = [:]
+    var entry = environ
+    while let pointer = entry.pointee {
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))
+        if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
+            environment[String(decoding: bytes[..<equals], as: UTF8.self)] = String(decoding: bytes[(equals + 1)...], as: UTF8.self)
+        }
+        entry += 1
+    }
+    return environment
+}

@@ -45,7 +45,7 @@ public struct SyncEngine {
     var sleep: (Double) -> Void = { sleepSeconds($0) }
 
     public init(database: CacheDatabase, fetcher: any Fetching = Fetcher(),
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+                environment: [String: String] = processEnvironment()) {
         self.database = database
         self.fetcher = fetcher
         self.environment = environment
