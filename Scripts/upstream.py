@@ -77,6 +77,14 @@ def default_account():
     }
 
 
+def generated_items(count, seed=3):
+    """Records for the generic API: six fields each, one of them nested."""
+    rng = random.Random(seed)
+    return [{"id": n, "name": f"item-{n}", "price": round(rng.uniform(1, 500), 2), "in_stock": rng.random() < 0.8,
+             "updated_at": f"2026-11-{1 + n % 28:02d}T10:00:00Z", "owner": {"login": f"user{n % 17}", "id": n % 17}}
+            for n in range(1, count + 1)]
+
+
 def generated_account(count, seed=7):
     """A large account for scale tests: count transactions, deterministic for a seed."""
     rng = random.Random(seed)
@@ -108,6 +116,8 @@ class State:
         self.static_gzip = {}  # path -> those bytes gzip-compressed, made on first request
         self.bytes_sent = 0  # body bytes sent, as they went on the wire (compressed or not)
         self.rng = random.Random(1)
+        self.items = generated_items(300)  # the generic API's records (/api/items, /api/paged, /api/cursor)
+        self.rate_limits = []  # answers to give before the generic routes answer: {"status", "reset_in"}
 
     def count(self, path, headers):
         with self.lock:
@@ -160,6 +170,45 @@ def make_handler(state):
             length = int(self.headers.get("Content-Length") or 0)
             return json.loads(self.rfile.read(length) or b"{}")
 
+        # -- a generic JSON API, three ways of paging ------------------------
+        def generic_api(self, path, faults):
+            """GitHub style (/api/items: an array, Link headers), Django REST style (/api/paged:
+            {"count", "next", "results"}) and a cursor (/api/cursor: {"data": {"items"}, "meta":
+            {"cursor"}}). ?per_page=N (default 100). faults "fail_page": N answers 500 for page N."""
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            with state.lock:
+                limit = state.rate_limits.pop(0) if state.rate_limits else None
+                items = list(state.items)
+            if limit:
+                reset = int(time.time() + float(limit.get("reset_in", 60)))
+                status = int(limit.get("status", 429))
+                return self.send(status, json.dumps({"message": "API rate limit exceeded"}), headers={
+                    "X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)})
+            per_page = int(query.get("per_page", ["100"])[0])
+            if path == "/api/cursor":
+                start = int(query.get("cursor", ["0"])[0] or 0)
+                page = start // per_page + 1
+            else:
+                page = int(query.get("page", ["1"])[0])
+                start = (page - 1) * per_page
+            if faults.get("fail_page") and int(faults["fail_page"]) == page:
+                return self.send(500, "upstream failure\n", "text/plain")
+            chunk = items[start:start + per_page]
+            more = start + per_page < len(items)
+            base = f"http://{self.headers.get('Host')}{path}"
+            if path == "/api/items":
+                headers = {}
+                if more:
+                    headers["Link"] = (f'<{base}?page={page + 1}&per_page={per_page}>; rel="next", '
+                                       f'<{base}?page={(len(items) - 1) // per_page + 1}&per_page={per_page}>; rel="last"')
+                return self.send(200, json.dumps(chunk), headers=headers)
+            if path == "/api/paged":
+                return self.send_json({"count": len(items), "next": f"{base}?page={page + 1}&per_page={per_page}" if more else None,
+                                       "previous": None, "results": chunk})
+            if path == "/api/cursor":
+                return self.send_json({"data": {"items": chunk}, "meta": {"cursor": str(start + per_page) if more else None}})
+            return self.send_json({"error": "no such route"}, 404)
+
         # -- control -------------------------------------------------------
         def do_POST(self):
             try:
@@ -171,7 +220,7 @@ def make_handler(state):
                     if value.get("reset"):
                         state.faults = {}
                     for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after",
-                                "gzip", "silent_once", "always_304"):
+                                "gzip", "silent_once", "always_304", "fail_page"):
                         if key in value:
                             state.faults[key] = value[key]
                     return self.send_json(state.faults)
@@ -186,6 +235,16 @@ def make_handler(state):
                     state.static[value.get("path", "/account")] = data
                     state.static_gzip.pop(value.get("path", "/account"), None)
                 return self.send_json({"ok": True, "bytes": len(data)})
+            if self.path == "/_items":
+                # {"items": [...]} or {"count": N}: the generic API's records from now on.
+                with state.lock:
+                    state.items = value["items"] if "items" in value else generated_items(int(value.get("count", 300)))
+                return self.send_json({"ok": True, "items": len(state.items)})
+            if self.path == "/_rate_limit":
+                # {"status": 429|403, "reset_in": seconds, "times": n}: the next n generic requests are refused.
+                with state.lock:
+                    state.rate_limits += [value] * int(value.get("times", 1))
+                return self.send_json({"ok": True})
             if self.path == "/_generate":
                 account = generated_account(int(value.get("count", 10000)), int(value.get("seed", 7)))
                 with state.lock:
@@ -284,6 +343,8 @@ def make_handler(state):
             if fault == "html":
                 return self.send(200, "<!doctype html><title>Maintenance</title><h1>Back soon</h1>", "text/html")
 
+            if path.startswith("/api/"):
+                return self.generic_api(path, faults)
             if path == "/account":
                 status = int(faults.get("envelope_status", 200))
                 if fault == "envelope-error":

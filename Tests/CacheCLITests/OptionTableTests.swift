@@ -7,7 +7,7 @@ import Testing
 @Suite struct OptionTableTests {
     /// The arguments each command needs before an option can be tried on it.
     static let baseArguments: [String: [String]] = [
-        "sources add": ["x", "--kind", "jokes", "--url", "http://h/"],
+        "sources add": ["x", "--kind", "json", "--url", "http://h/", "--key", "id", "--next", "$.next"],
         "sources set": ["x", "--ttl", "1h"],
         "sources list": [], "sources remove": ["x"], "sync": [], "list": ["x"], "status": [], "metrics": [],
         "history": [], "diff": ["x"], "export": ["x"], "sql": ["SELECT 1"], "check": [], "prune": ["--keep", "1d"],
@@ -15,8 +15,9 @@ import Testing
     ]
 
     /// A value each placeholder accepts, unlike the base arguments' own.
-    static func sample(_ placeholder: String) -> String {
-        switch placeholder {
+    static func sample(_ option: OptionSpec) -> String {
+        if option.name == "--rows" { return "$.items" }
+        return switch option.value ?? "" {
         case "url": "http://other/"
         case "duration": "3h"
         case "mode": "merge"
@@ -25,14 +26,17 @@ import Testing
         case "n": "3"
         case "n|p%": "10%"
         case "file": #filePath
+        case "kind": "json"
         case "path": "/tmp/metrics.prom"
-        case "kind": "account"
+        case "fields": "uuid"
+        case "link|path": "link"
+        case "name": "cursor"
         default: "value"
         }
     }
 
     /// Options that restate the default, so they parse to the same command.
-    static let defaults: Set<String> = ["export --json"]
+    static let defaults: Set<String> = ["export --json", "sources add --kind"]
 
     @Test(arguments: CommandTable.commands.filter { baseArguments[$0.name] != nil }.map(\.name))
     func everyDeclaredOptionParsesAndChangesTheCommand(_ name: String) throws {
@@ -40,7 +44,7 @@ import Testing
         let base = Self.baseArguments[name]!
         let plain = try CommandParser.parse(words + base)
         for option in CommandTable.spec(name).options {
-            let given = option.value.map { [option.name, Self.sample($0)] } ?? [option.name]
+            let given = option.value.map { _ in [option.name, Self.sample(option)] } ?? [option.name]
             // Options already in the base arguments are tried with another value.
             let arguments = words + Self.without(option.name, base) + given
             let parsed = try CommandParser.parse(arguments)

@@ -79,7 +79,7 @@ enum InspectCommands {
     /// One change as a line: `+ Lyft  Mon, Nov 30  - 12.00`, `~ Whole Foods  Sat, Nov 28  amount 84.10 → 90.25`.
     static func describe(_ change: ChangeRecord) -> String {
         if let rows = change.rows {
-            let noun = change.rowKind == "joke" ? "joke" : "transaction"
+            let noun = change.rowKind
             return "+ \(rows) \(noun)\(rows == 1 ? "" : "s") loaded into an empty cache"
         }
         let before = object(change.before), after = object(change.after)
@@ -101,6 +101,15 @@ enum InspectCommands {
             }
             let amount = (row["amount"]?.double).map { ListRendering.money($0) } ?? "?"
             return "\(mark) \(vendor)  \(date)  \((row["type"]?.int) == 0 ? "+" : "-") \(amount)"
+        case "record":
+            let key = Context.escapeControl(change.rowID)
+            guard change.change == "updated", let before = change.before, let after = change.after else {
+                return "\(mark) \(key)"
+            }
+            let fields = RecordDiff.changes(before: before, after: after).map { field in
+                "\(field.field) \(field.before ?? "(none)") → \(field.after ?? "(none)")"
+            }
+            return "\(mark) \(key)  \(Context.escapeControl(fields.joined(separator: ", ")))"
         case "joke":
             let setup = Context.escapeControl((row["setup"]?.string ?? "").replacingScalars { $0 == "\n" ? " " : nil })
             if change.change == "updated", let before, let after {
@@ -218,9 +227,11 @@ enum InspectCommands {
         let console = context.console
         var writer: RowBytes?
         if format == .json { console.out("[") }
-        try CacheReader(database).forEachRow(of: source) { columns, row in
+        let asRecords = source.kind == .json && format != .csv
+        try CacheReader(database).forEachRow(of: source, asRecords: asRecords) { columns, row in
             if writer == nil {
-                writer = RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"))
+                writer = RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"),
+                                  rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
                 if format == .csv { console.out(CSVText.row(columns)) }
             } else if format == .json {
                 console.out(JSONValue.arraySeparator)

@@ -11,6 +11,15 @@ enum ListCommand {
         let reader = CacheReader(database)
         let read = { try reader.rows(of: source, staleOnly: options.staleOnly, limit: options.limit) }
         // The baseline comes before the staleness check, so a sync landing in between is seen.
+        if let columns = options.columns {
+            guard source.kind == .json else {
+                throw UsageError(message: "'--columns' is for json sources; '\(source.name)' is \(source.kind.rawValue).", command: "list")
+            }
+            let fields = try reader.viewColumns(of: source)
+            if let unknown = columns.first(where: { !fields.contains($0) }) {
+                throw UsageError(message: "No field '\(unknown)' in \(source.name)'s records; its fields: \(fields.dropFirst().dropLast(3).joined(separator: ", ")).", command: "list")
+            }
+        }
         let watcher = try RefreshWatcher(database, source: source.name)
         let console = context.console
 
@@ -35,7 +44,7 @@ enum ListCommand {
         guard refreshing, options.wait ?? interactive else {
             // JSON and CSV stream row by row, so memory stays flat at any size.
             let count = options.format == .human
-                ? try printHuman(read(), console)
+                ? try printHuman(read(), console, columns: options.columns, keyField: source.layout?.singleKeyField)
                 : try stream(reader, source, options, console)
             if count == 0 && !options.staleOnly, try !reader.hasSucceeded(source) {
                 // Never fetched is not "no rows": a script must be able to tell them apart.
@@ -47,7 +56,7 @@ enum ListCommand {
             return ExitCode.success
         }
         if interactive {
-            LiveList(source: source, console: console, preview: try read(), read: read,
+            LiveList(source: source, console: console, fieldChoice: options.columns, preview: try read(), read: read,
                      wait: { tick in try waitForLanding(watcher, child: child, tick: tick) }).run()
             return ExitCode.success
         }
@@ -57,7 +66,7 @@ enum ListCommand {
         if let problem = failureText(landing) {
             console.err("cache: list \(source.name): refresh failed: \(Context.escapeControl(problem)); serving cached rows")
         }
-        let count = options.format == .human ? try printHuman(read(), console) : try stream(reader, source, options, console)
+        let count = options.format == .human ? try printHuman(read(), console, columns: options.columns, keyField: source.layout?.singleKeyField) : try stream(reader, source, options, console)
         // Nothing cached and the refresh failed: unavailable, as `sync` says it.
         if count == 0 && !options.staleOnly, try !reader.hasSucceeded(source) { return ExitCode.unavailable }
         return ExitCode.success
@@ -66,22 +75,25 @@ enum ListCommand {
     /// `list` without `--wait` on a source never fetched, while its first refresh runs: ask again.
     static let nothingYet = ExitCode.temporaryFailure
 
-    private static func printHuman(_ rows: CachedRows, _ console: Console) -> Int {
-        console.out(ListRendering(color: console.useColor, columns: console.terminalColumns).render(rows))
+    private static func printHuman(_ rows: CachedRows, _ console: Console, columns: [String]?, keyField: String?) -> Int {
+        console.out(ListRendering(color: console.useColor, columns: console.terminalColumns, fieldChoice: columns,
+                                  keyField: keyField).render(rows))
         return rows.count
     }
 
     /// Writes the rows as JSON or CSV while SQLite steps through them; returns how many.
     static func stream(_ reader: CacheReader, _ source: Source, _ options: Command.List, _ console: Console) throws -> Int {
         var count = 0
-        let account = source.kind == .account
         if options.format == .json { console.out("[") }
-        if options.format == .csv { console.out(account ? transactionHeader : jokeHeader) }
+        if options.format == .csv { console.out(CSVText.row(try reader.viewColumns(of: source))) }
         var writer: RowBytes?
-        try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit) { columns, row in
+        // A json source's records go into JSON whole, with their key and staleness.
+        let asRecords = source.kind == .json && options.format == .json
+        try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit, asRecords: asRecords) { columns, row in
             // The README's list rows ("Output of `list`"), the same fields as `export`; the stale flag a boolean in JSON.
             let rowWriter = writer ?? RowBytes(names: columns, columns: Array(columns.indices),
-                                               boolColumn: columns.firstIndex(of: "stale"))
+                                               boolColumn: columns.firstIndex(of: "stale"),
+                                               rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
             writer = rowWriter
             if options.format == .json {
                 if count > 0 { console.out(JSONValue.arraySeparator) }
@@ -94,10 +106,6 @@ enum ListCommand {
         if options.format == .json { console.out("]\n") }
         return count
     }
-
-    // The columns of CacheReader.forEachRow, as the README's list objects.
-    static let transactionHeader = CSVText.row(["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "age_s", "stale"])
-    static let jokeHeader = CSVText.row(["id", "type", "setup", "punchline", "source", "seen_at", "age_s", "stale"])
 
     /// Polls until the refresh lands, or until nothing is left that could land it.
     static func waitForLanding(_ watcher: RefreshWatcher, child: pid_t?, tick: (Double) throws -> Void) throws -> RefreshWatcher.Landing? {

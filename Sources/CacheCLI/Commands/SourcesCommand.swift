@@ -8,7 +8,9 @@ enum SourcesCommand {
         let source = Source(name: add.name, kind: add.kind, url: add.url, mode: add.mode, ttlSeconds: add.ttlSeconds,
                             headers: add.headers, tokenEnv: add.tokenEnv, maxBytes: add.maxBytes, caCert: add.caCert, maxDelete: add.maxDelete,
                             alertAfterSeconds: add.alertAfterSeconds)
-        try SourceStore(database).add(source)
+        var withLayout = source
+        withLayout.layout = add.layout
+        try SourceStore(database).add(withLayout)
         context.console.err("Added \(source.kind.rawValue) source '\(source.name)' (\(source.mode.rawValue), ttl \(DurationText.format(source.ttlSeconds))). Run 'cache sync \(source.name)' to fetch it.")
         return ExitCode.success
     }
@@ -18,7 +20,22 @@ enum SourcesCommand {
         if let url = set.url, url.scheme?.lowercased() == "file", !FileManager.default.fileExists(atPath: url.path) {
             context.console.err("cache: note: \(url.path) does not exist yet; the next sync will fail until it does.")
         }
-        let (before, after) = try SourceStore(context.open(create: false)).update(set.name) { source in
+        let store = try SourceStore(context.open(create: false))
+        let current = try store.named(set.name)
+        let layoutOptions: [(String, Bool)] = [("--rows", set.rows != nil), ("--key", set.key != nil), ("--next", set.next != nil),
+                                               ("--next-param", set.nextParam != nil), ("--max-pages", set.maxPages != nil)]
+        if current.kind != .json, let option = layoutOptions.first(where: \.1) {
+            throw UsageError(message: "'\(option.0)' is for --kind json sources; '\(set.name)' is \(current.kind.rawValue).", command: "sources set")
+        }
+        let (before, after) = try store.update(set.name) { source in
+            if var layout = source.layout {
+                if let rows = set.rows { layout.rows = rows }
+                if let key = set.key { layout.key = key }
+                if let next = set.next { layout.next = next }
+                if let parameter = set.nextParam { layout.nextParam = parameter }
+                if let pages = set.maxPages { layout.maxPages = pages }
+                source.layout = layout
+            }
             if let url = set.url { source.url = url }
             if let ttl = set.ttlSeconds { source.ttlSeconds = ttl }
             if let mode = set.mode { source.mode = mode }
@@ -57,7 +74,10 @@ enum SourcesCommand {
          ("max-bytes", source.maxBytes.map(String.init) ?? "default"),
          ("ca-cert", source.caCert ?? "system"),
          ("max-delete", (source.maxDelete ?? .default).description),
-         ("alert-after", source.alertAfterSeconds.map(DurationText.format) ?? "none")]
+         ("alert-after", source.alertAfterSeconds.map(DurationText.format) ?? "none"),
+         ("rows", source.layout?.rows.description ?? "-"), ("key", source.layout?.keyDescription ?? "-"),
+         ("next", source.layout?.next?.description ?? "none"), ("next-param", source.layout?.nextParam ?? "none"),
+         ("max-pages", source.layout.map { String($0.maxPages) } ?? "-")]
     }
 
     static func list(json: Bool, _ context: Context) throws -> Int32 {
@@ -75,13 +95,17 @@ enum SourcesCommand {
                     ("ca_cert", .optional(source.caCert)),
                     ("max_delete", .string((source.maxDelete ?? .default).description)),
                     ("alert_after_s", .optional(source.alertAfterSeconds)),
-                ])
+                ] + (source.layout.map { layout in
+                    [("rows", JSONValue.string(layout.rows.description)), ("key", .string(layout.keyDescription)),
+                     ("next", .optional(layout.next?.description)), ("next_param", .optional(layout.nextParam)),
+                     ("max_pages", .int(layout.maxPages))]
+                } ?? []))
             }
             console.out(JSONValue.lines(items))
             return ExitCode.success
         }
         if sources.isEmpty {
-            console.err("No sources yet. Add one with 'cache sources add NAME --kind account|jokes --url URL'.")
+            console.err("No sources yet. Add one with 'cache sources add NAME --kind account|jokes|json --url URL'.")
             return ExitCode.success
         }
         let table = TextTable(header: ["NAME", "KIND", "MODE", "TTL", "URL"])

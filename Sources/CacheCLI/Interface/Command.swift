@@ -18,6 +18,7 @@ enum Command: Equatable {
         var caCert: String?
         var maxDelete: RemovalLimit?
         var alertAfterSeconds: Int?
+        var layout: RecordLayout?
     }
 
     /// `sources set`: each field nil (or false) leaves that setting as it is.
@@ -34,10 +35,17 @@ enum Command: Equatable {
         var caCert: String??
         var maxDelete: RemovalLimit?
         var alertAfterSeconds: Int?
+        /// json sources: each nil leaves that part of the layout as it is.
+        var rows: JSONPath?
+        var key: [JSONPath]?
+        var next: RecordLayout.NextPage?
+        var nextParam: String?
+        var maxPages: Int?
 
         var changesNothing: Bool {
             url == nil && ttlSeconds == nil && mode == nil && headers == nil && tokenEnv == nil && maxBytes == nil
                 && caCert == nil && maxDelete == nil && alertAfterSeconds == nil
+                && rows == nil && key == nil && next == nil && nextParam == nil && maxPages == nil
         }
     }
 
@@ -69,6 +77,8 @@ enum Command: Equatable {
         var format = Format.human
         var offline = false
         var wait: Bool?
+        /// `--columns`: the fields of a json source to show.
+        var columns: [String]?
     }
 
     case help(String)          // the command whose help to print; "" for the top level

@@ -115,13 +115,26 @@ enum CommandParser {
             let sourceName = try sourceName(args, name)
             let kindText = args.value("--kind")!
             guard let kind = SourceKind(rawValue: kindText) else {
-                throw invalid(kindText, "--kind", "account or jokes", name)
+                throw invalid(kindText, "--kind", "account, jokes or json", name)
             }
             let settings = try SourceSettings(args, name)
+            var layout: RecordLayout?
+            if kind == .json {
+                guard let key = settings.key else {
+                    throw UsageError(message: "A json source needs '--key <fields>': the field or fields that identify a record.", command: name)
+                }
+                layout = RecordLayout(rows: settings.rows ?? JSONPath(), key: key, next: settings.next, nextParam: settings.nextParam,
+                                      maxPages: settings.maxPages ?? RecordLayout.defaultMaxPages)
+                if settings.nextParam != nil, settings.next == nil || settings.next == .link {
+                    throw UsageError(message: "'--next-param' needs '--next <path>': the cursor's place in the body.", command: name)
+                }
+            } else if let option = ["--rows", "--key", "--next", "--next-param", "--max-pages"].first(where: args.has) {
+                throw UsageError(message: "'\(option)' is for --kind json sources.", command: name)
+            }
             return .sourcesAdd(.init(name: sourceName, kind: kind, url: settings.url!, ttlSeconds: settings.ttl ?? Source.defaultTTL,
                                      mode: settings.mode, headers: settings.headers ?? [], tokenEnv: settings.tokenEnv,
                                      maxBytes: settings.maxBytes, caCert: settings.caCert, maxDelete: settings.maxDelete,
-                                     alertAfterSeconds: settings.alertAfter))
+                                     alertAfterSeconds: settings.alertAfter, layout: layout))
 
         case "sources set":
             let sourceName = try sourceName(args, name)
@@ -132,6 +145,11 @@ enum CommandParser {
                                         alertAfterSeconds: settings.alertAfter)
             if args.has("--no-token") { set.tokenEnv = .some(nil) } else if let token = settings.tokenEnv { set.tokenEnv = token }
             if args.has("--no-ca-cert") { set.caCert = .some(nil) } else if let file = settings.caCert { set.caCert = file }
+            set.rows = settings.rows
+            set.key = settings.key
+            set.next = settings.next
+            set.nextParam = settings.nextParam
+            set.maxPages = settings.maxPages
             if set.changesNothing {
                 throw UsageError(message: "Nothing to change: give at least one option, such as --ttl or --url.", command: name)
             }
@@ -170,6 +188,11 @@ enum CommandParser {
             list.format = args.has("--json") ? .json : args.has("--csv") ? .csv : .human
             list.wait = args.has("--wait") ? true : args.has("--no-wait") ? false : nil
             list.limit = try limit(args, name)
+            if let text = args.value("--columns") {
+                let columns = text.split(separator: ",").map { $0.trimmingSpaces() }
+                guard !columns.isEmpty, !columns.contains("") else { throw invalid(text, "--columns", "field names separated by commas", name) }
+                list.columns = columns
+            }
             return .list(list)
 
         case "status":
@@ -243,8 +266,38 @@ enum CommandParser {
         var caCert: String?
         var maxDelete: RemovalLimit?
         var alertAfter: Int?
+        var rows: JSONPath?
+        var key: [JSONPath]?
+        var next: RecordLayout.NextPage?
+        var nextParam: String?
+        var maxPages: Int?
 
         init(_ args: ArgumentScanner.Result, _ name: String) throws(UsageError) {
+            if let text = args.value("--rows") {
+                guard let path = JSONPath(text) else { throw invalid(text, "--rows", "a path such as $, $.results or $.data.items", name) }
+                rows = path
+            }
+            if let text = args.value("--key") {
+                let fields = text.split(separator: ",", omittingEmptySubsequences: false).map { JSONPath(String($0).trimmingSpaces()) }
+                guard !fields.isEmpty, fields.allSatisfy({ $0 != nil && !$0!.keys.isEmpty }) else {
+                    throw invalid(text, "--key", "field names such as id, or user.id,repo", name)
+                }
+                key = fields.compactMap { $0 }
+            }
+            if let text = args.value("--next") {
+                guard let next = RecordLayout.NextPage(text) else { throw invalid(text, "--next", "link, or a path such as $.next", name) }
+                self.next = next
+            }
+            if let text = args.value("--next-param") {
+                guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) }) else {
+                    throw invalid(text, "--next-param", "a query parameter name", name)
+                }
+                nextParam = text
+            }
+            if let text = args.value("--max-pages") {
+                guard let count = Int(text), (1...100_000).contains(count) else { throw invalid(text, "--max-pages", "a number of pages from 1", name) }
+                maxPages = count
+            }
             if let urlText = args.value("--url") {
                 guard let url = URL(string: urlText), url.scheme != nil else {
                     throw invalid(urlText, "--url", "an absolute URL such as https://host/path or file:///path", name)

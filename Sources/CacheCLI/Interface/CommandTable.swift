@@ -40,6 +40,14 @@ enum CommandTable {
         ]
         if !adding { options.append(OptionSpec(name: "--no-ca-cert", help: "Trust the system's CAs again.")) }
         options += [
+            OptionSpec(name: "--rows", value: "path", help: "json: where the records are: $ (the response), $.results, $.data.items (default: $)."),
+            OptionSpec(name: "--key", value: "fields", help: "json: the field or fields (comma separated, dot paths such as user.id) whose values identify a record."),
+            OptionSpec(name: "--next", value: "link|path",
+                       help: "json: how to find the next page: link (Link: <…>; rel=\"next\" headers) or a path in the body such as $.next."),
+            OptionSpec(name: "--next-param", value: "name", help: "json: the value at --next is a cursor, sent as this query parameter."),
+            OptionSpec(name: "--max-pages", value: "n", help: "json: fail the sync rather than read more pages than this (default: 100)."),
+        ]
+        options += [
             OptionSpec(name: "--max-delete", value: "n|p%",
                        help: "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache)."),
             OptionSpec(name: "--alert-after", value: "duration",
@@ -87,11 +95,14 @@ enum CommandTable {
             name: "sources add",
             overview: "Add a source.",
             arguments: [ArgumentSpec(label: "<name>", help: "A name for the source: letters, digits, '-', '_' and '.'.")],
-            options: [OptionSpec(name: "--kind", value: "kind", help: "account ({status, message, body} envelope) or jokes (Official Joke API).",
-                                 completion: .choices(["account", "jokes"]))]
+            options: [OptionSpec(name: "--kind", value: "kind",
+                                 help: "account ({status, message, body} envelope), jokes (Official Joke API) or json (any JSON API: give --key, and --rows where the records are not the response itself).",
+                                 completion: .choices(["account", "jokes", "json"]))]
                 + sourceOptions(adding: true),
             required: ["--kind", "--url"],
-            examples: ["cache sources add bank --kind account --url http://127.0.0.1:8080/account --ttl 1h"]),
+            examples: ["cache sources add bank --kind account --url http://127.0.0.1:8080/account --ttl 1h",
+                       "cache sources add repos --kind json --url https://api.github.com/users/octocat/repos --key id --next link",
+                       "cache sources add people --kind json --url https://swapi.dev/api/people/ --rows '$.results' --key url --next '$.next'"]),
         CommandSpec(
             name: "sources set",
             overview: "Change a source in place: its rows, sync history and run numbers stay. Only the options given change.",
@@ -136,6 +147,7 @@ enum CommandTable {
                 OptionSpec(name: "--offline", help: "Read the cache only; start no refresh."),
                 OptionSpec(name: "--wait", help: "Wait for the refresh to land, also without a terminal (then print once, after it)."),
                 OptionSpec(name: "--no-wait", help: "Never wait, even on a terminal."),
+                OptionSpec(name: "--columns", value: "fields", help: "json sources: the fields to show, comma separated (default: as many as fit)."),
             ],
             exclusive: [["--json", "--csv"], ["--wait", "--no-wait"]],
             examples: ["cache list bank", "cache list jokes --stale --json"]),

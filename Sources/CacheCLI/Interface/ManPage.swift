@@ -107,9 +107,15 @@ enum ManPage {
         text.prefix(1).lowercased() + text.dropFirst()
     }
 
-    /// Text as roff reads it: backslashes and hyphens escaped, no line starting with a control character.
+    /// Text as roff reads it: backslashes, hyphens and non-ASCII escaped, no line starting with a control character.
     static func escape(_ text: String) -> String {
-        let escaped = text.replacingScalars { $0 == "\\" ? "\\e" : $0 == "-" ? "\\-" : nil }
+        // Non-ASCII as groff's named Unicode escapes (\[u2026]): troff reads its input as Latin-1.
+        let escaped = text.replacingScalars { scalar in
+            if scalar == "\\" { return "\\e" }
+            if scalar == "-" { return "\\-" }
+            guard scalar.isASCII else { return "\\[u" + String(cFormat: "%04X", scalar.value) + "]" }
+            return nil
+        }
         return escaped.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.hasPrefix(".") || line.hasPrefix("'") ? "\\&" + line : String(line)
         }.joined(separator: "\n")

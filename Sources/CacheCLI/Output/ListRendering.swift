@@ -12,6 +12,10 @@ struct ListRendering {
     var color: Bool
     /// The terminal's width: every line is made to fit it (nil: no limit, as into a pipe).
     var columns: Int? = nil
+    /// For generic records: the fields to show (`--columns`); nil for as many as fit.
+    var fieldChoice: [String]? = nil
+    /// For generic records keyed by one top-level field: that field, not shown twice.
+    var keyField: String? = nil
 
     enum ANSI {
         static let reset = "\u{1B}[0m"
@@ -48,6 +52,13 @@ struct ListRendering {
             if case .jokes(let gone)? = changes?.removed { removed = gone } else { removed = [] }
             for joke in jokes { blocks.append(jokeLines(joke, mark: mark(for: String(joke.id))).map(fit)) }
             for joke in removed { blocks.append(jokeLines(joke, mark: .removed).map(fit)) }
+        case .records(let fields, let records):
+            let removed: [CachedRecord]
+            if case .records(_, let gone)? = changes?.removed { removed = gone } else { removed = [] }
+            let table = RecordTable(fields: fields, records: records + removed, rendering: self)
+            header.append(fit(table.header()))
+            for record in records { blocks.append([fit(table.line(record, mark: mark(for: record.key)))]) }
+            for record in removed { blocks.append([fit(table.line(record, mark: .removed))]) }
         }
         return (header, blocks)
     }
@@ -90,7 +101,7 @@ struct ListRendering {
         return .none
     }
 
-    private func markText(_ mark: Mark) -> String {
+    func markText(_ mark: Mark) -> String {
         guard changes != nil else { return "" }
         switch mark {
         case .none: return "  "
@@ -166,6 +177,58 @@ struct ListRendering {
             + multiline(joke.punchline).map { dimIf(dim, "  " + $0) } + [""]
     }
 
+    /// Generic records as a table: the key, then the fields chosen (`--columns`) or as many as
+    /// fit the terminal, in the order the records first had them; each cell at most 30 columns.
+    struct RecordTable {
+        let rendering: ListRendering
+        /// Indexes into the records' fields, and each column's width.
+        let shown: [Int]
+        let fields: [String]
+        let keyWidth: Int
+        let widths: [Int]
+
+        init(fields: [String], records: [CachedRecord], rendering: ListRendering) {
+            self.rendering = rendering
+            self.fields = fields
+            let cell = { (text: String) in min(DisplayWidth.of(rendering.clean(text)), 30) }
+            keyWidth = max(3, records.map { cell($0.key) }.max() ?? 0)
+            // A key that is one top-level field is shown once, as the key.
+            let keyField = rendering.keyField
+            let candidates = rendering.fieldChoice.map { choice in choice.compactMap { fields.firstIndex(of: $0) } }
+                ?? fields.indices.filter { fields[$0] != keyField }
+            let suffix = records.map { DisplayWidth.of(rendering.staleText($0.stale, $0.ageSeconds)) }.max() ?? 0
+            var used = 2 + (rendering.changes == nil ? 0 : 2) + keyWidth + max(suffix, rendering.changes == nil ? 0 : 9)
+            var shown: [Int] = [], widths: [Int] = []
+            for index in candidates {
+                let width = max(cell(fields[index]), records.map { cell($0.fields[index] ?? "") }.max() ?? 0)
+                if rendering.fieldChoice == nil, let room = rendering.columns, used + 2 + width > room { break }
+                used += 2 + width
+                shown.append(index)
+                widths.append(width)
+            }
+            self.shown = shown
+            self.widths = widths
+        }
+
+        func header() -> String {
+            var line = "  " + (rendering.changes == nil ? "" : "  ") + DisplayWidth.pad("KEY", keyWidth)
+            for (index, width) in zip(shown, widths) {
+                line += "  " + DisplayWidth.pad(DisplayWidth.fit(rendering.clean(fields[index]), width), width)
+            }
+            return rendering.paint(ANSI.bold, String(line.reversed().drop { $0 == " " }.reversed()))
+        }
+
+        func line(_ record: CachedRecord, mark: Mark) -> String {
+            var line = "  " + rendering.markText(mark) + DisplayWidth.pad(DisplayWidth.fit(rendering.clean(record.key), keyWidth), keyWidth)
+            for (index, width) in zip(shown, widths) {
+                line += "  " + DisplayWidth.pad(DisplayWidth.fit(rendering.clean(record.fields[index] ?? ""), width), width)
+            }
+            line = String(line.reversed().drop { $0 == " " }.reversed())
+            line += mark == .removed ? "  removed" : rendering.staleText(record.stale, record.ageSeconds)
+            return rendering.dimIf(record.stale || mark == .removed, line)
+        }
+    }
+
     // MARK: Colour
 
     /// 256-colour backgrounds that carry white text well.
@@ -190,12 +253,12 @@ struct ListRendering {
         return hash
     }
 
-    private func paint(_ code: String, _ text: String) -> String {
+    func paint(_ code: String, _ text: String) -> String {
         color ? code + text + ANSI.reset : text
     }
 
     /// Dims a whole line, re-dimming after every reset inside it.
-    private func dimIf(_ dim: Bool, _ line: String) -> String {
+    func dimIf(_ dim: Bool, _ line: String) -> String {
         guard dim, color else { return line }
         return ANSI.dim + line.replacing(ANSI.reset, with: ANSI.reset + ANSI.dim) + ANSI.reset
     }

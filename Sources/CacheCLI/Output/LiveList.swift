@@ -9,6 +9,8 @@ import OfflineCache
 struct LiveList {
     let source: Source
     let console: Console
+    /// `--columns`, for a json source.
+    let fieldChoice: [String]?
     let preview: CachedRows
     let read: () throws -> CachedRows
     let wait: (_ tick: (Double) throws -> Void) throws -> RefreshWatcher.Landing?
@@ -19,7 +21,7 @@ struct LiveList {
     func run() {
         let columns = console.terminalColumns
         let height = console.terminalRows ?? 24
-        let rendering = ListRendering(color: console.useColor, columns: columns)
+        let rendering = ListRendering(color: console.useColor, columns: columns, fieldChoice: fieldChoice, keyField: source.layout?.singleKeyField)
         let skeleton = preview.count == 0
         let skeletonRows = min(6, max(1, height - 3))
         // One line is left for the spinner: the list is redrawn in place, so it must fit the screen.
@@ -65,7 +67,8 @@ struct LiveList {
         guard let fresh = try? read() else { return }
         let changes = RowChanges.between(preview, fresh)
         erase(drawn)
-        let redrawn = ListRendering(changes: skeleton ? nil : changes, color: console.useColor, columns: columns)
+        let redrawn = ListRendering(changes: skeleton ? nil : changes, color: console.useColor, columns: columns, fieldChoice: fieldChoice,
+                                    keyField: source.layout?.singleKeyField)
         console.out(redrawn.screenful(fresh, height: height - 1, source: source.name).map { $0 + "\n" }.joined())
         console.flush()
         if skeleton {
@@ -103,6 +106,7 @@ struct LiveList {
         switch preview {
         case .account(_, let rows): ages = rows.map(\.ageSeconds)
         case .jokes(let rows): ages = rows.map(\.ageSeconds)
+        case .records(_, let rows): ages = rows.map(\.ageSeconds)
         }
         guard let oldest = ages.max() else { return "" }
         return " from \(DurationText.age(oldest)) ago"

@@ -10,8 +10,11 @@ struct RowBytes {
     private let keys: [[UInt8]]
     /// A 0/1 column written as false/true in JSON (the stale flag).
     let boolColumn: Int?
+    /// A column holding JSON, written into JSON as it is (a generic record).
+    var rawColumn: Int? = nil
 
-    init(names: [String], columns: [Int]? = nil, boolColumn: Int? = nil) {
+    init(names: [String], columns: [Int]? = nil, boolColumn: Int? = nil, rawColumn: Int? = nil) {
+        self.rawColumn = rawColumn
         self.columns = columns ?? Array(names.indices)
         keys = self.columns.map { column in
             var key: [UInt8] = []
@@ -29,6 +32,10 @@ struct RowBytes {
             out.append(contentsOf: keys[position])
             if column == boolColumn {
                 JSONBytes.bool(row.int(column) != 0, into: &out)
+                continue
+            }
+            if column == rawColumn, case let raw = row.text(column) ?? "null" {
+                out.append(contentsOf: raw.utf8)
                 continue
             }
             row.withColumn(column) { value in

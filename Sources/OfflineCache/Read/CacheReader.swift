@@ -47,6 +47,17 @@ public struct CacheReader {
                            ageSeconds: $0.int(6), stale: $0.int(7) != 0)
             }
             return .jokes(rows)
+        case .json:
+            let columns = try RecordView.columns(db, source: source.name)
+            let extracts = columns.map { ", " + RecordView.extract($0) }.joined()
+            let rows = try db.query("""
+                SELECT key, record, seen_at, age_s, stale\(extracts)
+                FROM cached_records WHERE source = ? \(filter) ORDER BY key LIMIT ?
+                """, values) { row in
+                CachedRecord(key: row.text(0) ?? "", fields: columns.indices.map { row.text(5 + $0) },
+                             record: row.text(1) ?? "{}", seenAt: row.text(2) ?? "", ageSeconds: row.int(3), stale: row.int(4) != 0)
+            }
+            return .records(columns: columns, rows)
         }
     }
 
@@ -56,18 +67,39 @@ public struct CacheReader {
     /// The columns are the view's: for transactions `id, source, account, type, vendor, amount,
     /// date, seen_at, age_s, stale`; for jokes `id, type, setup, punchline, source, seen_at,
     /// age_s, stale`. Rows come in `rows(of:)`'s order.
-    public func forEachRow(of source: Source, staleOnly: Bool = false, limit: Int? = nil,
+    /// For a json source, `asRecords` gives `key, record, seen_at, age_s, stale` (the record as
+    /// JSON) instead of the view's columns.
+    public func forEachRow(of source: Source, staleOnly: Bool = false, limit: Int? = nil, asRecords: Bool = false,
                            _ body: ([String], Statement) throws -> Void) throws {
         let filter = staleOnly ? "AND stale = 1" : ""
-        let sql = source.kind == .account
-            ? "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? \(filter) ORDER BY date DESC, vendor, ordinal LIMIT ?"
-            : "SELECT id, type, setup, punchline, source, seen_at, age_s, stale FROM cached_jokes WHERE source = ? \(filter) ORDER BY id LIMIT ?"
+        let sql: String
+        switch source.kind {
+        case .account:
+            sql = "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? \(filter) ORDER BY date DESC, vendor, ordinal LIMIT ?"
+        case .jokes:
+            sql = "SELECT id, type, setup, punchline, source, seen_at, age_s, stale FROM cached_jokes WHERE source = ? \(filter) ORDER BY id LIMIT ?"
+        case .json where asRecords:
+            sql = "SELECT key, record, seen_at, age_s, stale FROM cached_records WHERE source = ? \(filter) ORDER BY key LIMIT ?"
+        case .json:
+            // The view's columns: the key, each field, seen_at, age_s, stale (see RecordView).
+            let columns = try RecordView.columns(db, source: source.name).map { RecordView.extract($0) + " AS " + RecordView.quoted($0) }
+            sql = "SELECT \((["key"] + columns + ["seen_at", "age_s", "stale"]).joined(separator: ", ")) FROM cached_records WHERE source = ? \(filter) ORDER BY key LIMIT ?"
+        }
         try db.inReadTransaction {
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
             try statement.bind([.text(source.name), .int(Int64(limit ?? -1))])
             let columns = (0..<statement.columnCount).map(statement.columnName)
             while try statement.step() { try body(columns, statement) }
+        }
+    }
+
+    /// The columns `forEachRow` gives for `source` (without `asRecords`).
+    public func viewColumns(of source: Source) throws -> [String] {
+        switch source.kind {
+        case .account: ["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "age_s", "stale"]
+        case .jokes: ["id", "type", "setup", "punchline", "source", "seen_at", "age_s", "stale"]
+        case .json: ["key"] + (try RecordView.columns(db, source: source.name)) + ["seen_at", "age_s", "stale"]
         }
     }
 
@@ -109,7 +141,7 @@ public struct CacheReader {
             // The views' staleness, counted on the table itself: a row is stale when the later of
             // its seen_at and the source's confirmed_at is older than the TTL. (Through the view,
             // which joins three tables for every row, a million rows took 0.7 s.)
-            let table = source.kind == .account ? "transactions" : "jokes"
+            let table = source.kind == .account ? "transactions" : source.kind == .jokes ? "jokes" : "records"
             let counts = try db.query("""
                 SELECT count(*), coalesce(sum(max(seen_at, ?2) < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?3 || ' seconds')), 0)
                 FROM \(table) WHERE source = ?1

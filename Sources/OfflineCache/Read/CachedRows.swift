@@ -37,15 +37,30 @@ public struct CachedAccount: Sendable, Equatable {
     public var stale: Bool
 }
 
+/// A generic source's cached record: its key, the record's top-level fields the source's view
+/// has columns for (as text; nil where the record lacks one), and the record itself.
+public struct CachedRecord: Sendable, Equatable {
+    public var key: String
+    public var fields: [String?]
+    /// Canonical JSON.
+    public var record: String
+    public var seenAt: String
+    public var ageSeconds: Int
+    public var stale: Bool
+}
+
 /// What the cache holds for one source.
 public enum CachedRows: Sendable, Equatable {
     case account(CachedAccount?, [CachedTransaction])
     case jokes([CachedJoke])
+    /// The view's field columns, in order, and the records, by key.
+    case records(columns: [String], [CachedRecord])
 
     public var count: Int {
         switch self {
         case .account(_, let rows): rows.count
         case .jokes(let rows): rows.count
+        case .records(_, let rows): rows.count
         }
     }
 }

@@ -22,6 +22,10 @@ public struct RowChanges: Sendable, Equatable {
             }
             return RowChanges(inserted: inserted, updated: updated,
                               removed: .jokes(before.filter { removedIDs.contains(String($0.id)) }))
+        case let (.records(columns, before), .records(_, after)):
+            let (inserted, updated, removedKeys) = diff(before, after, id: \.key) { $0.record == $1.record }
+            return RowChanges(inserted: inserted, updated: updated,
+                              removed: .records(columns: columns, before.filter { removedKeys.contains($0.key) }))
         default:
             return RowChanges(removed: .jokes([]))
         }

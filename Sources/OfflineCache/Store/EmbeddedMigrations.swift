@@ -258,5 +258,132 @@ CREATE INDEX sync_runs_by_source ON sync_runs (source, id);
 CREATE INDEX sync_runs_by_time ON sync_runs (finished_at);
 
 """####),
+        (file: "0010_generic_json_sources.sql", sql: ####"""
+-- Generic JSON sources (kind 'json'): where the records are in a response (rows_path, such as
+-- '$.results'), which fields identify a record (key_fields, comma separated dot paths), how to
+-- find the next page (next_page: 'link' for Link headers, or a JSON path in the body, with
+-- next_param when that value is a cursor for a query parameter) and at most how many pages.
+-- The kind and row-kind CHECKs change, so sources, changes and loads are rebuilt (foreign keys
+-- are off around a migration); the views that read sources are dropped and made again.
+DROP VIEW cached_accounts;
+DROP VIEW cached_transactions;
+DROP VIEW cached_jokes;
+
+CREATE TABLE sources_new (
+    name          TEXT PRIMARY KEY,
+    kind          TEXT NOT NULL CHECK (kind IN ('account', 'jokes', 'json')),
+    url           TEXT NOT NULL,
+    mode          TEXT NOT NULL CHECK (mode IN ('replace', 'merge')),
+    ttl_s         INTEGER NOT NULL CHECK (ttl_s > 0),
+    headers       TEXT NOT NULL DEFAULT '[]',  -- JSON array of "Name: value" strings
+    token_env     TEXT,                        -- the variable's name; its value is never stored
+    max_bytes     INTEGER,
+    created_at    TEXT NOT NULL,
+    ca_cert       TEXT,
+    max_delete    TEXT,
+    alert_after_s INTEGER CHECK (alert_after_s > 0),
+    rows_path     TEXT,
+    key_fields    TEXT,
+    next_page     TEXT,
+    next_param    TEXT,
+    max_pages     INTEGER CHECK (max_pages > 0)
+) STRICT;
+INSERT INTO sources_new (rowid, name, kind, url, mode, ttl_s, headers, token_env, max_bytes, created_at, ca_cert, max_delete, alert_after_s)
+    SELECT rowid, name, kind, url, mode, ttl_s, headers, token_env, max_bytes, created_at, ca_cert, max_delete, alert_after_s FROM sources;
+DROP TABLE sources;
+ALTER TABLE sources_new RENAME TO sources;
+
+CREATE TABLE changes_new (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL REFERENCES sync_runs(id) ON DELETE CASCADE,
+    source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    row_kind TEXT NOT NULL CHECK (row_kind IN ('account', 'transaction', 'joke', 'record')),
+    row_id   TEXT NOT NULL,
+    change   TEXT NOT NULL CHECK (change IN ('inserted', 'updated', 'removed')),
+    before   TEXT,  -- JSON of the row's fields before (updated, removed)
+    after    TEXT   -- JSON of the row's fields after (inserted, updated)
+) STRICT;
+INSERT INTO changes_new SELECT id, run_id, source, row_kind, row_id, change, before, after FROM changes;
+DROP TABLE changes;
+ALTER TABLE changes_new RENAME TO changes;
+CREATE INDEX changes_by_run ON changes (run_id);
+CREATE INDEX changes_by_source ON changes (source, id);
+
+CREATE TABLE loads_new (
+    run_id   INTEGER NOT NULL REFERENCES sync_runs(id) ON DELETE CASCADE,
+    source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    row_kind TEXT NOT NULL CHECK (row_kind IN ('transaction', 'joke', 'record')),
+    rows     INTEGER NOT NULL,
+    PRIMARY KEY (run_id, row_kind)
+) STRICT;
+INSERT INTO loads_new SELECT run_id, source, row_kind, rows FROM loads;
+DROP TABLE loads;
+ALTER TABLE loads_new RENAME TO loads;
+CREATE INDEX loads_by_source ON loads (source, run_id);
+
+-- One table for every generic record: its key (the key fields' values: the value itself for one
+-- field, a JSON array for several), the record as canonical JSON (keys sorted, no whitespace:
+-- a reordered or reformatted record is the same record) and when upstream last sent it.
+CREATE TABLE records (
+    source  TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    key     TEXT NOT NULL,
+    record  TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (source, key)
+) STRICT, WITHOUT ROWID;
+
+-- The top-level scalar fields seen in each source's records, in the order first seen: the
+-- columns of its view, cached_NAME, which a sync makes again when it sees a new one.
+CREATE TABLE record_fields (
+    source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    name     TEXT NOT NULL,
+    PRIMARY KEY (source, name)
+) STRICT;
+
+CREATE VIEW cached_accounts AS
+SELECT source, name, balance, seen_at,
+       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
+       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
+FROM (SELECT a.source, a.name, a.balance, s.ttl_s,
+             max(a.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+      FROM accounts a
+      JOIN sources s ON s.name = a.source
+      LEFT JOIN sync_state st ON st.source = a.source);
+
+CREATE VIEW cached_transactions AS
+SELECT id, source, account, type, vendor, amount, date, ordinal, seen_at,
+       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
+       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
+FROM (SELECT t.id, t.source, a.name AS account, t.type, t.vendor, t.amount, t.date, t.ordinal, s.ttl_s,
+             max(t.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+      FROM transactions t
+      JOIN sources s ON s.name = t.source
+      LEFT JOIN accounts a ON a.source = t.source
+      LEFT JOIN sync_state st ON st.source = t.source);
+
+CREATE VIEW cached_jokes AS
+SELECT id, type, setup, punchline, source, seen_at,
+       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
+       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
+FROM (SELECT j.id, j.type, j.setup, j.punchline, j.source, s.ttl_s,
+             max(j.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+      FROM jokes j
+      JOIN sources s ON s.name = j.source
+      LEFT JOIN sync_state st ON st.source = j.source);
+
+-- Every record with its source and staleness, for any SQLite client (the per-source views
+-- cached_NAME add a column per field).
+CREATE VIEW cached_records AS
+SELECT source, key, record, seen_at,
+       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
+       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
+FROM (SELECT r.source, r.key, r.record, s.ttl_s,
+             max(r.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+      FROM records r
+      JOIN sources s ON s.name = r.source
+      LEFT JOIN sync_state st ON st.source = r.source);
+
+"""####),
     ]
 }

@@ -32,6 +32,9 @@ struct Reconciler {
         case .jokes(let jokes):
             let counts = try applyJokes(jokes)
             return (counts, counts.total > 0)
+        case .records(let set):
+            let counts = try applyRecords(set)
+            return (counts, counts.total > 0)
         }
     }
 

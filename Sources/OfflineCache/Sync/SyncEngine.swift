@@ -107,33 +107,58 @@ public struct SyncEngine {
         // Fetch, then decode and validate everything before writing anything.
         let response: FetchResponse
         var decoding: BackgroundDecode?
+        // A generic source's pages, decoded as they came (each may name the next).
+        var records: RecordSet?
         let bodyHash: String?
         do throws(UpstreamError) {
             var request = try fetchRequest(for: source, timeout: options.timeout, deadline: deadline)
             if let progress = options.progress {
                 request.onBytes = { bytes, total in progress(.downloading(bytes: bytes, total: total)) }
             }
-            if run.report.hadCachedRows {
+            // Validators only for one-page responses: a 304 to the first page says nothing of the rest.
+            if run.report.hadCachedRows && source.layout?.next == nil {
                 request.etag = state.etag
                 request.lastModified = state.lastModified
             }
-            let answer = try fetchWithRetries(request, options: options, run: &run)
+            let answer: FetchResponse
+            var pagesHash: String?
+            if let layout = source.layout {
+                let pages = try fetchPages(request, layout: layout, options: options, run: &run)
+                answer = pages.first
+                records = pages.records
+                pagesHash = pages.hash
+                run.report.bytes = pages.bytes
+            } else {
+                answer = try fetchWithRetries(request, options: options, run: &run)
+                run.report.bytes = answer.body.count
+            }
             run.report.httpStatus = answer.status
             // 304 confirms what a validator named; without one it confirms nothing we know.
             if answer.notModified && request.etag == nil && request.lastModified == nil {
                 throw .badData("HTTP 304 Not Modified, but no validator was sent (a protocol error upstream)")
             }
             response = answer
-            run.report.bytes = response.body.count
-            bodyHash = response.notModified ? nil : BodyHash.of(response.body)
-            // A body identical to the last one applied needs no decoding and no reconcile.
-            if !response.notModified && !(bodyHash == state.bodyHash && run.report.hadCachedRows) {
-                decoding = BackgroundDecode(response.body, kind: source.kind)
+            if source.layout != nil {
+                bodyHash = pagesHash
+                // The same pages as the last ones applied need no reconcile.
+                if bodyHash != nil && bodyHash == state.bodyHash && run.report.hadCachedRows { records = nil }
+            } else {
+                bodyHash = response.notModified ? nil : BodyHash.of(response.body)
+                // A body identical to the last one applied needs no decoding and no reconcile.
+                if !response.notModified && !(bodyHash == state.bodyHash && run.report.hadCachedRows) {
+                    decoding = BackgroundDecode(response.body, kind: source.kind)
+                }
             }
         } catch {
             if case .httpStatus(let status, _, _) = error { run.report.httpStatus = status }
+            if case .rateLimited(let status, _, _) = error { run.report.httpStatus = status }
             run.report.failure = .upstream(error)
-            recordFailure(&run, state: state, options: options, retryAfter: error.retryAfter)
+            // A rate limit's reset is a time the server knows: honoured up to a day, where a
+            // Retry-After on an error is honoured up to the backoff's cap.
+            var rateLimited = false
+            if case .rateLimited = error { rateLimited = true }
+            recordFailure(&run, state: state, options: options, retryAfter: error.retryAfter,
+                          longest: rateLimited ? RetryAfter.longest : nil)
             return run.finished()
         }
 
@@ -160,7 +185,19 @@ public struct SyncEngine {
                 // counts are filled in below, in the same transaction.
                 let runID = try record(run, finishedAt: now)
                 var confirmAll = true
-                if let decoding {
+                if let records {
+                    let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
+                    let cachedRows = Int(try db.scalarInt("SELECT count(*) FROM records WHERE source = ?", [.text(source.name)]) ?? 0)
+                    let counts = try reconciler.applyRecords(records)
+                    run.report.counts = counts
+                    run.report.outcome = counts.total > 0 ? .updated : .unchanged
+                    if source.mode == .replace && !options.acceptRemovals,
+                       let reason = (source.maxDelete ?? .default).refusal(removing: counts.deleted, of: cachedRows, noun: "records") {
+                        guard options.plan else { throw Held(reason: reason) }
+                        run.report.wouldHold = reason
+                    }
+                    confirmAll = source.mode == .replace
+                } else if let decoding {
                     let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
                     // Read while the body is still being decoded; nothing is written until the
                     // whole body has proved valid, and a bad one rolls this transaction back.
@@ -242,7 +279,7 @@ public struct SyncEngine {
 
     /// Asks again for what can succeed later, with jittered backoff or the server's
     /// Retry-After; gives up at once on anything else, and when the wait would pass the deadline.
-    private func fetchWithRetries(_ request: FetchRequest, options: Options, run: inout Run) throws(UpstreamError) -> FetchResponse {
+    func fetchWithRetries(_ request: FetchRequest, options: Options, run: inout Run) throws(UpstreamError) -> FetchResponse {
         var attempt = 0
         while true {
             attempt += 1
@@ -261,6 +298,76 @@ public struct SyncEngine {
         }
     }
 
+    /// Every page of a generic source, in order, each decoded as it arrives (it may name the
+    /// next). A failing page fails the whole fetch: nothing of the earlier pages is kept.
+    func fetchPages(_ request: FetchRequest, layout: RecordLayout, options: Options, run: inout Run)
+        throws(UpstreamError) -> (first: FetchResponse, records: RecordSet?, hash: String?, bytes: Int) {
+        var request = request
+        var set = RecordSet()
+        var hashes = ""
+        var bytes = 0
+        var first: FetchResponse?
+        var visited: Set<String> = [request.url.absoluteString]
+        let origin = Origin(request.url)
+        var number = 1
+        while true {
+            let answer = try fetchWithRetries(request, options: options, run: &run)
+            if number == 1 {
+                first = answer
+                if answer.notModified { return (answer, nil, nil, 0) }
+            } else if answer.notModified {
+                throw .badData("HTTP 304 for page \(number), which was asked for without validators")
+            }
+            bytes += answer.body.count
+            hashes += BodyHash.of(answer.body)
+            let page = try RecordDecoder.decode(answer.body, layout: layout, page: number)
+            try set.add(page, number: number)
+            guard let next = try Self.nextPage(after: request.url, answer: answer, page: page, layout: layout) else { break }
+            // Credentials go to the source's origin only, so its pages must stay there.
+            guard Origin(next) == origin else {
+                throw .badData("page \(number) points at a next page on another host (\(Source.redacted(next))); refused, so the token and headers stay with the source's host")
+            }
+            guard number < layout.maxPages else {
+                throw .badData("more than \(layout.maxPages) pages (--max-pages); nothing was written")
+            }
+            guard visited.insert(next.absoluteString).inserted else {
+                throw .badData("page \(number) points back at a page already read (\(Source.redacted(next)))")
+            }
+            number += 1
+            request.url = next
+            request.etag = nil
+            request.lastModified = nil
+        }
+        return (first!, set, BodyHash.of(Data(hashes.utf8)), bytes)
+    }
+
+    /// The next page's URL: from a `Link: <…>; rel="next"` header, a URL in the body, or a
+    /// cursor in the body sent as a query parameter of the source's URL. Nil at the end.
+    static func nextPage(after url: URL, answer: FetchResponse, page: RecordPage, layout: RecordLayout) throws(UpstreamError) -> URL? {
+        switch layout.next {
+        case nil:
+            return nil
+        case .link:
+            guard let header = answer.link, let target = LinkHeader.next(header) else { return nil }
+            guard let next = URL(string: target, relativeTo: url)?.absoluteURL else { throw .badData("an unreadable next link: \(target)") }
+            return next
+        case .body:
+            guard let value = page.next else { return nil }
+            if let parameter = layout.nextParam {
+                guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+                var items = (parts.queryItems ?? []).filter { $0.name != parameter }
+                items.append(URLQueryItem(name: parameter, value: value))
+                parts.queryItems = items
+                guard let next = parts.url else { throw .badData("a cursor that makes no URL: \(value)") }
+                return next
+            }
+            guard let next = URL(string: value, relativeTo: url)?.absoluteURL, next.scheme != nil else {
+                throw .badData("the next page is not a URL: \(value)")
+            }
+            return next
+        }
+    }
+
     /// The request for `source`, with its extra headers and, if it names one, its bearer token.
     func fetchRequest(for source: Source, timeout: Double,
                       deadline: ContinuousClock.Instant? = nil) throws(UpstreamError) -> FetchRequest {
@@ -275,7 +382,7 @@ public struct SyncEngine {
     }
 
     private func hasCachedRows(_ source: Source) throws -> Bool {
-        let table = source.kind == .account ? "accounts" : "jokes"
+        let table = source.kind == .account ? "accounts" : source.kind == .jokes ? "jokes" : "records"
         return try db.scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source = ?)", [.text(source.name)]) == 1
     }
 
@@ -296,14 +403,14 @@ public struct SyncEngine {
 
     /// Records a failed run and sets when cron may try again. Best effort: the failure being
     /// reported matters more than a failure to record it.
-    private func recordFailure(_ run: inout Run, state: SyncState, options: Options, retryAfter: Double?) {
+    private func recordFailure(_ run: inout Run, state: SyncState, options: Options, retryAfter: Double?, longest: Double? = nil) {
         run.report.outcome = .failed
         guard !options.plan else { return }  // a plan writes nothing, its failures included
         let failures = state.failures + 1
         var delay = options.failureBackoff.delay(afterFailures: failures)
         // A server's Retry-After is honoured up to the backoff's cap (an hour), so a far-future
         // date cannot stop background refresh for good.
-        if let retryAfter { delay = min(max(delay, retryAfter), options.failureBackoff.cap) }
+        if let retryAfter { delay = min(max(delay, retryAfter), longest ?? options.failureBackoff.cap) }
         let now = Date()
         let next = Timestamp.format(now.addingTimeInterval(delay))
         run.report.nextAttemptAt = next
@@ -354,7 +461,7 @@ public enum SyncProgress: Sendable {
 }
 
 /// One sync in progress: its report and its clock.
-private struct Run {
+struct Run {
     var report: SyncReport
     let startedAt: String
     let clock = ContinuousClock.now

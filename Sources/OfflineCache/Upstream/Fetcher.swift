@@ -44,12 +44,15 @@ public struct FetchResponse: Sendable {
     public var body: Data
     public var etag: String?
     public var lastModified: String?
+    /// The `Link` header, for sources that page with it.
+    public var link: String?
 
-    public init(status: Int, body: Data, etag: String? = nil, lastModified: String? = nil) {
+    public init(status: Int, body: Data, etag: String? = nil, lastModified: String? = nil, link: String? = nil) {
         self.status = status
         self.body = body
         self.etag = etag
         self.lastModified = lastModified
+        self.link = link
     }
 
     public var notModified: Bool { status == 304 }
@@ -115,6 +118,15 @@ enum RetryAfter {
         return min(max(0, seconds), longest)
     }
 
+    /// `X-RateLimit-Reset`: the epoch second the limit resets, as seconds from now within
+    /// 0...`longest`; nil when it is not a number.
+    static func resetSeconds(_ value: String, now: Date = Date()) -> Double? {
+        let text = value.trimmingSpaces()
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              let epoch = Double(text) else { return nil }
+        return min(max(0, epoch - now.timeIntervalSince1970), longest)
+    }
+
     /// `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110's IMF-fixdate), or nil.
     static func httpDate(_ text: String) -> Date? {
         let fields = text.split(separator: " ")
@@ -133,5 +145,26 @@ enum RetryAfter {
         parts.tm_min = Int32(clock[1])
         parts.tm_sec = Int32(clock[2])
         return Date(timeIntervalSince1970: Double(timegm(&parts)))
+    }
+}
+
+/// The `Link` header (RFC 8288), as GitHub sends it: `<url>; rel="next", <url>; rel="last"`.
+enum LinkHeader {
+    /// The target of the link whose relation types include `next`.
+    static func next(_ header: String) -> String? {
+        var rest = Substring(header)
+        while let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") {
+            let target = String(rest[rest.index(after: open)..<close])
+            let afterTarget = rest[rest.index(after: close)...]
+            let end = afterTarget.firstIndex(of: "<") ?? afterTarget.endIndex
+            let parameters = afterTarget[..<end].lowercased()
+            if let rel = parameters.firstRange(of: "rel=") {
+                let value = parameters[rel.upperBound...].prefix { $0 != ";" && $0 != "," }
+                let types = value.trimmed { $0 == "\"" || $0 == " " }.split(separator: " ")
+                if types.contains("next") { return target }
+            }
+            rest = afterTarget[end...]
+        }
+        return nil
     }
 }

@@ -47,10 +47,17 @@ struct HTTPClient {
         let etag = answer.headers["etag"], lastModified = answer.headers["last-modified"]
         if answer.status == 304 { return FetchResponse(status: 304, body: Data(), etag: etag, lastModified: lastModified) }
         guard (200..<300).contains(answer.status) else {
-            throw .httpStatus(answer.status, url: Source.redacted(url),
-                              retryAfter: answer.headers["retry-after"].flatMap { RetryAfter.seconds($0) })
+            let retryAfter = answer.headers["retry-after"].flatMap { RetryAfter.seconds($0) }
+            // GitHub's style: 403 (or 429) with X-RateLimit-Remaining: 0 and the reset as epoch seconds.
+            let reset = answer.headers["x-ratelimit-reset"].flatMap { RetryAfter.resetSeconds($0) }
+            let exhausted = answer.headers["x-ratelimit-remaining"]?.trimmingSpaces() == "0"
+            if (answer.status == 429 && reset != nil) || (answer.status == 403 && exhausted) {
+                throw .rateLimited(answer.status, url: Source.redacted(url), resetIn: retryAfter ?? reset)
+            }
+            throw .httpStatus(answer.status, url: Source.redacted(url), retryAfter: retryAfter)
         }
-        return FetchResponse(status: answer.status, body: answer.body, etag: etag, lastModified: lastModified)
+        return FetchResponse(status: answer.status, body: answer.body, etag: etag, lastModified: lastModified,
+                             link: answer.headers["link"])
     }
 }
 
@@ -97,7 +104,8 @@ final class Transfer {
     /// The transfer stopped at the end of a redirect's head, on purpose.
     private var redirectHead = false
 
-    private static let keptHeaders: Set<String> = ["etag", "last-modified", "retry-after", "location"]
+    private static let keptHeaders: Set<String> = ["etag", "last-modified", "retry-after", "location", "link",
+                                                   "x-ratelimit-remaining", "x-ratelimit-reset"]
 
     init(request: FetchRequest, url: URL, headers: [Source.Header]) {
         self.request = request

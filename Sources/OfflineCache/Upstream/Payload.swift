@@ -2,11 +2,14 @@
 public enum Payload: Sendable, Equatable {
     case account(UpstreamAccount)
     case jokes([UpstreamJoke])
+    /// A generic source's records from every page, checked and keyed.
+    case records(RecordSet)
 
     public var rowCount: Int {
         switch self {
         case .account(let account): account.transactions.count
         case .jokes(let jokes): jokes.count
+        case .records(let set): set.records.count
         }
     }
 }
@@ -50,5 +53,32 @@ public struct UpstreamJoke: Sendable, Equatable {
         self.type = type
         self.setup = setup
         self.punchline = punchline
+    }
+}
+
+/// The records of every page of one sync, each key once.
+public struct RecordSet: Sendable, Equatable {
+    public var records: [UpstreamRecord] = []
+    /// Top-level scalar fields, in the order first seen.
+    public var fields: [String] = []
+    private var index: [String: Int] = [:]
+    private var fieldSet: Set<String> = []
+
+    public init() {}
+
+    /// Adds a page's records: a key seen on an earlier page must bring the same record.
+    mutating func add(_ page: RecordPage, number: Int) throws(UpstreamError) {
+        records.reserveCapacity(records.count + page.records.count)
+        for record in page.records {
+            if let earlier = index[record.key] {
+                guard records[earlier].json == record.json else {
+                    throw .badData("page \(number) repeats the key \(record.key) of an earlier page with different contents")
+                }
+                continue
+            }
+            index[record.key] = records.count
+            records.append(record)
+        }
+        for field in page.fields where fieldSet.insert(field).inserted { fields.append(field) }
     }
 }

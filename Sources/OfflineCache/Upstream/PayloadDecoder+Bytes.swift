@@ -42,6 +42,8 @@ extension PayloadDecoder {
                 let jokes = try readJokes(&cursor, startsWith: first)
                 try cursor.expectEnd()
                 return .success(.jokes(jokes))
+            case .json:
+                return .failure(.badData("a json source's pages are read by RecordDecoder, with its layout"))
             }
         } catch let failure as JSONCursor.Failure {
             return .failure(.badData(failure.message))

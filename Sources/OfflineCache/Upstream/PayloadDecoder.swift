@@ -26,6 +26,7 @@ public enum PayloadDecoder {
         switch kind {
         case .account: return .account(try decodeAccount(body))
         case .jokes: return .jokes(try decodeJokes(body, startsWith: first))
+        case .json: throw .badData("a json source's pages are read by RecordDecoder, with its layout")
         }
     }
 

@@ -1,12 +1,95 @@
 import FoundationEssentials
 import Glibc
 
-/// The two kinds of upstream this tool understands.
+/// The kinds of upstream this tool understands: the two it was made for, and any JSON API
+/// described by a `RecordLayout`.
 public enum SourceKind: String, Sendable, CaseIterable {
-    case account, jokes
+    case account, jokes, json
 
-    /// `account` responses are the whole truth; `jokes` responses are random samples.
-    public var defaultMode: SyncMode { self == .account ? .replace : .merge }
+    /// `account` and `json` responses are the whole truth; `jokes` responses are random samples.
+    public var defaultMode: SyncMode { self == .jokes ? .merge : .replace }
+
+    /// What its rows are called in messages.
+    public var rowNoun: String {
+        switch self {
+        case .account: "transactions"
+        case .jokes: "jokes"
+        case .json: "records"
+        }
+    }
+}
+
+/// Where a generic JSON source's records are and what identifies one.
+public struct RecordLayout: Sendable, Equatable {
+    /// Where the records are: `$` (the response itself), `$.results`, `$.data.items`. An array
+    /// there holds records; a single object is one record.
+    public var rows: JSONPath
+    /// The fields whose values identify a record: `id`, or `user.id,repo` (dot paths).
+    public var key: [JSONPath]
+    /// How to find the next page, if the API pages.
+    public var next: NextPage?
+    /// With `next = .body`: the value found there is a cursor, sent as this query parameter.
+    public var nextParam: String?
+    /// Reaching this many pages fails the sync rather than caching part of the data.
+    public var maxPages: Int
+
+    public static let defaultMaxPages = 100
+
+    public init(rows: JSONPath = JSONPath(), key: [JSONPath], next: NextPage? = nil, nextParam: String? = nil,
+                maxPages: Int = RecordLayout.defaultMaxPages) {
+        self.rows = rows
+        self.key = key
+        self.next = next
+        self.nextParam = nextParam
+        self.maxPages = maxPages
+    }
+
+    public enum NextPage: Sendable, Equatable {
+        /// `Link: <…>; rel="next"` response headers (GitHub's style).
+        case link
+        /// A URL (or, with `nextParam`, a cursor) at this path in the body; null or absent ends.
+        case body(JSONPath)
+
+        public init?(_ text: String) {
+            if text == "link" { self = .link; return }
+            guard let path = JSONPath(text), !path.keys.isEmpty else { return nil }
+            self = .body(path)
+        }
+
+        public var description: String {
+            switch self {
+            case .link: "link"
+            case .body(let path): path.description
+            }
+        }
+    }
+
+    /// The key when it is one top-level field (`id`), else nil.
+    public var singleKeyField: String? { key.count == 1 && key[0].keys.count == 1 ? key[0].keys[0] : nil }
+
+    /// The key as `sources list` shows it and the database stores it: `id` or `user.id,repo`.
+    public var keyDescription: String { key.map(\.dotted).joined(separator: ",") }
+}
+
+/// A path of object keys into a JSON value: `$` is the value itself, `$.data.items` two keys down.
+/// Key fields are written without the `$.` (`user.id`).
+public struct JSONPath: Sendable, Equatable, Hashable {
+    public var keys: [String]
+
+    public init(_ keys: [String] = []) { self.keys = keys }
+
+    /// `$`, `$.a.b`, or (for key fields) `a.b`; nil for an empty key or a malformed path.
+    public init?(_ text: String) {
+        var rest = Substring(text)
+        if rest == "$" { keys = []; return }
+        if rest.hasPrefix("$.") { rest = rest.dropFirst(2) }
+        let parts = rest.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.contains("$") }) else { return nil }
+        keys = parts
+    }
+
+    public var description: String { keys.isEmpty ? "$" : "$." + dotted }
+    public var dotted: String { keys.joined(separator: ".") }
 }
 
 /// How a response is reconciled with the cache.
@@ -39,6 +122,8 @@ public struct Source: Sendable, Equatable {
     /// How long the source may go without a successful sync before `status --max-age` reports
     /// it; nil: the age given on the command line.
     public var alertAfterSeconds: Int?
+    /// For `json` sources: where the records are and what identifies them.
+    public var layout: RecordLayout?
     /// Which row of `sources` this was read from (its rowid and creation time): a source removed
     /// and added again under the same name is another source, and a sync of the old one must
     /// not land in it. Nil for a source not read from the database.

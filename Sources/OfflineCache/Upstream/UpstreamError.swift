@@ -8,6 +8,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case tls(url: String, reason: String)
     /// An HTTP status other than 2xx and 304, with the server's Retry-After in seconds.
     case httpStatus(Int, url: String, retryAfter: Double? = nil)
+    /// A 429, or a 403 with `X-RateLimit-Remaining: 0`, saying when the limit resets
+    /// (`X-RateLimit-Reset` or `Retry-After`): seconds from now, if it did.
+    case rateLimited(Int, url: String, resetIn: Double?)
     /// The body is not what the source's kind promises: not JSON, wrong shape, wrong type.
     case badData(String)
     /// The account envelope carried a status other than 200, or a null body.
@@ -30,7 +33,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// 5xx and truncated bodies. Bad data and other 4xx will not get better by asking again.
     public var isRetryable: Bool {
         switch self {
-        case .unreachable, .timedOut, .truncated: true
+        case .unreachable, .timedOut, .truncated, .rateLimited: true
         case .httpStatus(let status, _, _): status == 408 || status == 429 || (500...599).contains(status)
         default: false
         }
@@ -38,8 +41,11 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The server's Retry-After, in seconds, if it sent one.
     public var retryAfter: Double? {
-        if case .httpStatus(_, _, let retryAfter) = self { return retryAfter }
-        return nil
+        switch self {
+        case .httpStatus(_, _, let retryAfter): retryAfter
+        case .rateLimited(_, _, let resetIn): resetIn
+        default: nil
+        }
     }
 
     public var description: String {
@@ -51,6 +57,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .truncated(url, received, expected): "truncated body from \(url): \(received) of \(expected) bytes"
         case let .tls(url, reason): "TLS failure with \(url): \(reason)"
         case let .httpStatus(status, url, _): "HTTP \(status) from \(url)"
+        case let .rateLimited(status, url, resetIn):
+            "HTTP \(status) from \(url): rate limited" + (resetIn.map { "; the limit resets in \(DurationText.age(Int($0.rounded(.up))))" } ?? "")
         case let .badData(reason): "bad data: \(reason)"
         case let .envelope(status, message): "upstream answered status \(status): \(message)"
         case let .tooLarge(limit): "body larger than the \(limit)-byte cap"

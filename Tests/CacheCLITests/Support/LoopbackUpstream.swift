@@ -98,6 +98,15 @@ final class LoopbackUpstream {
         try post("/_generate", ["count": count, "seed": seed])
     }
 
+    /// The generic API's records (/api/items, /api/paged, /api/cursor) from now on.
+    func setItems(_ items: [[String: Any]]) throws { _ = try post("/_items", ["items": items]) }
+    func setItems(count: Int) throws { _ = try post("/_items", ["count": count]) }
+
+    /// The next `times` generic API requests are refused with `status`, the limit resetting in `resetIn` seconds.
+    func rateLimit(status: Int, resetIn: Double, times: Int = 1) throws {
+        _ = try post("/_rate_limit", ["status": status, "reset_in": resetIn, "times": times])
+    }
+
     func stats() throws -> [String: Any] {
         let data = try request("GET", "/_stats", body: nil)
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]

@@ -1,0 +1,114 @@
+import FoundationEssentials
+
+/// Generic records: compared by key in their canonical form, so a record whose keys moved or
+/// whose spacing changed is not an update; then the source's view, `cached_NAME`, is made
+/// again when the records brought a field it did not have.
+extension Reconciler {
+    func applyRecords(_ set: RecordSet) throws -> ChangeCounts {
+        let name = SQLValue.text(source.name)
+        var cached: [String: String] = [:]
+        let read = try db.cachedStatement("SELECT key, record FROM records WHERE source = ?")
+        defer { read.reset() }
+        try read.bind([name])
+        while try read.step() { cached[read.text(0) ?? ""] = read.text(1) ?? "" }
+
+        var counts = ChangeCounts()
+        let loading = cached.isEmpty
+        let total = set.records.count
+        for (index, record) in set.records.enumerated() {
+            if index % 10_000 == 0, total > 10_000 { progress?(.reconciling(rows: index, total: total)) }
+            if let before = cached.removeValue(forKey: record.key) {
+                if before != record.json {
+                    try db.run("UPDATE records SET record = ?, seen_at = ? WHERE source = ? AND key = ?",
+                               [.text(record.json), .text(now), name, .text(record.key)])
+                    try logRecord(record.key, "updated", before: before, after: record.json)
+                    counts.updated += 1
+                } else if merging {
+                    try db.run("UPDATE records SET seen_at = ? WHERE source = ? AND key = ?", [.text(now), name, .text(record.key)])
+                }
+            } else {
+                try db.run("INSERT INTO records (source, key, record, seen_at) VALUES (?, ?, ?, ?)",
+                           [name, .text(record.key), .text(record.json), .text(now)])
+                if !loading { try logRecord(record.key, "inserted", before: nil, after: record.json) }
+                counts.inserted += 1
+            }
+        }
+        if loading { try logLoad(kind: "record", rows: counts.inserted) }
+        if !merging {
+            // What is left of the cached records was not in the response.
+            for (key, before) in cached {
+                try db.run("DELETE FROM records WHERE source = ? AND key = ?", [name, .text(key)])
+                try logRecord(key, "removed", before: before, after: nil)
+                counts.deleted += 1
+            }
+        }
+        try RecordView(db: db, source: source.name).update(fields: set.fields)
+        return counts
+    }
+
+    private func logRecord(_ key: String, _ change: String, before: String?, after: String?) throws {
+        try db.run("""
+            INSERT INTO changes (run_id, source, row_kind, row_id, change, before, after) VALUES (?, ?, 'record', ?, ?, ?, ?)
+            """, [.int(runID), .text(source.name), .text(key), .text(change), .optionalText(before), .optionalText(after)])
+    }
+}
+
+/// A generic source's view, `cached_NAME` (the source's name as it is: names hold only letters,
+/// digits, `-`, `_` and `.`, and the view's name is quoted). Its columns: `key`, one per
+/// top-level scalar field seen in the records (`json_extract`), then `seen_at`, `age_s` and
+/// `stale`. A field whose name is taken (by those four, or by another field differing only in
+/// case, as SQLite's column names do not) or holds a double quote gets no column; it stays in
+/// `record` in `cached_records`.
+public struct RecordView {
+    let db: Connection
+    let source: String
+
+    /// `cached_NAME`; for a source named like a built-in view's rows (`jokes`, say), `cached_NAME_json`.
+    public static func name(of source: String) -> String {
+        ["accounts", "transactions", "jokes", "records"].contains(source) ? "cached_\(source)_json" : "cached_" + source
+    }
+
+    static let reserved: Set<String> = ["key", "seen_at", "age_s", "stale"]
+
+    /// The fields the view has columns for, in order.
+    public static func columns(_ db: Connection, source: String) throws -> [String] {
+        try db.query("SELECT name FROM record_fields WHERE source = ? ORDER BY position", [.text(source)]) { $0.text(0) ?? "" }
+    }
+
+    /// Adds fields not seen before and makes the view again if there were any (or it is missing).
+    func update(fields: [String]) throws {
+        var known = try Self.columns(db, source: source)
+        var taken = Set((known + Self.reserved).map { $0.lowercased() })
+        var added = false
+        for field in fields where !field.contains("\"") && !field.isEmpty && taken.insert(field.lowercased()).inserted {
+            try db.run("INSERT INTO record_fields (source, position, name) VALUES (?, ?, ?)",
+                       [.text(source), .int(known.count), .text(field)])
+            known.append(field)
+            added = true
+        }
+        let exists = try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name = ?",
+                                      [.text(Self.name(of: source))]) == 1
+        guard added || !exists else { return }
+        let view = Self.quoted(Self.name(of: source))
+        let columns = known.map { field in Self.extract(field) + " AS " + Self.quoted(field) }
+        try db.execute("DROP VIEW IF EXISTS \(view)")
+        try db.execute("""
+            CREATE VIEW \(view) AS SELECT key, \((columns + ["seen_at", "age_s", "stale"]).joined(separator: ", "))
+            FROM cached_records WHERE source = '\(source.replacingScalars { $0 == "'" ? "''" : nil })'
+            """)
+    }
+
+    /// Drops the view of a source being removed.
+    public static func drop(_ db: Connection, source: String) throws {
+        try db.execute("DROP VIEW IF EXISTS \(quoted(name(of: source)))")
+    }
+
+    /// The SQL that reads `field` from a record.
+    public static func extract(_ field: String) -> String {
+        "json_extract(record, '$.\"\(field.replacingScalars { $0 == "'" ? "''" : nil })\"')"
+    }
+
+    public static func quoted(_ identifier: String) -> String {
+        "\"" + identifier.replacingScalars { $0 == "\"" ? "\"\"" : nil } + "\""
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+
+/// `--kind json`: any JSON API, through the built binary against the loopback upstream's
+/// generic API (GitHub-style Link pages, `{"count", "next", "results"}` pages, a cursor).
+@Suite struct GenericSourceTests {
+    func add(_ box: Sandbox, _ name: String, _ url: String, _ extra: [String]) throws {
+        let result = try box.cache(["sources", "add", name, "--kind", "json", "--url", url] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    func count(_ box: Sandbox, _ sql: String) throws -> String? {
+        try rows(box.database, sql).first?.values.first
+    }
+
+    @Test func githubStylePagesFillOneTableAndAViewWithTheFields() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link", "--ttl", "1s"])
+        let sync = try box.cache("sync", "gh", "--json")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.jsonArray().first?["inserted"] as? Int == 300)
+        #expect(try upstreamRequests(upstream, "/api/items").count == 3)
+        #expect(try count(box, "SELECT count(*) FROM records WHERE source = 'gh'") == "300")
+
+        // The view: the key, each top-level scalar field, seen_at, age_s, stale.
+        let columns = try rows(box.database, "SELECT name FROM pragma_table_info('cached_gh')").compactMap { $0["name"] }
+        #expect(columns == ["key", "id", "name", "price", "in_stock", "updated_at", "seen_at", "age_s", "stale"])
+        #expect(try count(box, "SELECT name FROM cached_gh WHERE key = '42'") == "item-42")
+
+        // After the TTL every record is stale, in list --stale and in the view.
+        Thread.sleep(forTimeInterval: 1.2)
+        let stale = try box.cache("list", "gh", "--stale", "--offline", "--json")
+        #expect(try stale.jsonArray().count == 300)
+        let first = try #require(try stale.jsonArray().first)
+        #expect(first["stale"] as? Bool == true && first["seen_at"] is String && first["age_s"] is Int)
+        #expect((first["record"] as? [String: Any])?["name"] as? String == "item-1")
+        #expect(try count(box, "SELECT count(*) FROM cached_gh WHERE stale = 1") == "300")
+    }
+
+    @Test func oneChangedOneDroppedOneAddedAreCountedAndDiffed() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
+        #expect(try box.cache("sync", "gh").status == 0)
+        var items = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(string: upstream.baseURL + "/api/items?per_page=300")!)) as? [[String: Any]])
+        items[9]["price"] = 12
+        items.removeAll { $0["id"] as? Int == 20 }
+        items.append(["id": 301, "name": "item-301", "price": 1.5, "in_stock": true, "updated_at": "2026-11-30T10:00:00Z"])
+        let before = items[9]["price"]
+        try upstream.setItems(items)
+        let sync = try box.cache("sync", "gh", "--json")
+        let report = try #require(try sync.jsonArray().first)
+        #expect(report["inserted"] as? Int == 1 && report["updated"] as? Int == 1 && report["deleted"] as? Int == 1, "\(sync.stdout)")
+        let diff = try box.cache("diff", "gh")
+        #expect(diff.stdout.contains("~ 10  price ") && diff.stdout.contains(" → 12"), "\(diff.stdout) \(String(describing: before))")
+        #expect(diff.stdout.contains("+ 301") && diff.stdout.contains("- 20"))
+    }
+
+    @Test func aFailingPageLeavesTheCacheAsItWas() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
+        #expect(try box.cache("sync", "gh").status == 0)
+        let before = try rows(box.database, "SELECT key, record, seen_at FROM records ORDER BY key")
+        try upstream.setItems(count: 250)
+        try upstream.control(["fail_page": 2])
+        let sync = try box.cache("sync", "gh", "--timeout", "5s")
+        #expect(sync.status == 75, "\(sync.stderr)")
+        #expect(try rows(box.database, "SELECT key, record, seen_at FROM records ORDER BY key") == before)
+    }
+
+    @Test func bodyLinksAndCursorsPageToo() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "people", upstream.baseURL + "/api/paged", ["--rows", "$.results", "--key", "id", "--next", "$.next"])
+        try add(box, "feed", upstream.baseURL + "/api/cursor?per_page=70",
+                ["--rows", "$.data.items", "--key", "id", "--next", "$.meta.cursor", "--next-param", "cursor"])
+        #expect(try box.cache("sync").status == 0)
+        #expect(try count(box, "SELECT count(*) FROM records WHERE source = 'people'") == "300")
+        #expect(try count(box, "SELECT count(*) FROM records WHERE source = 'feed'") == "300")
+        #expect(try upstreamRequests(upstream, "/api/cursor").count == 5)  // 70 a page
+    }
+
+    @Test func reachingMaxPagesFailsRatherThanCachingPart() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link", "--max-pages", "2"])
+        let sync = try box.cache("sync", "gh")
+        #expect(sync.status == 65 && sync.stderr.contains("more than 2 pages (--max-pages)"), "\(sync.stderr)")
+        #expect(try count(box, "SELECT count(*) FROM records") == "0")
+    }
+
+    @Test func aRateLimitResettingSoonIsWaitedFor() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
+        try upstream.rateLimit(status: 429, resetIn: 2)
+        let started = ContinuousClock.now
+        let sync = try box.cache("sync", "gh", "--json")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(ContinuousClock.now - started >= .seconds(1))
+        #expect(try sync.jsonArray().first?["retry_after_wait_s"] as? Double ?? 0 > 0)
+        #expect(try count(box, "SELECT count(*) FROM records") == "300")
+    }
+
+    @Test(arguments: [429, 403])
+    func aRateLimitResettingLaterEndsTheSyncUntilTheReset(_ status: Int) throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
+        try upstream.rateLimit(status: status, resetIn: 7200)
+        let started = Date()
+        let sync = try box.cache("sync", "gh")
+        #expect(sync.status == 75, "\(sync.stderr)")
+        #expect(sync.stderr.contains("rate limited"), "\(sync.stderr)")
+        let state = try #require(try box.cache("status", "gh", "--json").jsonArray().first)
+        let next = try #require((state["next_attempt_at"] as? String).flatMap(isoDate))
+        #expect(abs(next.timeIntervalSince(started) - 7200) < 30, "\(state)")
+        #expect(try upstreamRequests(upstream, "/api/items").count == 1)
+    }
+
+    @Test func keyOrderAndSpacingAreNotChanges() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items?per_page=300", ["--key", "id"])
+        #expect(try box.cache("sync", "gh").status == 0)
+        let before = try rows(box.database, "SELECT key, record, seen_at FROM records ORDER BY key")
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(string: upstream.baseURL + "/api/items?per_page=300")!)) as? [[String: Any]])
+        // The same records with their keys in another order: another body, the same data.
+        try upstream.setItems(items.map { item in Dictionary(uniqueKeysWithValues: item.sorted { $0.key > $1.key }) })
+        let sync = try box.cache("sync", "gh", "--json")
+        #expect(try sync.jsonArray().first?["outcome"] as? String == "unchanged", "\(sync.stdout)")
+        #expect(try rows(box.database, "SELECT key, record, seen_at FROM records ORDER BY key") == before)
+        #expect(try count(box, "SELECT count(*) FROM changes") == "0")
+    }
+
+    @Test(arguments: [
+        (#"[{"id": 1, "name": "a"}, {"name": "no key"}]"#, ["--key", "id"], "record 1 has no key field id"),
+        (#"[{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]"#, ["--key", "id"], "records 0 and 1 have the same key (1) and different contents"),
+        (#"{"count": 3, "results": []}"#, ["--rows", "$.count", "--key", "id"], "--rows $.count points at a number, not at records"),
+        (#"{"results": []}"#, ["--rows", "$.data", "--key", "id"], "no records at $.data"),
+        (#"[{"user": {"id": 7}}, {"user": {"name": "x"}}]"#, ["--key", "user.id"], "record 1 has no key field user.id"),
+    ] as [(String, [String], String)])
+    func badDataIsRefusedWithTheIndexAndWritesNothing(_ body: String, _ options: [String], _ message: String) throws {
+        let box = try Sandbox()
+        let file = box.folder + "/api.json"
+        try body.write(toFile: file, atomically: true, encoding: .utf8)
+        try add(box, "api", "file://" + file, options)
+        let sync = try box.cache("sync", "api")
+        #expect(sync.status == 65, "\(sync.stderr)")
+        #expect(sync.stderr.contains(message), "\(sync.stderr)")
+        #expect(try count(box, "SELECT count(*) FROM records") == "0")
+    }
+
+    @Test func theRemovalGuardHoldsAndRemovingTheSourceDropsItsView() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
+        #expect(try box.cache("sync", "gh").status == 0)
+        try upstream.setItems(count: 10)
+        let held = try box.cache("sync", "gh")
+        #expect(held.status == 65 && held.stderr.contains("would remove 290 of 300 cached records"), "\(held.stderr)")
+        #expect(try count(box, "SELECT count(*) FROM records") == "300")
+        #expect(try box.cache("sync", "gh", "--accept-removals").status == 0)
+        #expect(try count(box, "SELECT count(*) FROM records") == "10")
+        #expect(try box.cache("sources", "remove", "gh", "--yes").status == 0)
+        #expect(try count(box, "SELECT count(*) FROM sqlite_schema WHERE name = 'cached_gh'") == "0")
+        #expect(try count(box, "SELECT count(*) FROM records") == "0")
+    }
+
+    @Test func theJokesAPIDescribedAsJSON() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "jokes", upstream.baseURL + "/jokes/ten", ["--rows", "$", "--key", "id", "--mode", "merge"])
+        #expect(try box.cache("sync", "jokes").status == 0)
+        #expect(try count(box, "SELECT count(*) FROM cached_jokes") == "0")  // the built-in kind's view is not used
+        // Its view is cached_jokes_json: cached_jokes is the built-in kind's.
+        #expect(try count(box, "SELECT count(*) FROM cached_jokes_json WHERE setup IS NOT NULL AND punchline IS NOT NULL") == "10")
+        let listed = try box.cache("list", "jokes", "--offline", "--columns", "setup")
+        #expect(listed.status == 0 && listed.stdout.contains("KEY  setup"), "\(listed.stdout)")
+        #expect(try box.cache("list", "jokes", "--offline", "--columns", "nope").status == 64)
+    }
+}
+
+/// An ISO 8601 time with milliseconds, as the cache records times.
+private func isoDate(_ text: String) -> Date? {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.date(from: text)
+}
