@@ -14,8 +14,15 @@ extension Reconciler {
 
         var counts = ChangeCounts()
         let loading = cached.isEmpty
+        if loading {
+            counts.inserted = try load(set.records)
+            try logLoad(kind: "record", rows: counts.inserted)
+            try RecordView(db: db, source: source.name).update(fields: set.fields)
+            return counts
+        }
         let total = set.records.count
-        for (index, record) in set.records.enumerated() {
+        for index in 0..<total {
+            let record = set.records[index]
             if index % 10_000 == 0, total > 10_000 { progress?(.reconciling(rows: index, total: total)) }
             if let before = cached.removeValue(forKey: record.key) {
                 if before != record.json {
@@ -29,11 +36,10 @@ extension Reconciler {
             } else {
                 try db.run("INSERT INTO records (source, key, record, seen_at) VALUES (?, ?, ?, ?)",
                            [name, .text(record.key), .text(record.json), .text(now)])
-                if !loading { try logRecord(record.key, "inserted", before: nil, after: record.json) }
+                try logRecord(record.key, "inserted", before: nil, after: record.json)
                 counts.inserted += 1
             }
         }
-        if loading { try logLoad(kind: "record", rows: counts.inserted) }
         if !merging {
             // What is left of the cached records was not in the response.
             for (key, before) in cached {
@@ -44,6 +50,37 @@ extension Reconciler {
         }
         try RecordView(db: db, source: source.name).update(fields: set.fields)
         return counts
+    }
+
+    /// Fills an empty cache: in key order (the table's, as RecordSet sorts them), 100 rows a statement.
+    private func load(_ records: RecordArena) throws -> Int {
+        let order = records.spans.indices  // RecordSet.finish left them in key order
+        let batch = 100
+        // Row i binds ?(3+2i) and ?(4+2i); every row shares the source (?1) and the time (?2).
+        func insert(_ rows: Int) throws -> Statement {
+            try db.cachedStatement("INSERT INTO records (source, key, record, seen_at) VALUES "
+                                   + (0..<rows).map { "(?1, ?\(3 + 2 * $0), ?\(4 + 2 * $0), ?2)" }.joined(separator: ", "))
+        }
+        var start = 0
+        while start < order.count {
+            let rows = order[start..<min(start + batch, order.count)]
+            let statement = try insert(rows.count)
+            try statement.bind(1, source.name)
+            try statement.bind(2, now)
+            var parameter: Int32 = 3
+            try records.bytes.withUnsafeBufferPointer { bytes throws(DatabaseError) in
+                for index in rows {
+                    let span = records.spans[index]
+                    try statement.bind(parameter, utf8: UnsafeBufferPointer(rebasing: bytes[span.key]))
+                    try statement.bind(parameter + 1, utf8: UnsafeBufferPointer(rebasing: bytes[span.json]))
+                    parameter += 2
+                }
+            }
+            try statement.execute()
+            start += batch
+            if records.count > 10_000, start % 10_000 == 0 { progress?(.reconciling(rows: start, total: records.count)) }
+        }
+        return records.count
     }
 
     private func logRecord(_ key: String, _ change: String, before: String?, after: String?) throws {

@@ -123,11 +123,20 @@ public struct SyncEngine {
             let answer: FetchResponse
             var pagesHash: String?
             if let layout = source.layout {
-                let pages = try fetchPages(request, layout: layout, options: options, run: &run)
-                answer = pages.first
-                records = pages.records
-                pagesHash = pages.hash
-                run.report.bytes = pages.bytes
+                var (first, bodies, hash) = try fetchPages(request, layout: layout, options: options, run: &run)
+                answer = first
+                pagesHash = hash
+                run.report.bytes = bodies.reduce(0) { $0 + $1.count }
+                // The same pages as the last ones applied need no decoding and no reconcile.
+                if !(pagesHash != nil && pagesHash == state.bodyHash && run.report.hadCachedRows) {
+                    var set = RecordSet()
+                    for number in bodies.indices {
+                        set.add(try RecordDecoder.decode(bodies[number], layout: layout, page: number + 1), number: number + 1)
+                        bodies[number] = Data()  // each body goes once read: memory holds one copy of the data
+                    }
+                    try set.finish()
+                    records = set
+                }
             } else {
                 answer = try fetchWithRetries(request, options: options, run: &run)
                 run.report.bytes = answer.body.count
@@ -140,8 +149,6 @@ public struct SyncEngine {
             response = answer
             if source.layout != nil {
                 bodyHash = pagesHash
-                // The same pages as the last ones applied need no reconcile.
-                if bodyHash != nil && bodyHash == state.bodyHash && run.report.hadCachedRows { records = nil }
             } else {
                 bodyHash = response.notModified ? nil : BodyHash.of(response.body)
                 // A body identical to the last one applied needs no decoding and no reconcile.
@@ -298,14 +305,14 @@ public struct SyncEngine {
         }
     }
 
-    /// Every page of a generic source, in order, each decoded as it arrives (it may name the
-    /// next). A failing page fails the whole fetch: nothing of the earlier pages is kept.
+    /// Every page of a generic source, in order (each may name the next; its records are
+    /// decoded later, and only when the pages differ from the last ones applied). A failing page
+    /// fails the whole fetch: nothing of the earlier pages is kept.
     func fetchPages(_ request: FetchRequest, layout: RecordLayout, options: Options, run: inout Run)
-        throws(UpstreamError) -> (first: FetchResponse, records: RecordSet?, hash: String?, bytes: Int) {
+        throws(UpstreamError) -> (first: FetchResponse, bodies: [Data], hash: String?) {
         var request = request
-        var set = RecordSet()
+        var bodies: [Data] = []
         var hashes = ""
-        var bytes = 0
         var first: FetchResponse?
         var visited: Set<String> = [request.url.absoluteString]
         let origin = Origin(request.url)
@@ -313,16 +320,15 @@ public struct SyncEngine {
         while true {
             let answer = try fetchWithRetries(request, options: options, run: &run)
             if number == 1 {
-                first = answer
-                if answer.notModified { return (answer, nil, nil, 0) }
+                first = FetchResponse(status: answer.status, body: Data(), etag: answer.etag, lastModified: answer.lastModified)
+                if answer.notModified { return (answer, [], nil) }
             } else if answer.notModified {
                 throw .badData("HTTP 304 for page \(number), which was asked for without validators")
             }
-            bytes += answer.body.count
             hashes += BodyHash.of(answer.body)
-            let page = try RecordDecoder.decode(answer.body, layout: layout, page: number)
-            try set.add(page, number: number)
-            guard let next = try Self.nextPage(after: request.url, answer: answer, page: page, layout: layout) else { break }
+            bodies.append(answer.body)
+            let value = try RecordDecoder.next(answer.body, layout: layout, page: number)
+            guard let next = try Self.nextPage(after: request.url, answer: answer, nextValue: value, layout: layout) else { break }
             // Credentials go to the source's origin only, so its pages must stay there.
             guard Origin(next) == origin else {
                 throw .badData("page \(number) points at a next page on another host (\(Source.redacted(next))); refused, so the token and headers stay with the source's host")
@@ -338,12 +344,12 @@ public struct SyncEngine {
             request.etag = nil
             request.lastModified = nil
         }
-        return (first!, set, BodyHash.of(Data(hashes.utf8)), bytes)
+        return (first!, bodies, BodyHash.of(Data(hashes.utf8)))
     }
 
     /// The next page's URL: from a `Link: <…>; rel="next"` header, a URL in the body, or a
     /// cursor in the body sent as a query parameter of the source's URL. Nil at the end.
-    static func nextPage(after url: URL, answer: FetchResponse, page: RecordPage, layout: RecordLayout) throws(UpstreamError) -> URL? {
+    static func nextPage(after url: URL, answer: FetchResponse, nextValue: String?, layout: RecordLayout) throws(UpstreamError) -> URL? {
         switch layout.next {
         case nil:
             return nil
@@ -352,7 +358,7 @@ public struct SyncEngine {
             guard let next = URL(string: target, relativeTo: url)?.absoluteURL else { throw .badData("an unreadable next link: \(target)") }
             return next
         case .body:
-            guard let value = page.next else { return nil }
+            guard let value = nextValue else { return nil }
             if let parameter = layout.nextParam {
                 guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
                 var items = (parts.queryItems ?? []).filter { $0.name != parameter }

@@ -1,3 +1,4 @@
+import Glibc
 /// A validated response, ready to reconcile. Nothing in it has been written yet.
 public enum Payload: Sendable, Equatable {
     case account(UpstreamAccount)
@@ -56,29 +57,64 @@ public struct UpstreamJoke: Sendable, Equatable {
     }
 }
 
-/// The records of every page of one sync, each key once.
+/// The records of every page of one sync, each key once, in key order (the table's).
 public struct RecordSet: Sendable, Equatable {
-    public var records: [UpstreamRecord] = []
+    public private(set) var records = RecordArena()
     /// Top-level scalar fields, in the order first seen.
-    public var fields: [String] = []
-    private var index: [String: Int] = [:]
+    public private(set) var fields: [String] = []
+    /// Each page's first record and its records' indexes in the response, for messages.
+    private var pages: [(first: Int, positions: [Int])] = []
     private var fieldSet: Set<String> = []
+
+    /// Record `index` as messages name it: its index in its page's response, and the page.
+    private func origin(_ index: Int) -> String {
+        let page = pages.lastIndex { $0.first <= index } ?? 0
+        let position = pages[page].positions[index - pages[page].first]
+        return page > 0 ? "\(position) on page \(page + 1)" : "\(position)"
+    }
+
+    public static func == (a: RecordSet, b: RecordSet) -> Bool { a.records == b.records && a.fields == b.fields }
 
     public init() {}
 
-    /// Adds a page's records: a key seen on an earlier page must bring the same record.
-    mutating func add(_ page: RecordPage, number: Int) throws(UpstreamError) {
-        records.reserveCapacity(records.count + page.records.count)
-        for record in page.records {
-            if let earlier = index[record.key] {
-                guard records[earlier].json == record.json else {
-                    throw .badData("page \(number) repeats the key \(record.key) of an earlier page with different contents")
-                }
-                continue
-            }
-            index[record.key] = records.count
-            records.append(record)
-        }
+    mutating func add(_ page: RecordPage, number: Int) {
+        pages.append((records.count, page.positions))
+        records.append(page.records)
         for field in page.fields where fieldSet.insert(field).inserted { fields.append(field) }
+    }
+
+    /// Sorts the records by key (their bytes, as SQLite compares text) and checks each key is
+    /// one record: the same record twice is kept once; two different ones are bad data.
+    mutating func finish() throws(UpstreamError) {
+        let spans = records.spans
+        let failure: UpstreamError? = records.bytes.withUnsafeBufferPointer { bytes in
+            func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[range]) }
+            func order(_ a: Range<Int>, _ b: Range<Int>) -> Int32 {
+                let common = min(a.count, b.count)
+                let compared = common == 0 ? 0 : memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, common)
+                return compared != 0 ? compared : Int32(a.count) - Int32(b.count)
+            }
+            let sorted = spans.indices.sorted { a, b in
+                let compared = order(spans[a].key, spans[b].key)
+                return compared == 0 ? a < b : compared < 0
+            }
+            var kept: [RecordArena.Span] = []
+            kept.reserveCapacity(spans.count)
+            var previous: Int?
+            for index in sorted {
+                if let previous, order(spans[previous].key, spans[index].key) == 0 {
+                    guard slice(spans[previous].json).elementsEqual(slice(spans[index].json)) else {
+                        return .badData("records \(origin(previous)) and \(origin(index)) have the same key (\(records.key(index))) and different contents")
+                    }
+                    continue
+                }
+                kept.append(spans[index])
+                previous = index
+            }
+            records.spans = kept
+            return nil
+        }
+        if let failure { throw failure }
+        pages = []
     }
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// One record of a generic JSON source, checked: its key and the record in canonical form.
 public struct UpstreamRecord: Sendable, Equatable {
@@ -15,9 +16,50 @@ public struct UpstreamRecord: Sendable, Equatable {
     }
 }
 
+/// Records packed into one byte buffer, each its key and its canonical JSON: a million
+/// records are two allocations rather than two million.
+public struct RecordArena: Sendable, Equatable {
+    var bytes: [UInt8] = []
+    var spans: [Span] = []
+
+    struct Span: Equatable {
+        var key: Range<Int>
+        var json: Range<Int>
+    }
+
+    public init() {}
+
+    public var count: Int { spans.count }
+
+    public subscript(index: Int) -> UpstreamRecord {
+        UpstreamRecord(key: key(index), json: json(index))
+    }
+
+    public func key(_ index: Int) -> String { String(decoding: bytes[spans[index].key], as: UTF8.self) }
+    public func json(_ index: Int) -> String { String(decoding: bytes[spans[index].json], as: UTF8.self) }
+
+    mutating func append(key: String, json: Range<Int>) {
+        let start = bytes.count
+        bytes.append(contentsOf: key.utf8)
+        spans.append(Span(key: start..<bytes.count, json: json))
+    }
+
+    mutating func append(_ other: RecordArena) {
+        guard !bytes.isEmpty else { self = other; return }
+        let offset = bytes.count
+        bytes.append(contentsOf: other.bytes)
+        spans.append(contentsOf: other.spans.map {
+            Span(key: ($0.key.lowerBound + offset)..<($0.key.upperBound + offset), json: ($0.json.lowerBound + offset)..<($0.json.upperBound + offset))
+        })
+    }
+}
+
 /// The records of one page and what the page says about the next.
 public struct RecordPage: Sendable, Equatable {
-    public var records: [UpstreamRecord]
+    /// In response order; a key may repeat (see `RecordSet.finish`).
+    public var records: RecordArena
+    /// Each record's index in the response, for messages.
+    public var positions: [Int]
     /// The top-level fields holding a scalar (string, number, boolean), in the order first seen.
     public var fields: [String]
     /// With `next = .body`: the value found at that path (a URL or a cursor); nil at the end.
@@ -86,9 +128,34 @@ indirect enum JSONNode {
 /// Reads one page of a generic source: the records at the layout's rows path, each checked for
 /// its key, and the next page's URL or cursor when the body carries it.
 enum RecordDecoder {
+    /// The value at the layout's next path (a URL or a cursor), reading nothing else: for
+    /// following pages before deciding whether their records need decoding.
+    static func next(_ body: Data, layout: RecordLayout, page: Int) throws(UpstreamError) -> String? {
+        guard case .body? = layout.next else { return nil }
+        var skipping = layout
+        skipping.rows = JSONPath(["\u{0}skip"])  // a path no response has: records are not read
+        let result: Result<String?, JSONCursor.Failure> = body.withUnsafeBytes { raw in
+            var reader = Reader(layout: skipping, page: page)
+            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self))
+            return Result { () throws(JSONCursor.Failure) in
+                cursor.skipWhitespace()
+                try reader.visit([], &cursor)
+                try cursor.expectEnd()
+                return reader.next
+            }
+        }
+        switch result {
+        case .success(let next): return next
+        case .failure(let failure): throw .badData(failure.message)
+        }
+    }
+
     static func decode(_ body: Data, layout: RecordLayout, page: Int = 1) throws(UpstreamError) -> RecordPage {
         let result: Result<RecordPage, JSONCursor.Failure> = body.withUnsafeBytes { raw in
             var reader = Reader(layout: layout, page: page)
+            // The canonical records take about the body's size: reserved at once, the arena is
+            // never copied to grow (a copy would briefly hold it twice).
+            reader.records.bytes.reserveCapacity(raw.count + raw.count / 16)
             var cursor = JSONCursor(raw.bindMemory(to: UInt8.self))
             return Result { () throws(JSONCursor.Failure) in try reader.read(&cursor) }
         }
@@ -101,13 +168,14 @@ enum RecordDecoder {
     private struct Reader {
         let layout: RecordLayout
         let page: Int
-        var records: [UpstreamRecord] = []
+        var records = RecordArena()
         var fields: [String] = []
         var fieldSet: Set<String> = []
         var next: String?
         var foundRows = false
-        /// Key → the index of the record that had it, for duplicates.
-        var seen: [String: Int] = [:]
+        /// Buffers reused from record to record.
+        var scratch: [UInt8] = []
+        var entries: [Canonical.Entry] = []
 
         init(layout: RecordLayout, page: Int) {
             self.layout = layout
@@ -124,7 +192,7 @@ enum RecordDecoder {
             guard foundRows else {
                 throw JSONCursor.Failure(message: "no records at \(layout.rows.description)\(where_)")
             }
-            return RecordPage(records: records, fields: fields, next: next)
+            return RecordPage(records: records, positions: positions, fields: fields, next: next)
         }
 
         private var nextPath: [String]? {
@@ -170,10 +238,10 @@ enum RecordDecoder {
                     guard cursor.peek() == UInt8(ascii: "{") else {
                         throw JSONCursor.Failure(message: "record \(index)\(where_) is not an object")
                     }
-                    try self.add(Self.node(&cursor), index: index)
+                    try self.addRecord(&cursor, index: index)
                 }
             case UInt8(ascii: "{"):
-                try add(Self.node(&cursor), index: 0)
+                try addRecord(&cursor, index: 0)
             case .some(let byte):
                 let kind = byte == UInt8(ascii: "\"") ? "a string" : byte == UInt8(ascii: "n") ? "null"
                     : byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f") ? "a boolean" : "a number"
@@ -181,6 +249,36 @@ enum RecordDecoder {
             case nil:
                 throw JSONCursor.syntaxError
             }
+        }
+
+        /// Reads the record at the cursor. Keys of top-level fields take the fast path: the canonical
+        /// form written straight from the bytes, with no tree; a dot-path key reads a tree.
+        mutating func addRecord(_ cursor: inout JSONCursor, index: Int) throws(JSONCursor.Failure) {
+            guard layout.key.allSatisfy({ $0.keys.count == 1 }) else {
+                return try add(Self.node(&cursor), index: index)
+            }
+            // The canonical JSON goes straight into the arena; the key after it.
+            let start = records.bytes.count
+            try Canonical.object(&cursor, into: &records.bytes, scratch: &scratch, entries: &entries)
+            let json = start..<records.bytes.count
+            var parts: [String] = []
+            parts.reserveCapacity(layout.key.count)
+            for field in layout.key {
+                guard let entry = entries.first(where: { scratch[$0.key].elementsEqual(field.keys[0].utf8) }),
+                      entry.kind != .container, entry.kind != .null else {
+                    throw JSONCursor.Failure(message: "record \(index)\(where_) has no key field \(field.dotted)")
+                }
+                parts.append(Canonical.keyText(entry, scratch))
+            }
+            let key = parts.count == 1 ? parts[0] : "[" + parts.joined(separator: ",") + "]"
+            // Records of one API mostly have the same fields: checked once per shape.
+            if !Self.sameScalars(entries, scratch, lastScalars) {
+                let scalars = entries.filter { $0.kind != .container && $0.kind != .null }.map { Canonical.name($0, scratch) }
+                for name in scalars where fieldSet.insert(name).inserted { fields.append(name) }
+                lastScalars = scalars
+            }
+            positions.append(index)
+            records.append(key: key, json: json)
         }
 
         mutating func add(_ record: JSONNode, index: Int) throws(JSONCursor.Failure) {
@@ -200,27 +298,29 @@ enum RecordDecoder {
             } else {
                 key = JSONNode.array(parts).canonical
             }
-            let json = record.canonical
-            if let first = seen[key] {
-                // The same record twice is one record; two different ones under one key are not.
-                if records[first].json != json {
-                    throw JSONCursor.Failure(message: "records \(recordNumber(first)) and \(index)\(where_) have the same key (\(key)) and different contents")
-                }
-                return
-            }
-            seen[key] = records.count
-            positions.append(index)
-            records.append(UpstreamRecord(key: key, json: json))
             if case .object(let keys, let values) = record {
-                for (name, value) in zip(keys, values) where value.isScalar && fieldSet.insert(name).inserted {
-                    fields.append(name)
-                }
+                for (name, value) in zip(keys, values) where value.isScalar && fieldSet.insert(name).inserted { fields.append(name) }
             }
+            positions.append(index)
+            let start = records.bytes.count
+            record.write(into: &records.bytes)
+            records.append(key: key, json: start..<records.bytes.count)
         }
 
-        /// The response index of each kept record, for messages.
+        var lastScalars: [String] = []
+
+        /// Whether the entries' scalar fields are `names`, in order (a plain loop: this runs per record).
+        static func sameScalars(_ entries: [Canonical.Entry], _ scratch: [UInt8], _ names: [String]) -> Bool {
+            var next = 0
+            for entry in entries where entry.kind != .container && entry.kind != .null {
+                guard next < names.count, scratch[entry.key].elementsEqual(names[next].utf8) else { return false }
+                next += 1
+            }
+            return next == names.count
+        }
+
+        /// The response index of each record, for messages.
         var positions: [Int] = []
-        func recordNumber(_ kept: Int) -> Int { positions[kept] }
 
         /// A value of any kind, as a node.
         static func node(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) -> JSONNode {
@@ -260,6 +360,12 @@ enum RecordDecoder {
             let text = UnsafeBufferPointer(rebasing: cursor.bytes[start..<cursor.position])
             if !text.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
                 return String(decoding: text, as: UTF8.self)  // integers as written, any size
+            }
+            // A plain decimal of up to 15 digits not ending in 0 is already its shortest form.
+            if text.count <= 16, !text.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
+               text.last != UInt8(ascii: "0"), text.filter({ $0 >= 0x30 && $0 <= 0x39 }).count <= 15,
+               !(text.first == UInt8(ascii: "-") && token.double == 0) {
+                return String(decoding: text, as: UTF8.self)
             }
             guard let value = token.double, value.isFinite else { return String(decoding: text, as: UTF8.self) }
             return JSONValue.number(value)
@@ -310,5 +416,171 @@ extension RecordDecoder {
     /// A value of any kind, as a node.
     static func node(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) -> JSONNode {
         try Reader.node(&cursor)
+    }
+}
+
+/// Canonical JSON written straight from a cursor: the same text as `JSONNode.canonical` (keys
+/// sorted by their bytes, no whitespace, numbers in canonical form), without building a tree.
+enum Canonical {
+    enum Kind { case string, number, bool, null, container }
+
+    /// A field of an object being written: where its name and its value are in the scratch
+    /// buffer, and its value's kind.
+    struct Entry {
+        var key: Range<Int>
+        var kind: Kind
+        var value: Range<Int>
+    }
+
+    /// A field's name.
+    static func name(_ entry: Entry, _ scratch: [UInt8]) -> String {
+        String(decoding: scratch[entry.key], as: UTF8.self)
+    }
+
+    /// A top-level field's value as key text: a string unescaped, a number canonical.
+    static func keyText(_ entry: Entry, _ scratch: [UInt8]) -> String {
+        let text = scratch[entry.value]
+        if entry.kind == .string {
+            return RecordDiff.unquote(Array(text)) ?? String(decoding: text.dropFirst().dropLast(), as: UTF8.self)
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Writes the object at the cursor, leaving its fields in `entries` (names and values in
+    /// `scratch`; both cleared first, and reused by the caller from record to record). Read with
+    /// the cursor's primitives rather than `readObject`: no path kept, names not made Strings.
+    static func object(_ cursor: inout JSONCursor, into out: inout [UInt8], scratch: inout [UInt8],
+                       entries: inout [Entry]) throws(JSONCursor.Failure) {
+        scratch.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+        try cursor.consume(UInt8(ascii: "{"))
+        cursor.depth += 1
+        defer { cursor.depth -= 1 }
+        guard cursor.depth <= JSONCursor.maxDepth else { throw JSONCursor.syntaxError }
+        while true {
+            // Foundation accepts a trailing comma before the closing brace; so does this reader.
+            if cursor.peek() == UInt8(ascii: "}") { cursor.position += 1; break }
+            guard cursor.peek() == UInt8(ascii: "\"") else { throw JSONCursor.syntaxError }
+            let keyStart = scratch.count
+            if let plain = cursor.readPlainASCIIString() {
+                scratch.append(contentsOf: plain)
+            } else {
+                scratch.append(contentsOf: try cursor.readStringToken().utf8)
+            }
+            let key = keyStart..<scratch.count
+            try cursor.consume(UInt8(ascii: ":"))
+            if entries.contains(where: { scratch[$0.key].elementsEqual(scratch[key]) }) {
+                // A repeated key: the first value wins, as in Foundation's decoder.
+                scratch.removeSubrange(key)
+                try cursor.skipValue()
+            } else {
+                let start = scratch.count
+                let kind = try value(&cursor, into: &scratch)
+                entries.append(Entry(key: key, kind: kind, value: start..<scratch.count))
+            }
+            switch cursor.peek() {
+            case UInt8(ascii: ","): cursor.position += 1
+            case UInt8(ascii: "}"): cursor.position += 1; write(entries, scratch, into: &out); return
+            default: throw JSONCursor.syntaxError
+            }
+        }
+        write(entries, scratch, into: &out)
+    }
+
+    /// Writes a nested object at the cursor.
+    static func object(_ cursor: inout JSONCursor, into out: inout [UInt8]) throws(JSONCursor.Failure) {
+        var values: [UInt8] = []
+        var entries: [Entry] = []
+        try object(&cursor, into: &out, scratch: &values, entries: &entries)
+    }
+
+    /// The object's fields in key order.
+    private static func write(_ entries: [Entry], _ scratch: [UInt8], into out: inout [UInt8]) {
+        var sorted = entries
+        scratch.withUnsafeBufferPointer { bytes in
+            func precedes(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+                let common = min(a.count, b.count)
+                let compared = common == 0 ? 0 : memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, common)
+                return compared != 0 ? compared < 0 : a.count < b.count
+            }
+            // Insertion sort: objects have few keys, and often come sorted already.
+            if sorted.count > 1 {
+                for index in 1..<sorted.count {
+                    let entry = sorted[index]
+                    var slot = index
+                    while slot > 0 && precedes(entry.key, sorted[slot - 1].key) {
+                        sorted[slot] = sorted[slot - 1]
+                        slot -= 1
+                    }
+                    if slot != index { sorted[slot] = entry }
+                }
+            }
+            out.append(UInt8(ascii: "{"))
+            for (position, entry) in sorted.enumerated() {
+                if position > 0 { out.append(UInt8(ascii: ",")) }
+                JSONBytes.string(UnsafeBufferPointer(rebasing: bytes[entry.key]), into: &out)
+                out.append(UInt8(ascii: ":"))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[entry.value]))
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    @discardableResult
+    static func value(_ cursor: inout JSONCursor, into out: inout [UInt8]) throws(JSONCursor.Failure) -> Kind {
+        switch cursor.peek() {
+        case UInt8(ascii: "{"):
+            try object(&cursor, into: &out)
+            return .container
+        case UInt8(ascii: "["):
+            out.append(UInt8(ascii: "["))
+            try cursor.readArray { cursor, index throws(JSONCursor.Failure) in
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                try value(&cursor, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+            return .container
+        case UInt8(ascii: "\""):
+            if let plain = cursor.readPlainASCIIString() {
+                // Printable ASCII without escapes is its own canonical form.
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: plain)
+                out.append(UInt8(ascii: "\""))
+            } else {
+                JSONBytes.string(try cursor.readStringToken(), into: &out)
+            }
+            return .string
+        case UInt8(ascii: "t"):
+            try cursor.skipValue()
+            JSONBytes.literal("true", into: &out)
+            return .bool
+        case UInt8(ascii: "f"):
+            try cursor.skipValue()
+            JSONBytes.literal("false", into: &out)
+            return .bool
+        case UInt8(ascii: "n"):
+            _ = try cursor.readNull()
+            JSONBytes.literal("null", into: &out)
+            return .null
+        default:
+            out.append(contentsOf: try RecordDecoder.numberText(&cursor).utf8)
+            return .number
+        }
+    }
+}
+
+extension RecordDecoder {
+    static func numberText(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) -> String {
+        try Reader.numberText(&cursor)
+    }
+}
+
+extension RecordDiff {
+    /// A canonical JSON string's text.
+    static func unquote(_ json: [UInt8]) -> String? {
+        json.withUnsafeBufferPointer { buffer in
+            var cursor = JSONCursor(buffer)
+            return try? cursor.readStringToken()
+        }
     }
 }

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import OfflineCache
+
+/// Generic records: the canonical form, and the fast reader held equal to the tree reader.
+@Suite struct RecordDecoderTests {
+    static let records = [
+        #"{"b": 1, "id": 1, "a": "x"}"#,
+        "{ \"a\" : \"x\" , \"id\":1,\n    \"b\" : 1 }",
+        #"{"id": 7, "price": 1.50, "ratio": 2.0, "big": 12345678901234567890, "tiny": 1e-7, "neg": -0.0, "exp": 1E2}"#,
+        #"{"id": 8, "name": "caf\u00e9 \"quoted\" \\ tab\t", "emoji": "😀", "esc": "\/"}"#,
+        #"{"id": 9, "nested": {"z": [3, {"y": null, "x": true}], "a": false}, "list": [1, "two", 3.25]}"#,
+        #"{"id": 10, "id": 11, "dup": "first", "dup": "second"}"#,
+        #"{"id": "é", "ünïcode": 1, "Z": 2, "a": 3, "_": 4}"#,
+        #"{"id": 12, "price": 262.06999999999999, "trailing": 1,}"#,
+    ]
+
+    func bothWays(_ text: String) throws -> (fast: String, tree: String) {
+        let body = Data("[\(text)]".utf8)
+        let fast = try RecordDecoder.decode(body, layout: RecordLayout(key: [JSONPath(["id"])]))
+        // The tree reader (which dot-path keys take), on the same bytes.
+        let tree = try body.withUnsafeBytes { raw -> String in
+            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self))
+            var result = ""
+            try cursor.readArray { cursor, _ throws(JSONCursor.Failure) in result = try RecordDecoder.node(&cursor).canonical }
+            return result
+        }
+        return (fast.records.json(0), tree)
+    }
+
+    @Test(arguments: records)
+    func theFastReaderWritesWhatTheTreeWrites(_ text: String) throws {
+        let (fast, tree) = try bothWays(text)
+        #expect(fast == tree)
+    }
+
+    @Test func canonicalFormIgnoresKeyOrderSpacingAndNumberSpelling() throws {
+        #expect(try bothWays(Self.records[0]).fast == #"{"a":"x","b":1,"id":1}"#)
+        #expect(try bothWays(Self.records[1]).fast == #"{"a":"x","b":1,"id":1}"#)
+        let numbers = try bothWays(Self.records[2]).fast
+        #expect(numbers == #"{"big":12345678901234567890,"exp":100,"id":7,"neg":0,"price":1.5,"ratio":2,"tiny":1e-07}"#)
+        #expect(try bothWays(Self.records[5]).fast == #"{"dup":"first","id":10}"#)
+        #expect(try bothWays(Self.records[7]).fast.contains(#""price":262.07"#))
+    }
+
+    @Test func keysAreFoundInNestedPathsAndCompositeKeysAreArrays() throws {
+        let body = Data(#"[{"user": {"id": 7}, "repo": "a"}, {"user": {"id": 7}, "repo": "b"}]"#.utf8)
+        let page = try RecordDecoder.decode(body, layout: RecordLayout(key: [JSONPath(["user", "id"]), JSONPath(["repo"])]))
+        #expect(page.records.count == 2)
+        #expect(page.records.key(0) == #"[7,"a"]"# && page.records.key(1) == #"[7,"b"]"#)
+    }
+}
