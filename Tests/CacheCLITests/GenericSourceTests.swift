@@ -91,6 +91,16 @@ import Testing
         #expect(try count(box, "SELECT count(*) FROM records") == "0")
     }
 
+    @Test func theSizeCapHoldsForAllPagesTogether() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link", "--max-bytes", "30000"])
+        let sync = try box.cache("sync", "gh")
+        #expect(sync.status == 65 && sync.stderr.contains("body larger than the 30000-byte cap"), "\(sync.stderr)")
+        #expect(try upstreamRequests(upstream, "/api/items").count >= 2)
+        #expect(try count(box, "SELECT count(*) FROM records") == "0")
+    }
+
     @Test func aRateLimitResettingSoonIsWaitedFor() throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()

@@ -107,7 +107,7 @@ public struct SyncEngine {
         // Fetch, then decode and validate everything before writing anything.
         let response: FetchResponse
         var decoding: BackgroundDecode?
-        // A generic source's pages, decoded as they came (each may name the next).
+        // A generic source's records, from all its pages.
         var records: RecordSet?
         let bodyHash: String?
         do throws(UpstreamError) {
@@ -307,7 +307,8 @@ public struct SyncEngine {
 
     /// Every page of a generic source, in order (each may name the next; its records are
     /// decoded later, and only when the pages differ from the last ones applied). A failing page
-    /// fails the whole fetch: nothing of the earlier pages is kept.
+    /// fails the whole fetch: nothing of the earlier pages is kept. The source's size cap holds
+    /// for all its pages together, as the deadline does.
     func fetchPages(_ request: FetchRequest, layout: RecordLayout, options: Options, run: inout Run)
         throws(UpstreamError) -> (first: FetchResponse, bodies: [Data], hash: String?) {
         var request = request
@@ -317,8 +318,14 @@ public struct SyncEngine {
         var visited: Set<String> = [request.url.absoluteString]
         let origin = Origin(request.url)
         var number = 1
+        let cap = request.maxBytes
         while true {
-            let answer = try fetchWithRetries(request, options: options, run: &run)
+            let answer: FetchResponse
+            do {
+                answer = try fetchWithRetries(request, options: options, run: &run)
+            } catch .tooLarge {
+                throw .tooLarge(limit: cap)  // the cap of all pages together
+            }
             if number == 1 {
                 first = FetchResponse(status: answer.status, body: Data(), etag: answer.etag, lastModified: answer.lastModified)
                 if answer.notModified { return (answer, [], nil) }
@@ -327,6 +334,8 @@ public struct SyncEngine {
             }
             hashes += BodyHash.of(answer.body)
             bodies.append(answer.body)
+            // What is left of the cap is the next page's cap.
+            request.maxBytes -= answer.body.count
             let value = try RecordDecoder.next(answer.body, layout: layout, page: number)
             guard let next = try Self.nextPage(after: request.url, answer: answer, nextValue: value, layout: layout) else { break }
             // Credentials go to the source's origin only, so its pages must stay there.
