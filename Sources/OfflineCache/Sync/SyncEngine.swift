@@ -199,7 +199,7 @@ public struct SyncEngine {
                     run.report.counts = counts
                     run.report.outcome = counts.total > 0 ? .updated : .unchanged
                     if source.mode == .replace && !options.acceptRemovals,
-                       let reason = (source.maxDelete ?? .default).refusal(removing: counts.deleted, of: cachedRows, noun: "records") {
+                       let reason = (source.maxDelete ?? .default).refusal(removing: counts.deleted, of: cachedRows, noun: source.kind.rowNoun) {
                         guard options.plan else { throw Held(reason: reason) }
                         run.report.wouldHold = reason
                     }
@@ -223,7 +223,7 @@ public struct SyncEngine {
                     // held sync rolls it back whole.
                     if source.mode == .replace && !options.acceptRemovals,
                        let reason = (source.maxDelete ?? .default).refusal(
-                           removing: counts.deleted, of: cachedRows, noun: source.kind == .account ? "transactions" : "jokes") {
+                           removing: counts.deleted, of: cachedRows, noun: source.kind.rowNoun) {
                         guard options.plan else { throw Held(reason: reason) }
                         run.report.wouldHold = reason
                     }
