@@ -27,6 +27,10 @@ import Testing
         let columns = try rows(box.database, "SELECT name FROM pragma_table_info('cached_gh')").compactMap { $0["name"] }
         #expect(columns == ["key", "id", "name", "price", "in_stock", "updated_at", "seen_at", "age_s", "stale"])
         #expect(try count(box, "SELECT name FROM cached_gh WHERE key = '42'") == "item-42")
+        // --csv has the view's columns; export --csv the same.
+        let csv = try box.cache("list", "gh", "--offline", "--csv", "--limit", "1").stdout.split(separator: "\n")
+        #expect(csv.first == "key,id,name,price,in_stock,updated_at,seen_at,age_s,stale")
+        #expect(try box.cache("export", "gh", "--csv").stdout.split(separator: "\n").count == 301)
 
         // After the TTL every record is stale, in list --stale and in the view.
         Thread.sleep(forTimeInterval: 1.2)
@@ -161,6 +165,35 @@ import Testing
         #expect(sync.status == 65, "\(sync.stderr)")
         #expect(sync.stderr.contains(message), "\(sync.stderr)")
         #expect(try count(box, "SELECT count(*) FROM records") == "0")
+    }
+
+    /// `sources set` changes the layout too; a new key marks the rows stale until the next sync.
+    @Test func theLayoutCanBeChangedInPlace() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try add(box, "gh", upstream.baseURL + "/api/paged", ["--rows", "$.results", "--key", "id"])
+        #expect(try box.cache("sync", "gh").status == 0)
+        #expect(try count(box, "SELECT count(*) FROM records") == "100")  // one page: no --next yet
+        let set = try box.cache("sources", "set", "gh", "--next", "$.next", "--key", "name", "--max-pages", "5")
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(set.stderr.contains("key id → name") && set.stderr.contains("next none → $.next") && set.stderr.contains("max-pages 100 → 5"))
+        #expect(try count(box, "SELECT count(*) FROM cached_records WHERE stale = 0") == "0")
+        // The cached records were keyed anew from their own fields: the sync adds pages 2 and 3
+        // and replaces nothing.
+        #expect(try count(box, "SELECT count(*) FROM records WHERE key = 'item-7'") == "1")
+        let sync = try box.cache("sync", "gh", "--json")
+        let report = try #require(try sync.jsonArray().first)
+        #expect(report["inserted"] as? Int == 200 && report["updated"] as? Int == 0 && report["deleted"] as? Int == 0, "\(sync.stdout)")
+        #expect(try count(box, "SELECT count(*) FROM records") == "300")
+        // A key two records share is refused, and nothing changes.
+        let before = try box.cache("sources", "list", "--json").stdout
+        let shared = try box.cache("sources", "set", "gh", "--key", "in_stock")
+        #expect(shared.status == 78 && shared.stderr.contains("two cached records have the key"), "\(shared.stderr)")
+        #expect(try box.cache("sources", "list", "--json").stdout == before)
+        #expect(try count(box, "SELECT min(key) FROM records") == "item-1")
+        // Layout options on a source of another kind are refused.
+        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try box.cache("sources", "set", "bank", "--key", "id").status == 64)
     }
 
     @Test func theRemovalGuardHoldsAndRemovingTheSourceDropsItsView() throws {

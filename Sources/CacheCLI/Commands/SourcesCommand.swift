@@ -59,8 +59,10 @@ enum SourcesCommand {
             return ExitCode.success
         }
         console.err("Changed source '\(set.name)': " + changes.joined(separator: ", ") + ".")
-        if before.url != after.url {
+        if before.url != after.url || before.layout?.rows != after.layout?.rows {
             console.err("Its cached rows are kept but count as stale until 'cache sync \(set.name)' confirms them.")
+        } else if before.layout?.key != after.layout?.key {
+            console.err("Its cached records are keyed anew from their own fields, and count as stale until 'cache sync \(set.name)' confirms them.")
         }
         return ExitCode.success
     }

@@ -65,6 +65,9 @@ public struct SourceStore {
                           .optionalInt(after.maxBytes), .optionalText(after.caCert),
                           .optionalText(after.maxDelete?.description), .optionalInt(after.alertAfterSeconds)]
                           + Self.layoutValues(after.layout) + [.text(name)])
+                if let key = after.layout?.key, key != before.layout?.key {
+                    try rekey(name, to: key)
+                }
                 // Another URL, or records found or keyed differently: nothing cached is confirmed.
                 if after.url != before.url || after.layout?.rows != before.layout?.rows || after.layout?.key != before.layout?.key {
                     try db.run("""
@@ -83,6 +86,33 @@ public struct SourceStore {
             }
         } catch {
             throw Self.cacheError(error)
+        }
+    }
+
+    /// Gives every cached record of a json source its key under `key`, read from the record
+    /// itself, so the next sync matches records instead of replacing them all. A record without
+    /// the new key, or two with the same one, refuse the change: nothing is rewritten.
+    private func rekey(_ name: String, to key: [JSONPath]) throws {
+        let layout = RecordLayout(key: key)
+        var rekeyed: [(key: String, record: String, seenAt: String)] = []
+        var seen: Set<String> = []
+        for (old, record, seenAt) in try db.query("SELECT key, record, seen_at FROM records WHERE source = ?", [.text(name)], row: {
+            ($0.text(0) ?? "", $0.text(1) ?? "{}", $0.text(2) ?? "")
+        }) {
+            let page: RecordPage
+            do { page = try RecordDecoder.decode(Data(record.utf8), layout: layout) } catch {
+                throw CacheError.invalidSource("the cached record \(old) has no \(layout.keyDescription) to be its key; the key stays as it was")
+            }
+            let new = page.records.key(0)
+            guard seen.insert(new).inserted else {
+                throw CacheError.invalidSource("two cached records have the key \(new) under \(layout.keyDescription); the key stays as it was")
+            }
+            rekeyed.append((new, record, seenAt))
+        }
+        try db.run("DELETE FROM records WHERE source = ?", [.text(name)])
+        for record in rekeyed {
+            try db.run("INSERT INTO records (source, key, record, seen_at) VALUES (?, ?, ?, ?)",
+                       [.text(name), .text(record.key), .text(record.record), .text(record.seenAt)])
         }
     }
 
