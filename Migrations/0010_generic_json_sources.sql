@@ -80,6 +80,13 @@ CREATE TABLE record_fields (
     PRIMARY KEY (source, name)
 ) STRICT;
 
+-- Each generic source's view name: cached_NAME, unless SQLite (which compares names without
+-- case) has that name already; then cached_NAME_json, cached_NAME_json2, ...
+CREATE TABLE record_views (
+    source TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
+    view   TEXT NOT NULL UNIQUE COLLATE NOCASE
+) STRICT;
+
 CREATE VIEW cached_accounts AS
 SELECT source, name, balance, seen_at,
        CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,

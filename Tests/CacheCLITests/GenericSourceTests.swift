@@ -187,7 +187,7 @@ import Testing
         #expect(try count(box, "SELECT count(*) FROM records") == "300")
         // A key two records share is refused, and nothing changes.
         let before = try box.cache("sources", "list", "--json").stdout
-        let shared = try box.cache("sources", "set", "gh", "--key", "in_stock")
+        let shared = try box.cache("sources", "set", "gh", "--key", "updated_at")
         #expect(shared.status == 78 && shared.stderr.contains("two cached records have the key"), "\(shared.stderr)")
         #expect(try box.cache("sources", "list", "--json").stdout == before)
         #expect(try count(box, "SELECT min(key) FROM records") == "item-1")
@@ -210,6 +210,67 @@ import Testing
         #expect(try box.cache("sources", "remove", "gh", "--yes").status == 0)
         #expect(try count(box, "SELECT count(*) FROM sqlite_schema WHERE name = 'cached_gh'") == "0")
         #expect(try count(box, "SELECT count(*) FROM records") == "0")
+    }
+
+    /// From the red-team pass: field names and source names that once broke a source or a
+    /// built-in view for good.
+    @Test func hostileNamesCannotBreakAViewOrABuiltInOne() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        #expect(try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
+        #expect(try box.cache("sync", "bank").status == 0)
+        let file = box.folder + "/odd.json"
+        // A NUL, a quote and a backslash in names; a name differing only in case; 300 fields.
+        let wide = (0..<300).map { "\"f\($0)\": \($0)" }.joined(separator: ", ")
+        try #"[{"id": 1, "a\u0000b": 1, "q\"uote": 2, "back\\slash": 3, "Name": "x", "name": "y", "#.appending(wide + "}]")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        // A json source named like the built-in view of transactions, in other case.
+        try add(box, "Transactions", "file://" + file, ["--key", "id"])
+        let sync = try box.cache("sync", "Transactions")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let view = try #require(try count(box, "SELECT view FROM record_views WHERE source = 'Transactions'"))
+        #expect(view == "cached_Transactions_json")
+        let columns = try rows(box.database, "SELECT name FROM pragma_table_info('\(view)')").compactMap { $0["name"] }
+        #expect(columns.count == 200 + 4 && columns.contains("Name") && !columns.contains("name"))
+        #expect(!columns.contains { $0.contains("\"") || $0.contains("\\") || $0.contains("\u{0}") })
+        #expect(try box.cache("list", "Transactions", "--offline", "--csv").status == 0)
+        #expect(try box.cache("list", "bank", "--offline").status == 0)
+        #expect(try box.cache("sources", "remove", "Transactions", "--yes").status == 0)
+        #expect(try box.cache("list", "bank", "--offline").status == 0)  // cached_transactions is still there
+        #expect(try count(box, "SELECT count(*) FROM cached_transactions") == "6")
+    }
+
+    @Test func anObjectOfManyKeysDecodesInTimeAndKeepsTheFirstOfARepeatedName() throws {
+        let box = try Sandbox()
+        let file = box.folder + "/many.json"
+        let fields = (0..<20_000).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        try "[{\"id\": 1, \"k5\": \"first\", \(fields), \"nested\": {\(fields)}}]".write(toFile: file, atomically: true, encoding: .utf8)
+        try add(box, "many", "file://" + file, ["--key", "id"])
+        let started = ContinuousClock.now
+        #expect(try box.cache("sync", "many").status == 0)
+        #expect(ContinuousClock.now - started < .seconds(60))  // quadratic, it took minutes
+        #expect(try count(box, "SELECT json_extract(record, '$.k5') FROM records") == "first")
+        #expect(try count(box, "SELECT json_extract(record, '$.nested.k5') FROM records") == "5")
+    }
+
+    @Test func otherHostileResponses() throws {
+        let box = try Sandbox()
+        func sync(_ body: String, _ options: [String]) throws -> RunResult {
+            let file = box.folder + "/\(UUID().uuidString).json"
+            try body.write(toFile: file, atomically: true, encoding: .utf8)
+            let name = "s" + String(UUID().uuidString.prefix(8))
+            try add(box, name, "file://" + file, options)
+            return try box.cache("sync", name)
+        }
+        // Not JSON at all, with the default --rows $: called what it is.
+        let html = try sync("<html>502 Bad Gateway</html>", ["--key", "id"])
+        #expect(html.status == 65 && html.stderr.contains("not valid JSON"), "\(html.stderr)")
+        // Composite keys whose values hold commas stay apart.
+        let commas = try sync(#"[{"id": "a,b", "x": "c"}, {"id": "a", "x": "b,c"}]"#, ["--key", "id,x"])
+        #expect(commas.status == 0, "\(commas.stderr)")
+        // A boolean is not a key.
+        let boolean = try sync(#"[{"id": true}]"#, ["--key", "id"])
+        #expect(boolean.status == 65 && boolean.stderr.contains("has no key field id holding a string or number"), "\(boolean.stderr)")
     }
 
     @Test func theJokesAPIDescribedAsJSON() throws {

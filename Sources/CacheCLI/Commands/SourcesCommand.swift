@@ -84,7 +84,8 @@ enum SourcesCommand {
 
     static func list(json: Bool, _ context: Context) throws -> Int32 {
         // No database yet: no sources, the same as an empty one (nothing is created).
-        let sources = try context.openForReadingIfPresent().map { try SourceStore($0).all() } ?? []
+        let database = try context.openForReadingIfPresent()
+        let sources = try database.map { try SourceStore($0).all() } ?? []
         let console = context.console
         if json {
             let items: [JSONValue] = sources.map { source in
@@ -99,6 +100,7 @@ enum SourcesCommand {
                     ("alert_after_s", .optional(source.alertAfterSeconds)),
                 ] + (source.layout.map { layout in
                     [("rows", JSONValue.string(layout.rows.description)), ("key", .string(layout.keyDescription)),
+                     ("view", .optional(database.flatMap { try? RecordView.name($0.connection, source: source.name) })),
                      ("next", .optional(layout.next?.description)), ("next_param", .optional(layout.nextParam)),
                      ("max_pages", .int(layout.maxPages))]
                 } ?? []))

@@ -156,9 +156,9 @@ public struct SourceStore {
         do {
             return try db.inTransaction {
                 let gone = try counted(name)
+                try RecordView.drop(db, source: name)
                 try db.run("DELETE FROM sources WHERE name = ?", [.text(name)])
                 if db.changes == 0 { throw CacheError.noSuchSource(name) }
-                try RecordView.drop(db, source: name)
                 return gone
             }
         } catch {
@@ -221,5 +221,5 @@ public struct SourceStore {
 
     /// `Source.identity` as SQL over the `sources` table: the row, and the settings that decide
     /// what a sync writes (a sync begun before `sources set` changed them must not land).
-    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url"
+    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url || ':' || coalesce(rows_path, '') || ':' || coalesce(key_fields, '')"
 }

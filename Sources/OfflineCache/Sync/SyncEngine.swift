@@ -338,7 +338,11 @@ public struct SyncEngine {
             request.maxBytes -= answer.body.count
             let value = try RecordDecoder.next(answer.body, layout: layout, page: number)
             guard let next = try Self.nextPage(after: request.url, answer: answer, nextValue: value, layout: layout) else { break }
-            // Credentials go to the source's origin only, so its pages must stay there.
+            // Credentials go to the source's origin only, so its pages must stay there; and none
+            // ride in a next URL, as none may in a source's.
+            guard next.user == nil && next.password == nil else {
+                throw .badData("page \(number) points at a next page with credentials in its URL; refused")
+            }
             guard Origin(next) == origin else {
                 throw .badData("page \(number) points at a next page on another host (\(Source.redacted(next))); refused, so the token and headers stay with the source's host")
             }

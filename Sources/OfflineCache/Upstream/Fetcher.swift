@@ -118,13 +118,15 @@ enum RetryAfter {
         return min(max(0, seconds), longest)
     }
 
-    /// `X-RateLimit-Reset`: the epoch second the limit resets, as seconds from now within
-    /// 0...`longest`; nil when it is not a number.
+    /// `X-RateLimit-Reset`: the epoch second the limit resets, as seconds from now, at most
+    /// `longest`; nil when it is not a number or has passed.
     static func resetSeconds(_ value: String, now: Date = Date()) -> Double? {
         let text = value.trimmingSpaces()
         guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
               let epoch = Double(text) else { return nil }
-        return min(max(0, epoch - now.timeIntervalSince1970), longest)
+        // A reset already passed says nothing of when to ask again: the usual backoff does.
+        guard epoch > now.timeIntervalSince1970 else { return nil }
+        return min(epoch - now.timeIntervalSince1970, longest)
     }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110's IMF-fixdate), or nil.

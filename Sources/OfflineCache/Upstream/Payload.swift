@@ -70,7 +70,7 @@ public struct RecordSet: Sendable, Equatable {
     private func origin(_ index: Int) -> String {
         let page = pages.lastIndex { $0.first <= index } ?? 0
         let position = pages[page].positions[index - pages[page].first]
-        return page > 0 ? "\(position) on page \(page + 1)" : "\(position)"
+        return pages.count > 1 ? "\(position) on page \(page + 1)" : "\(position)"
     }
 
     public static func == (a: RecordSet, b: RecordSet) -> Bool { a.records == b.records && a.fields == b.fields }

@@ -81,6 +81,14 @@ indirect enum JSONNode {
         }
     }
 
+    /// What a key field may hold.
+    var isKey: Bool {
+        switch self {
+        case .number, .string: true
+        default: false
+        }
+    }
+
     /// The value at a path of object keys, if there is one.
     func at(_ path: JSONPath) -> JSONNode? {
         var node = self
@@ -243,8 +251,14 @@ enum RecordDecoder {
             case UInt8(ascii: "{"):
                 try addRecord(&cursor, index: 0)
             case .some(let byte):
-                let kind = byte == UInt8(ascii: "\"") ? "a string" : byte == UInt8(ascii: "n") ? "null"
-                    : byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f") ? "a boolean" : "a number"
+                let kind: String
+                switch byte {
+                case UInt8(ascii: "\""): kind = "a string"
+                case UInt8(ascii: "n"): kind = "null"
+                case UInt8(ascii: "t"), UInt8(ascii: "f"): kind = "a boolean"
+                case UInt8(ascii: "-"), 0x30...0x39: kind = "a number"
+                default: throw JSONCursor.syntaxError  // not JSON at all: an HTML error page, say
+                }
                 throw JSONCursor.Failure(message: "--rows \(layout.rows.description) points at \(kind)\(where_), not at records")
             case nil:
                 throw JSONCursor.syntaxError
@@ -261,16 +275,19 @@ enum RecordDecoder {
             let start = records.bytes.count
             try Canonical.object(&cursor, into: &records.bytes, scratch: &scratch, entries: &entries)
             let json = start..<records.bytes.count
-            var parts: [String] = []
+            var parts: [Canonical.Entry] = []
             parts.reserveCapacity(layout.key.count)
             for field in layout.key {
                 guard let entry = entries.first(where: { scratch[$0.key].elementsEqual(field.keys[0].utf8) }),
-                      entry.kind != .container, entry.kind != .null else {
-                    throw JSONCursor.Failure(message: "record \(index)\(where_) has no key field \(field.dotted)")
+                      entry.kind == .string || entry.kind == .number else {
+                    throw JSONCursor.Failure(message: "record \(index)\(where_) has no key field \(field.dotted)"
+                        + (entries.contains { scratch[$0.key].elementsEqual(field.keys[0].utf8) } ? " holding a string or number" : ""))
                 }
-                parts.append(Canonical.keyText(entry, scratch))
+                parts.append(entry)
             }
-            let key = parts.count == 1 ? parts[0] : "[" + parts.joined(separator: ",") + "]"
+            // One field: its value as text. Several: a JSON array of their canonical values.
+            let key = parts.count == 1 ? Canonical.keyText(parts[0], scratch)
+                : "[" + parts.map { String(decoding: scratch[$0.value], as: UTF8.self) }.joined(separator: ",") + "]"
             // Records of one API mostly have the same fields: checked once per shape.
             if !Self.sameScalars(entries, scratch, lastScalars) {
                 let scalars = entries.filter { $0.kind != .container && $0.kind != .null }.map { Canonical.name($0, scratch) }
@@ -284,7 +301,7 @@ enum RecordDecoder {
         mutating func add(_ record: JSONNode, index: Int) throws(JSONCursor.Failure) {
             var parts: [JSONNode] = []
             for field in layout.key {
-                guard let value = record.at(field), value.isScalar else {
+                guard let value = record.at(field), value.isKey else {
                     throw JSONCursor.Failure(message: "record \(index)\(where_) has no key field \(field.dotted)"
                         + (record.at(field) == nil ? "" : " holding a string or number"))
                 }
@@ -469,22 +486,16 @@ enum Canonical {
             }
             let key = keyStart..<scratch.count
             try cursor.consume(UInt8(ascii: ":"))
-            if entries.contains(where: { scratch[$0.key].elementsEqual(scratch[key]) }) {
-                // A repeated key: the first value wins, as in Foundation's decoder.
-                scratch.removeSubrange(key)
-                try cursor.skipValue()
-            } else {
-                let start = scratch.count
-                let kind = try value(&cursor, into: &scratch)
-                entries.append(Entry(key: key, kind: kind, value: start..<scratch.count))
-            }
+            let start = scratch.count
+            let kind = try value(&cursor, into: &scratch)
+            entries.append(Entry(key: key, kind: kind, value: start..<scratch.count))
             switch cursor.peek() {
             case UInt8(ascii: ","): cursor.position += 1
-            case UInt8(ascii: "}"): cursor.position += 1; write(entries, scratch, into: &out); return
+            case UInt8(ascii: "}"): cursor.position += 1; return finish(&entries, scratch, into: &out)
             default: throw JSONCursor.syntaxError
             }
         }
-        write(entries, scratch, into: &out)
+        finish(&entries, scratch, into: &out)
     }
 
     /// Writes a nested object at the cursor.
@@ -494,29 +505,47 @@ enum Canonical {
         try object(&cursor, into: &out, scratch: &values, entries: &entries)
     }
 
-    /// The object's fields in key order.
-    private static func write(_ entries: [Entry], _ scratch: [UInt8], into out: inout [UInt8]) {
-        var sorted = entries
+    /// The object's fields in key order, each name once: a repeated name keeps its first
+    /// value, as Foundation's decoder does. `entries` is left without the repeats. A sort and
+    /// a pass over neighbours, so an object of 100,000 keys costs what its size says.
+    private static func finish(_ entries: inout [Entry], _ scratch: [UInt8], into out: inout [UInt8]) {
         scratch.withUnsafeBufferPointer { bytes in
-            func precedes(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+            func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int32 {
                 let common = min(a.count, b.count)
                 let compared = common == 0 ? 0 : memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, common)
-                return compared != 0 ? compared < 0 : a.count < b.count
+                return compared != 0 ? compared : Int32(clamping: a.count - b.count)
             }
-            // Insertion sort: objects have few keys, and often come sorted already.
-            if sorted.count > 1 {
-                for index in 1..<sorted.count {
+            // Names, then order of appearance (a name's offset in `scratch` grows with it).
+            func precedes(_ a: Entry, _ b: Entry) -> Bool {
+                let compared = compare(a.key, b.key)
+                return compared != 0 ? compared < 0 : a.key.lowerBound < b.key.lowerBound
+            }
+            var sorted = entries
+            if sorted.count <= 16 {
+                // Insertion sort: objects have few keys, and often come sorted already.
+                for index in sorted.indices.dropFirst() {
                     let entry = sorted[index]
                     var slot = index
-                    while slot > 0 && precedes(entry.key, sorted[slot - 1].key) {
+                    while slot > 0 && precedes(entry, sorted[slot - 1]) {
                         sorted[slot] = sorted[slot - 1]
                         slot -= 1
                     }
                     if slot != index { sorted[slot] = entry }
                 }
+            } else {
+                sorted.sort(by: precedes)
+            }
+            var unique: [Entry] = []
+            unique.reserveCapacity(sorted.count)
+            for entry in sorted where unique.last.map({ compare($0.key, entry.key) != 0 }) ?? true {
+                unique.append(entry)
+            }
+            if unique.count != entries.count {
+                let kept = Set(unique.map(\.key.lowerBound))
+                entries.removeAll { !kept.contains($0.key.lowerBound) }
             }
             out.append(UInt8(ascii: "{"))
-            for (position, entry) in sorted.enumerated() {
+            for (position, entry) in unique.enumerated() {
                 if position > 0 { out.append(UInt8(ascii: ",")) }
                 JSONBytes.string(UnsafeBufferPointer(rebasing: bytes[entry.key]), into: &out)
                 out.append(UInt8(ascii: ":"))
