@@ -268,6 +268,11 @@ import Testing
         // Composite keys whose values hold commas stay apart.
         let commas = try sync(#"[{"id": "a,b", "x": "c"}, {"id": "a", "x": "b,c"}]"#, ["--key", "id,x"])
         #expect(commas.status == 0, "\(commas.stderr)")
+        // A number at --next is a cursor, not a page to fetch; blank means the end.
+        let number = try sync(#"{"next": 2, "results": [{"id": 1}]}"#, ["--rows", "$.results", "--key", "id", "--next", "$.next"])
+        #expect(number.status == 65 && number.stderr.contains("a cursor needs --next-param"), "\(number.stderr)")
+        let blank = try sync(#"{"next": "  ", "results": [{"id": 1}]}"#, ["--rows", "$.results", "--key", "id", "--next", "$.next"])
+        #expect(blank.status == 0, "\(blank.stderr)")
         // A boolean is not a key.
         let boolean = try sync(#"[{"id": true}]"#, ["--key", "id"])
         #expect(boolean.status == 65 && boolean.stderr.contains("has no key field id holding a string or number"), "\(boolean.stderr)")

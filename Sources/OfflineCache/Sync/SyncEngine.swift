@@ -380,8 +380,10 @@ public struct SyncEngine {
                 guard let next = parts.url else { throw .badData("a cursor that makes no URL: \(value)") }
                 return next
             }
-            guard let next = URL(string: value, relativeTo: url)?.absoluteURL, next.scheme != nil else {
-                throw .badData("the next page is not a URL: \(value)")
+            // A URL or a path; a bare word or number is a cursor, which needs --next-param.
+            guard value.contains("/") || value.hasPrefix("?"),
+                  let next = URL(string: value, relativeTo: url)?.absoluteURL, next.scheme != nil else {
+                throw .badData("the next page is not a URL: \(value) (a cursor needs --next-param NAME)")
             }
             return next
         }

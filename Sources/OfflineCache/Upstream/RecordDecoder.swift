@@ -236,7 +236,7 @@ enum RecordDecoder {
             default:
                 throw JSONCursor.Failure(message: "the next page at \(nextPath.map { JSONPath($0).description } ?? "")\(where_) is not a URL or cursor")
             }
-            if next?.isEmpty == true { next = nil }
+            if next?.trimmingWhitespace().isEmpty == true { next = nil }
         }
 
         mutating func readRecords(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) {
