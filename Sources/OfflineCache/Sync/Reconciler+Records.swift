@@ -41,8 +41,8 @@ extension Reconciler {
             }
         }
         if !merging {
-            // What is left of the cached records was not in the response.
-            for (key, before) in cached {
+            // What is left of the cached records was not in the response (logged in key order).
+            for (key, before) in cached.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                 try db.run("DELETE FROM records WHERE source = ? AND key = ?", [name, .text(key)])
                 try logRecord(key, "removed", before: before, after: nil)
                 counts.deleted += 1
