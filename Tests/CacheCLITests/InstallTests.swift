@@ -76,6 +76,12 @@ import Testing
         #expect(try complete(["cache", "sources", "s"]) == ["set"])
         #expect(try complete(["cache", "sources", "set", "bank", "--mode", ""]) == ["replace", "merge"])
         #expect(try complete(["cache", "--db", "/tmp/x", "sources", "add", "x", "--ki"]) == ["--kind"])
+        // Source names come from the database --db names.
+        let other = box.folder + "/other.sqlite3"
+        #expect(try Self.run([prefix + "/bin/cache", "--db", other, "sources", "add", "elsewhere", "--kind", "jokes", "--url",
+                              "http://127.0.0.1:9/j"], in: box.folder, env).status == 0)
+        #expect(try complete(["cache", "--db", other, "sync", ""]) == ["elsewhere"])
+        #expect(try complete(["cache", "--db=" + other, "list", ""]) == ["elsewhere"])
 
         for (shell, file) in [("zsh", "/share/zsh/site-functions/_cache"), ("fish", "/share/fish/vendor_completions.d/cache.fish")] {
             let script = try String(contentsOfFile: prefix + file, encoding: .utf8)

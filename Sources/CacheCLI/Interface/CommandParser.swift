@@ -274,7 +274,7 @@ enum CommandParser {
 
         init(_ args: ArgumentScanner.Result, _ name: String) throws(UsageError) {
             if let text = args.value("--rows") {
-                guard let path = JSONPath(text) else { throw invalid(text, "--rows", "a path such as $, $.results or $.data.items", name) }
+                guard text.hasPrefix("$"), let path = JSONPath(text) else { throw invalid(text, "--rows", "a path such as $, $.results or $.data.items", name) }
                 rows = path
             }
             if let text = args.value("--key") {
@@ -285,7 +285,7 @@ enum CommandParser {
                 key = fields.compactMap { $0 }
             }
             if let text = args.value("--next") {
-                guard let next = RecordLayout.NextPage(text) else { throw invalid(text, "--next", "link, or a path such as $.next", name) }
+                guard text == "link" || text.hasPrefix("$"), let next = RecordLayout.NextPage(text) else { throw invalid(text, "--next", "link, or a path such as $.next", name) }
                 self.next = next
             }
             if let text = args.value("--next-param") {
