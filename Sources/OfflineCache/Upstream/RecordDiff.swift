@@ -1,0 +1,50 @@
+import FoundationEssentials
+
+/// What changed between two versions of a record, field by field (top-level fields; a nested
+/// value is compared and shown as canonical JSON). For `cache diff`.
+public enum RecordDiff {
+    public struct FieldChange: Sendable, Equatable {
+        public var field: String
+        /// The value as JSON text; nil where the field was absent.
+        public var before: String?
+        public var after: String?
+    }
+
+    public static func changes(before: String, after: String) -> [FieldChange] {
+        let old = fields(before), new = fields(after)
+        var names = old.map(\.0)
+        for (name, _) in new where !names.contains(name) { names.append(name) }
+        let oldValues = Dictionary(old, uniquingKeysWith: { first, _ in first })
+        let newValues = Dictionary(new, uniquingKeysWith: { first, _ in first })
+        return names.compactMap { name in
+            oldValues[name] == newValues[name] ? nil : FieldChange(field: name, before: oldValues[name], after: newValues[name])
+        }
+    }
+
+    /// A record's top-level fields and their values as canonical JSON, in order.
+    public static func fields(_ json: String) -> [(String, String)] {
+        var bytes = Array(json.utf8)
+        return bytes.withUnsafeMutableBufferPointer { buffer in
+            var cursor = JSONCursor(UnsafeBufferPointer(buffer))
+            var fields: [(String, String)] = []
+            do {
+                try cursor.readObject { cursor, key throws(JSONCursor.Failure) in
+                    fields.append((key, try RecordDecoder.node(&cursor).canonical))
+                }
+            } catch {
+                return []
+            }
+            return fields
+        }
+    }
+}
+
+extension RecordDiff {
+    /// A canonical JSON string's text.
+    static func unquote(_ json: [UInt8]) -> String? {
+        json.withUnsafeBufferPointer { buffer in
+            var cursor = JSONCursor(buffer)
+            return try? cursor.readStringToken()
+        }
+    }
+}
