@@ -24,11 +24,12 @@ enum Completions {
         }
     }
 
-    /// Source names from the cache itself (`sources list --json` puts one object on a line),
-    /// from the database a `--db` on the command line names, else the default one.
-    private static let sourceNamesCommand = #"cache ${db:+--db "$db"} sources list --json 2>/dev/null | sed -n 's/.*"name": "\([^"]*\)".*/\1/p'"#
+    /// Source names from the cache itself (`sources list --json` puts one object on a line).
+    private static let listNames = #"sources list --json 2>/dev/null | sed -n 's/.*"name": "\([^"]*\)".*/\1/p'"#
+    /// ...from the database a `--db` on the command line names, else the default one.
+    private static let sourceNamesCommand = #"cache ${db:+--db "$db"} "# + listNames
     /// The same for fish, which has no `${var:+…}`: from the default database.
-    private static let fishSourceNamesCommand = #"cache sources list --json 2>/dev/null | sed -n 's/.*"name": "\([^"]*\)".*/\1/p'"#
+    private static let fishSourceNamesCommand = "cache " + listNames
 
     // MARK: bash
 

@@ -74,11 +74,7 @@ enum Canonical {
     /// a pass over neighbours, so an object of 100,000 keys costs what its size says.
     private static func finish(_ entries: inout [Entry], _ scratch: [UInt8], into out: inout [UInt8]) {
         scratch.withUnsafeBufferPointer { bytes in
-            func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int32 {
-                let common = min(a.count, b.count)
-                let compared = common == 0 ? 0 : memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, common)
-                return compared != 0 ? compared : Int32(clamping: a.count - b.count)
-            }
+            func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int32 { compareBytes(bytes, a, b) }
             // Names, then order of appearance (a name's offset in `scratch` grows with it).
             func precedes(_ a: Entry, _ b: Entry) -> Bool {
                 let compared = compare(a.key, b.key)

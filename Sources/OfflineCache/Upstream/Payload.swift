@@ -1,4 +1,3 @@
-import Glibc
 /// A validated response, ready to reconcile. Nothing in it has been written yet.
 public enum Payload: Sendable, Equatable {
     case account(UpstreamAccount)
@@ -89,11 +88,7 @@ public struct RecordSet: Sendable, Equatable {
         let spans = records.spans
         let failure: UpstreamError? = records.bytes.withUnsafeBufferPointer { bytes in
             func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[range]) }
-            func order(_ a: Range<Int>, _ b: Range<Int>) -> Int32 {
-                let common = min(a.count, b.count)
-                let compared = common == 0 ? 0 : memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, common)
-                return compared != 0 ? compared : Int32(a.count) - Int32(b.count)
-            }
+            func order(_ a: Range<Int>, _ b: Range<Int>) -> Int32 { compareBytes(bytes, a, b) }
             let sorted = spans.indices.sorted { a, b in
                 let compared = order(spans[a].key, spans[b].key)
                 return compared == 0 ? a < b : compared < 0

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// One record of a generic JSON source, checked: its key and the record in canonical form.
 public struct UpstreamRecord: Sendable, Equatable {
@@ -63,4 +64,12 @@ public struct RecordPage: Sendable, Equatable {
     public var fields: [String]
     /// With `next = .body`: the value found at that path (a URL or a cursor); nil at the end.
     public var next: String?
+}
+
+/// Byte order of two ranges of one buffer, as SQLite compares text (memcmp, then length): the
+/// order of canonical object keys and of record keys.
+func compareBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Int32 {
+    let common = min(a.count, b.count)
+    let compared = common == 0 ? 0 : memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, common)
+    return compared != 0 ? compared : Int32(clamping: a.count - b.count)
 }
