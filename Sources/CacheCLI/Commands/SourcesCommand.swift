@@ -7,10 +7,8 @@ enum SourcesCommand {
         let database = try context.open(create: true)
         let source = Source(name: add.name, kind: add.kind, url: add.url, mode: add.mode, ttlSeconds: add.ttlSeconds,
                             headers: add.headers, tokenEnv: add.tokenEnv, maxBytes: add.maxBytes, caCert: add.caCert, maxDelete: add.maxDelete,
-                            alertAfterSeconds: add.alertAfterSeconds)
-        var withLayout = source
-        withLayout.layout = add.layout
-        try SourceStore(database).add(withLayout)
+                            alertAfterSeconds: add.alertAfterSeconds, layout: add.layout)
+        try SourceStore(database).add(source)
         context.console.err("Added \(source.kind.rawValue) source '\(source.name)' (\(source.mode.rawValue), ttl \(DurationText.format(source.ttlSeconds))). Run 'cache sync \(source.name)' to fetch it.")
         return ExitCode.success
     }
@@ -50,8 +48,10 @@ enum SourcesCommand {
         var changes = old.indices.compactMap { index in
             old[index].1 == new[index].1 ? nil : "\(old[index].0) \(old[index].1) → \(new[index].1)"
         }
-        if before.headers != after.headers && old[3].1 == new[3].1 {
-            changes.append("headers \(new[3].1) (new values)")
+        // Headers are shown by name: the same names with other values are a change too.
+        if before.headers != after.headers, let names = new.first(where: { $0.0 == "headers" })?.1,
+           old.first(where: { $0.0 == "headers" })?.1 == names {
+            changes.append("headers \(names) (new values)")
         }
         let console = context.console
         if changes.isEmpty {

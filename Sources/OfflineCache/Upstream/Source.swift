@@ -158,7 +158,7 @@ public struct Source: Sendable, Equatable {
     public init(name: String, kind: SourceKind, url: URL, mode: SyncMode? = nil,
                 ttlSeconds: Int = Source.defaultTTL, headers: [Header] = [],
                 tokenEnv: String? = nil, maxBytes: Int? = nil, caCert: String? = nil, maxDelete: RemovalLimit? = nil,
-                alertAfterSeconds: Int? = nil) {
+                alertAfterSeconds: Int? = nil, layout: RecordLayout? = nil) {
         self.name = name
         self.kind = kind
         self.url = url
@@ -170,6 +170,7 @@ public struct Source: Sendable, Equatable {
         self.caCert = caCert
         self.maxDelete = maxDelete
         self.alertAfterSeconds = alertAfterSeconds
+        self.layout = layout
     }
 
     /// Source names are used in commands and file-like contexts: letters, digits, `-`, `_`, `.`.
