@@ -93,8 +93,7 @@ struct LiveList {
 
     /// How many terminal rows `lines` take, wrapping included.
     private func screenRows(_ lines: [String]) -> Int {
-        var size = winsize()
-        let columns = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+        let columns = console.terminalColumns ?? 80
         return lines.reduce(0) { total, line in
             let width = DisplayWidth.of(line)
             return total + max(1, (width + columns - 1) / columns)
