@@ -25,7 +25,7 @@ let package = Package(
         // Argument parsing, commands and output; testable without a process.
         .target(name: "CacheCLI", dependencies: ["OfflineCache"]),
         .executableTarget(name: "cache", dependencies: ["CacheCLI"]),
-        .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"]),
+        .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"], exclude: ["Fixtures"]),
         .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "OfflineCache", "cache"]),
     ],
     swiftLanguageModes: [.v6]

@@ -34,7 +34,7 @@ enum ExitCode {
     static func of(_ error: UpstreamError, hadCachedRows: Bool) -> Int32 {
         switch error {
         case .unreachable: return hadCachedRows ? temporaryFailure : unavailable
-        case .timedOut, .truncated, .rateLimited: return temporaryFailure
+        case .timedOut, .decodeTimedOut, .truncated, .rateLimited: return temporaryFailure
         case .tls: return unavailable
         case .httpStatus(let status, _, _):
             switch status {

@@ -90,9 +90,17 @@ public final class Connection {
     }
 
     func error(sql: String?) -> DatabaseError {
-        DatabaseError(extendedCode: sqlite3_extended_errcode(handle),
-                      message: String(cString: sqlite3_errmsg(handle)),
-                      sql: sql)
+        explained(DatabaseError(extendedCode: sqlite3_extended_errcode(handle),
+                                message: String(cString: sqlite3_errmsg(handle)),
+                                sql: sql))
+    }
+
+    /// A busy error names the process holding the write lock.
+    private func explained(_ error: DatabaseError) -> DatabaseError {
+        guard error.primaryCode == SQLITE_BUSY, let file = sqlite3_db_filename(handle, "main") else { return error }
+        var error = error
+        error.lockHolder = LockHolder.describe(databaseFile: String(cString: file))
+        return error
     }
 
     /// Runs one or more statements that take no parameters and return nothing of interest.
@@ -102,7 +110,7 @@ public final class Connection {
         guard code == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? "unknown error"
             sqlite3_free(message)
-            throw DatabaseError(extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+            throw explained(DatabaseError(extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql))
         }
     }
 

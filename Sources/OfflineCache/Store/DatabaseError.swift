@@ -10,6 +10,9 @@ public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringCo
     public let extendedCode: Int32
     public let message: String
     public let sql: String?
+    /// For a busy database: the process holding its write lock, in words (`pid 12 (cache sync
+    /// bank)`), when another process holds it.
+    public var lockHolder: String?
 
     public init(extendedCode: Int32, message: String, sql: String? = nil) {
         self.extendedCode = extendedCode
@@ -34,7 +37,9 @@ public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringCo
     }
 
     public var description: String {
-        "SQLite error \(extendedCode): \(message)"
+        guard primaryCode == SQLITE_BUSY else { return "SQLite error \(extendedCode): \(message)" }
+        let holder = lockHolder.map { "another process, \($0), holds its write lock" } ?? "another connection holds its write lock"
+        return "the database is busy: \(holder); try again when it is done"
     }
 
     public var debugDescription: String {

@@ -7,7 +7,7 @@ extension SyncEngine {
     /// decoded later, and only when the pages differ from the last ones applied). A failing page
     /// fails the whole fetch: nothing of the earlier pages is kept. The source's size cap holds
     /// for all its pages together, as the deadline does.
-    func fetchPages(_ request: FetchRequest, layout: RecordLayout, options: Options, run: inout Run)
+    func fetchPages(_ request: FetchRequest, layout: RecordLayout, options: Options, run: inout Run, deadline: DecodeDeadline)
         throws(UpstreamError) -> (first: FetchResponse, bodies: [Data], hash: String?) {
         var request = request
         var bodies: [Data] = []
@@ -34,7 +34,7 @@ extension SyncEngine {
             bodies.append(answer.body)
             // What is left of the cap is the next page's cap.
             request.maxBytes -= answer.body.count
-            let value = try RecordDecoder.next(answer.body, layout: layout, page: number)
+            let value = try RecordDecoder.next(answer.body, layout: layout, page: number, deadline: deadline)
             guard let next = try Self.nextPage(after: request.url, answer: answer, nextValue: value, layout: layout) else { break }
             // Credentials go to the source's origin only, so its pages must stay there; and none
             // ride in a next URL, as none may in a source's.

@@ -5,11 +5,11 @@ import Dispatch
 /// Fetches sources and reconciles them into the cache.
 ///
 /// One sync is one straight path: take the source's lease → fetch (conditional headers,
-/// retrying what can succeed later) → one `BEGIN IMMEDIATE` transaction that reads the cached
-/// rows while another thread decodes and validates the whole body, then reconciles the rows
-/// and records the run → release. A bad body rolls the transaction back before anything is
-/// written. A failure at any step writes only the failed run and the source's backoff state;
-/// the cached rows stay as they were.
+/// retrying what can succeed later) → decode and validate the whole body, under the sync's
+/// deadline and holding no lock → one `BEGIN IMMEDIATE` transaction that reconciles the rows and
+/// records the run → release. A bad body fails before the transaction starts. A failure at any
+/// step writes only the failed run and the source's backoff state; the cached rows stay as
+/// they were.
 public struct SyncEngine {
     public struct Options: Sendable {
         /// Skip sources still within their TTL, or backing off after failures (the cron form).
@@ -104,11 +104,13 @@ public struct SyncEngine {
             return run.failed(.database(Self.databaseError(error)))
         }
 
-        // Fetch, then decode and validate everything before writing anything.
+        // Fetch, then decode and validate everything before writing anything. The decode runs
+        // before the write transaction, so a slow one holds no lock, and under the sync's
+        // deadline, so `--timeout` bounds it too.
+        let decodeDeadline = DecodeDeadline(deadline, seconds: options.timeout)
         let response: FetchResponse
-        var decoding: BackgroundDecode?
-        // A generic source's records, from all its pages.
-        var records: RecordSet?
+        // The validated body; nil when upstream confirmed what is cached (304, or the same bytes).
+        var payload: Payload?
         let bodyHash: String?
         do throws(UpstreamError) {
             var request = try fetchRequest(for: source, timeout: options.timeout, deadline: deadline)
@@ -123,7 +125,8 @@ public struct SyncEngine {
             let answer: FetchResponse
             var pagesHash: String?
             if let layout = source.layout {
-                var (first, bodies, hash) = try fetchPages(request, layout: layout, options: options, run: &run)
+                var (first, bodies, hash) = try fetchPages(request, layout: layout, options: options, run: &run,
+                                                           deadline: decodeDeadline)
                 answer = first
                 pagesHash = hash
                 run.report.bytes = bodies.reduce(0) { $0 + $1.count }
@@ -131,11 +134,12 @@ public struct SyncEngine {
                 if !(pagesHash != nil && pagesHash == state.bodyHash && run.report.hadCachedRows) {
                     var set = RecordSet()
                     for number in bodies.indices {
-                        set.add(try RecordDecoder.decode(bodies[number], layout: layout, page: number + 1), number: number + 1)
+                        set.add(try RecordDecoder.decode(bodies[number], layout: layout, page: number + 1, deadline: decodeDeadline),
+                                number: number + 1)
                         bodies[number] = Data()  // each body goes once read: memory holds one copy of the data
                     }
                     try set.finish()
-                    records = set
+                    payload = .records(set)
                 }
             } else {
                 answer = try fetchWithRetries(request, options: options, run: &run)
@@ -153,7 +157,7 @@ public struct SyncEngine {
                 bodyHash = response.notModified ? nil : BodyHash.of(response.body)
                 // A body identical to the last one applied needs no decoding and no reconcile.
                 if !response.notModified && !(bodyHash == state.bodyHash && run.report.hadCachedRows) {
-                    decoding = BackgroundDecode(response.body, kind: source.kind)
+                    payload = try PayloadDecoder.decode(response.body, kind: source.kind, deadline: decodeDeadline)
                 }
             }
         } catch {
@@ -169,7 +173,6 @@ public struct SyncEngine {
             return run.finished()
         }
 
-        // The fetched body decodes on its own thread meanwhile (BackgroundDecode).
         let gate = options.writeGate
         gate?.enter()
         defer { gate?.leave() }
@@ -192,31 +195,10 @@ public struct SyncEngine {
                 // counts are filled in below, in the same transaction.
                 let runID = try record(run, finishedAt: now)
                 var confirmAll = true
-                if let records {
+                if let payload {
                     let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
-                    let cachedRows = Int(try db.scalarInt("SELECT count(*) FROM records WHERE source = ?", [.text(source.name)]) ?? 0)
-                    let counts = try reconciler.applyRecords(records)
-                    run.report.counts = counts
-                    run.report.outcome = counts.total > 0 ? .updated : .unchanged
-                    if source.mode == .replace && !options.acceptRemovals,
-                       let reason = (source.maxDelete ?? .default).refusal(removing: counts.deleted, of: cachedRows, noun: source.kind.rowNoun) {
-                        guard options.plan else { throw Held(reason: reason) }
-                        run.report.wouldHold = reason
-                    }
-                    confirmAll = source.mode == .replace
-                } else if let decoding {
-                    let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
-                    // Read while the body is still being decoded; nothing is written until the
-                    // whole body has proved valid, and a bad one rolls this transaction back.
-                    let cached = try reconciler.readCachedTransactions()
-                    let payload: Payload
-                    switch decoding.result() {
-                    case .success(let decoded): payload = decoded
-                    case .failure(let error): throw BadBody(error: error)
-                    }
-                    let cachedRows = source.kind == .account ? cached?.count ?? 0
-                        : try db.scalarInt("SELECT count(*) FROM jokes WHERE source = ?", [.text(source.name)]).map(Int.init) ?? 0
-                    let (counts, changed) = try reconciler.apply(payload, cached: cached)
+                    let cachedRows = try countCachedRows(source)
+                    let (counts, changed) = try reconciler.apply(payload)
                     run.report.counts = counts
                     run.report.outcome = changed ? .updated : .unchanged
                     // The removal guard, on what the reconcile did inside this transaction: a
@@ -269,11 +251,6 @@ public struct SyncEngine {
             run.report.outcome = .failed
             run.report.counts = ChangeCounts()
             run.report.failure = .source(replaced)
-        } catch let badBody as BadBody {
-            // Bad data: the transaction rolled back, so only the failed run is written.
-            options.progress?(.finished)
-            run.report.failure = .upstream(badBody.error)
-            recordFailure(&run, state: state, options: options, retryAfter: nil)
         } catch {
             options.progress?(.finished)
             run.report.outcome = .failed
@@ -319,8 +296,14 @@ public struct SyncEngine {
     }
 
     private func hasCachedRows(_ source: Source) throws -> Bool {
-        let table = source.kind == .account ? "accounts" : source.kind == .jokes ? "jokes" : "records"
-        return try db.scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source = ?)", [.text(source.name)]) == 1
+        try source.kind.cachedTables.contains { table in
+            try db.scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source = ?)", [.text(source.name)]) == 1
+        }
+    }
+
+    /// The rows the removal guard weighs a sync's removals against.
+    private func countCachedRows(_ source: Source) throws -> Int {
+        Int(try db.scalarInt("SELECT count(*) FROM \(source.kind.rowTable) WHERE source = ?", [.text(source.name)]) ?? 0)
     }
 
     /// Inserts the run into the history and returns its id.
@@ -383,12 +366,6 @@ private struct Held: Error {
 
 /// Ends a `--plan` transaction once its changes have been read: nothing is kept.
 private struct PlanRollback: Error {}
-
-/// A body that failed to decode inside the write transaction: rolls it back, then is reported
-/// as the upstream failure it is.
-private struct BadBody: Error {
-    let error: UpstreamError
-}
 
 /// How a long sync advances, for a progress line.
 public enum SyncProgress: Sendable {

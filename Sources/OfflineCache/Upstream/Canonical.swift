@@ -39,6 +39,7 @@ enum Canonical {
         defer { cursor.depth -= 1 }
         guard cursor.depth <= JSONCursor.maxDepth else { throw JSONCursor.syntaxError }
         while true {
+            try cursor.tick()
             // Foundation accepts a trailing comma before the closing brace; so does this reader.
             if cursor.peek() == UInt8(ascii: "}") { cursor.position += 1; break }
             guard cursor.peek() == UInt8(ascii: "\"") else { throw JSONCursor.syntaxError }

@@ -1,6 +1,20 @@
 import FoundationEssentials
 import Glibc
 
+/// When a decode must stop: the sync's deadline, with its timeout for the message.
+public struct DecodeDeadline: Sendable {
+    public let instant: ContinuousClock.Instant
+    public let seconds: Double
+
+    public init(_ instant: ContinuousClock.Instant, seconds: Double) {
+        self.instant = instant
+        self.seconds = seconds
+    }
+
+    /// The failure a decode past it reports.
+    var error: UpstreamError { .decodeTimedOut(seconds: seconds) }
+}
+
 /// A byte-level JSON reader that decodes straight into the values the payload needs, with no
 /// intermediate tree: the body is read in place. It accepts what Foundation's JSONDecoder
 /// accepts — JSON (RFC 8259), checked strictly in keys and in the values it decodes and, like
@@ -10,6 +24,8 @@ struct JSONCursor {
     /// Why reading failed: a message in PayloadDecoder's words.
     struct Failure: Error {
         let message: String
+        /// The reader gave up at its deadline: not a fault of the body.
+        var timedOut = false
     }
 
     let bytes: UnsafeBufferPointer<UInt8>
@@ -26,8 +42,24 @@ struct JSONCursor {
         case index(Int)
     }
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    /// Past this instant reading stops (checked every 4,096 values): the sync's `--timeout`
+    /// covers the decode too.
+    var deadline: ContinuousClock.Instant?
+    private var steps: UInt32 = 0
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, deadline: ContinuousClock.Instant? = nil) {
         self.bytes = bytes
+        self.deadline = deadline
+    }
+
+    static let timedOut = Failure(message: "decoding the body ran past the sync's timeout", timedOut: true)
+
+    /// Counts one value read; throws `timedOut` once the deadline has passed.
+    @inline(__always)
+    mutating func tick() throws(Failure) {
+        steps &+= 1
+        guard steps & 0xFFF == 0, let deadline else { return }
+        if ContinuousClock.now >= deadline { throw Self.timedOut }
     }
 
     static let syntaxError = Failure(message: "not valid JSON (malformed or cut short)")
@@ -67,17 +99,17 @@ struct JSONCursor {
         try enter()
         defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
-        var seen: [String] = []
+        var seen = SeenKeys()
         while true {
+            try tick()
             // Foundation accepts a trailing comma before the closing brace; so does this reader.
             if peek() == UInt8(ascii: "}") { position += 1; return }
             guard peek() == UInt8(ascii: "\"") else { throw Self.syntaxError }
             let key = try readStringToken()  // keys are checked strictly, as Foundation does
             try consume(UInt8(ascii: ":"))
-            if seen.contains(key) {
+            if !seen.insert(key) {
                 try skipValue()
             } else {
-                seen.append(key)
                 path.append(.key(key))
                 try field(&self, key)
                 path.removeLast()
@@ -87,6 +119,22 @@ struct JSONCursor {
             case UInt8(ascii: "}"): position += 1; return
             default: throw Self.syntaxError
             }
+        }
+    }
+
+    /// The keys an object has shown so far. Records have a handful, looked through as a list;
+    /// past 16 they go into a set, so an object of 160,000 keys is read in linear time.
+    struct SeenKeys {
+        private var few: [String] = []
+        private var many: Set<String>?
+
+        /// False when the key was seen before.
+        mutating func insert(_ key: String) -> Bool {
+            if many != nil { return many!.insert(key).inserted }
+            if few.contains(key) { return false }
+            few.append(key)
+            if few.count > 16 { many = Set(few); few = [] }
+            return true
         }
     }
 
@@ -104,6 +152,7 @@ struct JSONCursor {
         if peek() == UInt8(ascii: "]") { position += 1; return }
         var index = 0
         while true {
+            try tick()
             path.append(.index(index))
             try element(&self, index)
             path.removeLast()
@@ -145,6 +194,7 @@ struct JSONCursor {
         defer { depth -= 1 }
         if peek() == UInt8(ascii: "}") { position += 1; return }
         while true {
+            try tick()
             if peek() == UInt8(ascii: "}") { position += 1; return }
             guard peek() == UInt8(ascii: "\"") else { throw Self.syntaxError }
             try skipStringToken()

@@ -9,18 +9,20 @@ extension PayloadDecoder {
     /// One pass decodes. Every byte it accepts it checks at least as strictly as a syntax check
     /// would, so a body it reads whole is valid JSON; only when it fails does a second pass look
     /// for a syntax error anywhere, which then is the answer.
-    public static func decode(_ body: Data, kind: SourceKind) throws(UpstreamError) -> Payload {
+    ///
+    /// Past `deadline` it stops with `.decodeTimedOut`.
+    public static func decode(_ body: Data, kind: SourceKind, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> Payload {
         let first = try precheck(body)
         let result: Result<Payload, UpstreamError> = body.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            let decoded = decodeFields(bytes, kind: kind, startsWith: first)
-            guard case .failure = decoded else { return decoded }
-            var syntax = JSONCursor(bytes)
+            let decoded = decodeFields(bytes, kind: kind, startsWith: first, deadline: deadline)
+            guard case .failure(let error) = decoded, error != deadline?.error else { return decoded }
+            var syntax = JSONCursor(bytes, deadline: deadline?.instant)
             do throws(JSONCursor.Failure) {
                 try syntax.skipValue()
                 try syntax.expectEnd()
             } catch {
-                return .failure(.badData(error.message))
+                return .failure(error.timedOut ? deadline!.error : .badData(error.message))
             }
             return decoded
         }
@@ -28,9 +30,10 @@ extension PayloadDecoder {
     }
 
     /// The fields of a body, and nothing but whitespace after it.
-    private static func decodeFields(_ bytes: UnsafeBufferPointer<UInt8>, kind: SourceKind, startsWith first: UInt8) -> Result<Payload, UpstreamError> {
+    private static func decodeFields(_ bytes: UnsafeBufferPointer<UInt8>, kind: SourceKind, startsWith first: UInt8,
+                                     deadline: DecodeDeadline?) -> Result<Payload, UpstreamError> {
         do {
-            var cursor = JSONCursor(bytes)
+            var cursor = JSONCursor(bytes, deadline: deadline?.instant)
             switch kind {
             case .account:
                 let (account, badDate) = try readAccountEnvelope(&cursor)
@@ -46,7 +49,7 @@ extension PayloadDecoder {
                 return .failure(.badData("a json source's pages are read by RecordDecoder, with its layout"))
             }
         } catch let failure as JSONCursor.Failure {
-            return .failure(.badData(failure.message))
+            return .failure(failure.timedOut ? deadline!.error : .badData(failure.message))
         } catch let error as UpstreamError {
             return .failure(error)
         } catch {

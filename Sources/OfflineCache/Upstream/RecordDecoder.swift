@@ -73,13 +73,13 @@ indirect enum JSONNode {
 enum RecordDecoder {
     /// The value at the layout's next path (a URL or a cursor), reading nothing else: for
     /// following pages before deciding whether their records need decoding.
-    static func next(_ body: Data, layout: RecordLayout, page: Int) throws(UpstreamError) -> String? {
+    static func next(_ body: Data, layout: RecordLayout, page: Int, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> String? {
         guard case .body? = layout.next else { return nil }
         var skipping = layout
         skipping.rows = JSONPath(["\u{0}skip"])  // a path no response has: records are not read
         let result: Result<String?, JSONCursor.Failure> = body.withUnsafeBytes { raw in
             var reader = Reader(layout: skipping, page: page)
-            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self))
+            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self), deadline: deadline?.instant)
             return Result { () throws(JSONCursor.Failure) in
                 cursor.skipWhitespace()
                 try reader.visit([], &cursor)
@@ -89,22 +89,22 @@ enum RecordDecoder {
         }
         switch result {
         case .success(let next): return next
-        case .failure(let failure): throw .badData(failure.message)
+        case .failure(let failure): throw failure.timedOut ? deadline!.error : .badData(failure.message)
         }
     }
 
-    static func decode(_ body: Data, layout: RecordLayout, page: Int = 1) throws(UpstreamError) -> RecordPage {
+    static func decode(_ body: Data, layout: RecordLayout, page: Int = 1, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> RecordPage {
         let result: Result<RecordPage, JSONCursor.Failure> = body.withUnsafeBytes { raw in
             var reader = Reader(layout: layout, page: page)
             // The canonical records take about the body's size: reserved at once, the arena is
             // never copied to grow (a copy would briefly hold it twice).
             reader.records.bytes.reserveCapacity(raw.count + raw.count / 16)
-            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self))
+            var cursor = JSONCursor(raw.bindMemory(to: UInt8.self), deadline: deadline?.instant)
             return Result { () throws(JSONCursor.Failure) in try reader.read(&cursor) }
         }
         switch result {
         case .success(let page): return page
-        case .failure(let failure): throw .badData(failure.message)
+        case .failure(let failure): throw failure.timedOut ? deadline!.error : .badData(failure.message)
         }
     }
 

@@ -13,7 +13,8 @@ public enum RecordDiff {
     public static func changes(before: String, after: String) -> [FieldChange] {
         let old = fields(before), new = fields(after)
         var names = old.map(\.0)
-        for (name, _) in new where !names.contains(name) { names.append(name) }
+        var named = Set(names)
+        for (name, _) in new where named.insert(name).inserted { names.append(name) }
         let oldValues = Dictionary(old, uniquingKeysWith: { first, _ in first })
         let newValues = Dictionary(new, uniquingKeysWith: { first, _ in first })
         return names.compactMap { name in

@@ -9,6 +9,24 @@ public enum SourceKind: String, Sendable, CaseIterable {
     /// `account` and `json` responses are the whole truth; `jokes` responses are random samples.
     public var defaultMode: SyncMode { self == .jokes ? .merge : .replace }
 
+    /// The table holding the rows `list` shows, counted by `status` and the removal guard.
+    var rowTable: String {
+        switch self {
+        case .account: "transactions"
+        case .jokes: "jokes"
+        case .json: "records"
+        }
+    }
+
+    /// Every table holding a source's cached data.
+    var cachedTables: [String] {
+        switch self {
+        case .account: ["accounts", "transactions"]
+        case .jokes: ["jokes"]
+        case .json: ["records"]
+        }
+    }
+
     /// What its rows are called in messages.
     public var rowNoun: String {
         switch self {

@@ -3,6 +3,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Could not connect, or the connection broke (refused, DNS, reset).
     case unreachable(url: String, reason: String)
     case timedOut(url: String, seconds: Double)
+    /// The body arrived, but decoding it ran past the sync's deadline.
+    case decodeTimedOut(seconds: Double)
     /// The body ended before the length the server announced.
     case truncated(url: String, received: Int, expected: Int)
     case tls(url: String, reason: String)
@@ -34,6 +36,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isRetryable: Bool {
         switch self {
         case .unreachable, .timedOut, .truncated, .rateLimited: true
+        case .decodeTimedOut: false  // the same body would take as long again
         case .httpStatus(let status, _, _): status == 408 || status == 429 || (500...599).contains(status)
         default: false
         }
@@ -52,6 +55,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .unreachable(url, reason): "cannot reach \(url): \(reason)"
         case let .timedOut(url, seconds): "timed out after \(Self.seconds(seconds)) waiting for \(url)"
+        case let .decodeTimedOut(seconds): "timed out after \(Self.seconds(seconds)): decoding the body took longer than the sync's timeout"
         case let .truncated(url, received, expected) where expected < 0:
             "truncated body from \(url): the connection broke after \(received) bytes"
         case let .truncated(url, received, expected): "truncated body from \(url): \(received) of \(expected) bytes"
