@@ -1,5 +1,6 @@
--- The first schema of cache: sources, their sync bookkeeping, the cached rows, and the
--- views that compute each row's staleness at query time.
+-- The first schema of cache: sources, their sync bookkeeping and the cached rows. (The views
+-- that compute each row's staleness at query time are not made by migrations: see
+-- DerivedViews in the Swift sources.)
 -- Times are ISO 8601 UTC text with milliseconds ('2026-11-30T02:00:00.000Z'), so they sort
 -- as text and any SQLite client can read them.
 
@@ -73,36 +74,3 @@ CREATE TABLE jokes (
     seen_at   TEXT NOT NULL,
     PRIMARY KEY (source, id)
 ) STRICT;
-
--- The views: what `cache list` sees, for any SQLite client. A row's effective seen_at is the
--- later of its own and its source's confirmed_at; it is stale once older than the source's TTL.
-CREATE VIEW cached_accounts AS
-SELECT source, name, balance, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT a.source, a.name, a.balance, s.ttl_s,
-             max(a.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM accounts a
-      JOIN sources s ON s.name = a.source
-      LEFT JOIN sync_state st ON st.source = a.source);
-
-CREATE VIEW cached_transactions AS
-SELECT id, source, account, type, vendor, amount, date, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT t.id, t.source, a.name AS account, t.type, t.vendor, t.amount, t.date, s.ttl_s,
-             max(t.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM transactions t
-      JOIN sources s ON s.name = t.source
-      LEFT JOIN accounts a ON a.source = t.source
-      LEFT JOIN sync_state st ON st.source = t.source);
-
-CREATE VIEW cached_jokes AS
-SELECT id, type, setup, punchline, source, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT j.id, j.type, j.setup, j.punchline, j.source, s.ttl_s,
-             max(j.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM jokes j
-      JOIN sources s ON s.name = j.source
-      LEFT JOIN sync_state st ON st.source = j.source);

@@ -4,7 +4,6 @@
 -- row went into three B-trees (the rowid table, the id index and the unique key), the id index
 -- in random order; a million rows cost SQLite 5.0 s, now 1.5 s. A transaction's id is kept as
 -- it was; a lookup by id scans the source's rows, which no command does.
-DROP VIEW cached_transactions;
 
 CREATE TABLE transactions_clustered (
     id      TEXT NOT NULL,
@@ -22,17 +21,6 @@ INSERT INTO transactions_clustered (id, source, date, vendor, ordinal, type, amo
 SELECT id, source, date, vendor, ordinal, type, amount, seen_at FROM transactions;
 DROP TABLE transactions;
 ALTER TABLE transactions_clustered RENAME TO transactions;
-
-CREATE VIEW cached_transactions AS
-SELECT id, source, account, type, vendor, amount, date, ordinal, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT t.id, t.source, a.name AS account, t.type, t.vendor, t.amount, t.date, t.ordinal, s.ttl_s,
-             max(t.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM transactions t
-      JOIN sources s ON s.name = t.source
-      LEFT JOIN accounts a ON a.source = t.source
-      LEFT JOIN sync_state st ON st.source = t.source);
 
 -- A sync into an empty cache inserts every row it fetched. The change log records that as one
 -- load (the run, the kind of row, how many) rather than one 'inserted' entry per row: the rows

@@ -3,10 +3,7 @@
 -- find the next page (next_page: 'link' for Link headers, or a JSON path in the body, with
 -- next_param when that value is a cursor for a query parameter) and at most how many pages.
 -- The kind and row-kind CHECKs change, so sources, changes and loads are rebuilt (foreign keys
--- are off around a migration); the views that read sources are dropped and made again.
-DROP VIEW cached_accounts;
-DROP VIEW cached_transactions;
-DROP VIEW cached_jokes;
+-- are off around a migration; the views that read them are dropped before and made after).
 
 CREATE TABLE sources_new (
     name          TEXT PRIMARY KEY,
@@ -86,46 +83,3 @@ CREATE TABLE record_views (
     source TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
     view   TEXT NOT NULL UNIQUE COLLATE NOCASE
 ) STRICT;
-
-CREATE VIEW cached_accounts AS
-SELECT source, name, balance, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT a.source, a.name, a.balance, s.ttl_s,
-             max(a.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM accounts a
-      JOIN sources s ON s.name = a.source
-      LEFT JOIN sync_state st ON st.source = a.source);
-
-CREATE VIEW cached_transactions AS
-SELECT id, source, account, type, vendor, amount, date, ordinal, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT t.id, t.source, a.name AS account, t.type, t.vendor, t.amount, t.date, t.ordinal, s.ttl_s,
-             max(t.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM transactions t
-      JOIN sources s ON s.name = t.source
-      LEFT JOIN accounts a ON a.source = t.source
-      LEFT JOIN sync_state st ON st.source = t.source);
-
-CREATE VIEW cached_jokes AS
-SELECT id, type, setup, punchline, source, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT j.id, j.type, j.setup, j.punchline, j.source, s.ttl_s,
-             max(j.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM jokes j
-      JOIN sources s ON s.name = j.source
-      LEFT JOIN sync_state st ON st.source = j.source);
-
--- Every record with its source and staleness, for any SQLite client (the per-source views
--- cached_NAME add a column per field).
-CREATE VIEW cached_records AS
-SELECT source, key, record, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT r.source, r.key, r.record, s.ttl_s,
-             max(r.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM records r
-      JOIN sources s ON s.name = r.source
-      LEFT JOIN sync_state st ON st.source = r.source);

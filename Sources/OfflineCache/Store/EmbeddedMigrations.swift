@@ -4,8 +4,9 @@ extension Migrator {
     /// Every migration file, in order, as the binary carries it.
     public static let embedded: [(file: String, sql: String)] = [
         (file: "0001_initial.sql", sql: ####"""
--- The first schema of cache: sources, their sync bookkeeping, the cached rows, and the
--- views that compute each row's staleness at query time.
+-- The first schema of cache: sources, their sync bookkeeping and the cached rows. (The views
+-- that compute each row's staleness at query time are not made by migrations: see
+-- DerivedViews in the Swift sources.)
 -- Times are ISO 8601 UTC text with milliseconds ('2026-11-30T02:00:00.000Z'), so they sort
 -- as text and any SQLite client can read them.
 
@@ -80,39 +81,6 @@ CREATE TABLE jokes (
     PRIMARY KEY (source, id)
 ) STRICT;
 
--- The views: what `cache list` sees, for any SQLite client. A row's effective seen_at is the
--- later of its own and its source's confirmed_at; it is stale once older than the source's TTL.
-CREATE VIEW cached_accounts AS
-SELECT source, name, balance, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT a.source, a.name, a.balance, s.ttl_s,
-             max(a.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM accounts a
-      JOIN sources s ON s.name = a.source
-      LEFT JOIN sync_state st ON st.source = a.source);
-
-CREATE VIEW cached_transactions AS
-SELECT id, source, account, type, vendor, amount, date, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT t.id, t.source, a.name AS account, t.type, t.vendor, t.amount, t.date, s.ttl_s,
-             max(t.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM transactions t
-      JOIN sources s ON s.name = t.source
-      LEFT JOIN accounts a ON a.source = t.source
-      LEFT JOIN sync_state st ON st.source = t.source);
-
-CREATE VIEW cached_jokes AS
-SELECT id, type, setup, punchline, source, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT j.id, j.type, j.setup, j.punchline, j.source, s.ttl_s,
-             max(j.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM jokes j
-      JOIN sources s ON s.name = j.source
-      LEFT JOIN sync_state st ON st.source = j.source);
-
 """####),
         (file: "0002_sync_leases.sql", sql: ####"""
 -- One sync per source at a time, across processes: the holder's pid, a token that tells
@@ -167,7 +135,6 @@ CREATE INDEX sync_runs_by_time ON sync_runs (finished_at);
 -- row went into three B-trees (the rowid table, the id index and the unique key), the id index
 -- in random order; a million rows cost SQLite 5.0 s, now 1.5 s. A transaction's id is kept as
 -- it was; a lookup by id scans the source's rows, which no command does.
-DROP VIEW cached_transactions;
 
 CREATE TABLE transactions_clustered (
     id      TEXT NOT NULL,
@@ -185,17 +152,6 @@ INSERT INTO transactions_clustered (id, source, date, vendor, ordinal, type, amo
 SELECT id, source, date, vendor, ordinal, type, amount, seen_at FROM transactions;
 DROP TABLE transactions;
 ALTER TABLE transactions_clustered RENAME TO transactions;
-
-CREATE VIEW cached_transactions AS
-SELECT id, source, account, type, vendor, amount, date, ordinal, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT t.id, t.source, a.name AS account, t.type, t.vendor, t.amount, t.date, t.ordinal, s.ttl_s,
-             max(t.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM transactions t
-      JOIN sources s ON s.name = t.source
-      LEFT JOIN accounts a ON a.source = t.source
-      LEFT JOIN sync_state st ON st.source = t.source);
 
 -- A sync into an empty cache inserts every row it fetched. The change log records that as one
 -- load (the run, the kind of row, how many) rather than one 'inserted' entry per row: the rows
@@ -264,10 +220,7 @@ CREATE INDEX sync_runs_by_time ON sync_runs (finished_at);
 -- find the next page (next_page: 'link' for Link headers, or a JSON path in the body, with
 -- next_param when that value is a cursor for a query parameter) and at most how many pages.
 -- The kind and row-kind CHECKs change, so sources, changes and loads are rebuilt (foreign keys
--- are off around a migration); the views that read sources are dropped and made again.
-DROP VIEW cached_accounts;
-DROP VIEW cached_transactions;
-DROP VIEW cached_jokes;
+-- are off around a migration; the views that read them are dropped before and made after).
 
 CREATE TABLE sources_new (
     name          TEXT PRIMARY KEY,
@@ -347,49 +300,6 @@ CREATE TABLE record_views (
     source TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
     view   TEXT NOT NULL UNIQUE COLLATE NOCASE
 ) STRICT;
-
-CREATE VIEW cached_accounts AS
-SELECT source, name, balance, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT a.source, a.name, a.balance, s.ttl_s,
-             max(a.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM accounts a
-      JOIN sources s ON s.name = a.source
-      LEFT JOIN sync_state st ON st.source = a.source);
-
-CREATE VIEW cached_transactions AS
-SELECT id, source, account, type, vendor, amount, date, ordinal, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT t.id, t.source, a.name AS account, t.type, t.vendor, t.amount, t.date, t.ordinal, s.ttl_s,
-             max(t.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM transactions t
-      JOIN sources s ON s.name = t.source
-      LEFT JOIN accounts a ON a.source = t.source
-      LEFT JOIN sync_state st ON st.source = t.source);
-
-CREATE VIEW cached_jokes AS
-SELECT id, type, setup, punchline, source, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT j.id, j.type, j.setup, j.punchline, j.source, s.ttl_s,
-             max(j.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM jokes j
-      JOIN sources s ON s.name = j.source
-      LEFT JOIN sync_state st ON st.source = j.source);
-
--- Every record with its source and staleness, for any SQLite client (the per-source views
--- cached_NAME add a column per field).
-CREATE VIEW cached_records AS
-SELECT source, key, record, seen_at,
-       CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-       ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
-FROM (SELECT r.source, r.key, r.record, s.ttl_s,
-             max(r.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-      FROM records r
-      JOIN sources s ON s.name = r.source
-      LEFT JOIN sync_state st ON st.source = r.source);
 
 """####),
     ]

@@ -1,14 +1,45 @@
 import FoundationEssentials
 import Glibc
 
-/// Applies the numbered migrations in order, each in its own immediate transaction that also
-/// records its id, and refuses a database that a newer version of cache has migrated further.
+/// Brings a database to this binary's schema: the numbered migrations it lacks, in order, in
+/// one immediate transaction that also records their ids; a database that a newer version of
+/// cache has migrated further is refused.
+///
+/// A migration is SQL (a file under `Migrations/`) or Swift code (`Migrator.swiftMigrations`),
+/// and changes tables only. Views are derived objects (`DerivedViews`): dropped before the
+/// migrations run and made again from their one definition after, so a migration that rebuilds
+/// a table never trips over a view that reads it, and no view is ever copied into a migration.
+/// (A change to a view's definition alone needs no migration to reach new caches; to reach
+/// existing ones, add an empty migration: any migration makes every view again.)
 public struct Migrator {
     public struct Migration: Sendable {
         /// The number the file name starts with: `0001_initial.sql` is 1.
         public let id: Int
+        /// The file, or for Swift code its name in the same form (`0011_no_kind_checks.swift`).
         public let file: String
-        public let sql: String
+        public let change: Change
+
+        public enum Change: Sendable {
+            case sql(String)
+            case swift(@Sendable (Connection) throws -> Void)
+        }
+
+        public init(id: Int, file: String, sql: String) {
+            self.init(id: id, file: file, change: .sql(sql))
+        }
+
+        public init(id: Int, file: String, change: Change) {
+            self.id = id
+            self.file = file
+            self.change = change
+        }
+
+        func apply(_ db: Connection) throws {
+            switch change {
+            case .sql(let sql): try db.execute(sql)
+            case .swift(let code): try code(db)
+            }
+        }
     }
 
     /// A database whose schema is newer than any migration this binary carries.
@@ -26,12 +57,12 @@ public struct Migrator {
         self.migrations = migrations.sorted { $0.id < $1.id }
     }
 
-    /// The migrations compiled into this binary.
+    /// The migrations compiled into this binary: the SQL files and the Swift ones.
     public static var carried: [Migration] {
         embedded.map { entry in
             let digits = entry.file.prefix { $0.isNumber }
             return Migration(id: Int(digits) ?? 0, file: entry.file, sql: entry.sql)
-        }
+        } + swiftMigrations
     }
 
     public var latestVersion: Int { migrations.last?.id ?? 0 }
@@ -52,28 +83,37 @@ public struct Migrator {
         }
     }
 
-    /// Applies every migration the database lacks.
+    /// Applies every migration the database lacks, then makes the views again.
     public func migrate(_ db: Connection) throws {
         try checkNotNewer(db)
         try db.execute("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 id INTEGER PRIMARY KEY, file TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT
             """)
-        let applied = try Self.appliedVersion(db)
-        for migration in migrations where migration.id > applied {
-            // Foreign keys off around each migration, as SQLite's table-rebuild procedure asks:
-            // with them on, dropping `sources` to rebuild it would cascade-delete every cached
-            // row and all history. The pragma cannot change inside a transaction, so it is set
-            // outside it, and the keys are checked before the commit instead.
-            let enforced = try db.scalarInt("PRAGMA foreign_keys") == 1
-            if enforced { try db.execute("PRAGMA foreign_keys=OFF") }
-            defer { if enforced { try? db.execute("PRAGMA foreign_keys=ON") } }
-            try db.inTransaction {
-                // Another process may have applied it while this one waited for the lock.
-                let done = try db.scalarInt("SELECT count(*) FROM schema_migrations WHERE id = ?",
-                                            [.int(migration.id)]) ?? 0
-                guard done == 0 else { return }
-                try db.execute(migration.sql)
+        guard migrations.contains(where: { $0.id > (try? Self.appliedVersion(db)) ?? 0 }) else { return }
+        // Foreign keys off around the migrations, as SQLite's table-rebuild procedure asks: with
+        // them on, dropping `sources` to rebuild it would cascade-delete every cached row and all
+        // history. The pragma cannot change inside a transaction, so it is set outside it, and
+        // the keys are checked before the commit instead.
+        let enforced = try db.scalarInt("PRAGMA foreign_keys") == 1
+        if enforced { try db.execute("PRAGMA foreign_keys=OFF") }
+        defer { if enforced { try? db.execute("PRAGMA foreign_keys=ON") } }
+        // A rename leaves views alone (neither checked nor rewritten): a view somebody else
+        // added to the file, reading a table a migration rebuilds, reads the new one after.
+        try db.execute("PRAGMA legacy_alter_table=ON")
+        defer { try? db.execute("PRAGMA legacy_alter_table=OFF") }
+        try db.inTransaction {
+            // Another process may have applied them while this one waited for the lock.
+            let applied = try Self.appliedVersion(db)
+            let pending = migrations.filter { $0.id > applied }
+            guard !pending.isEmpty else { return }
+            try DerivedViews.drop(db)
+            for migration in pending {
+                do {
+                    try migration.apply(db)
+                } catch let error as DatabaseError {
+                    throw DatabaseError(extendedCode: error.extendedCode, message: "\(migration.file): \(error.message)", sql: error.sql)
+                }
                 let violations = try db.query("PRAGMA foreign_key_check") { "\($0.text(0) ?? "?") row \($0.int(1))" }
                 guard violations.isEmpty else {
                     throw DatabaseError(extendedCode: 787,  // SQLITE_CONSTRAINT_FOREIGNKEY
@@ -82,6 +122,7 @@ public struct Migrator {
                 try db.run("INSERT INTO schema_migrations (id, file, applied_at) VALUES (?, ?, ?)",
                            [.int(migration.id), .text(migration.file), .text(Timestamp.now())])
             }
+            try DerivedViews.create(db)
         }
     }
 }

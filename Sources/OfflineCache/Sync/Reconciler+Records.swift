@@ -155,8 +155,15 @@ public struct RecordView {
         let name = try assignedName()
         let exists = try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name = ?", [.text(name)]) == 1
         guard added || !exists else { return }
+        try create()
+    }
+
+    /// Makes the source's view (again) from its name and fields as the cache keeps them: after
+    /// a sync brought new fields, and after every migration (`DerivedViews`).
+    func create() throws {
+        guard let name = try Self.name(db, source: source) else { return }
         let view = Self.quoted(name)
-        let columns = known.map { field in Self.extract(field) + " AS " + Self.quoted(field) }
+        let columns = try Self.columns(db, source: source).map { field in Self.extract(field) + " AS " + Self.quoted(field) }
         try db.execute("DROP VIEW IF EXISTS \(view)")
         try db.execute("""
             CREATE VIEW \(view) AS SELECT key, \((columns + ["seen_at", "age_s", "stale"]).joined(separator: ", "))

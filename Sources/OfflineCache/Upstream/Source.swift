@@ -1,42 +1,6 @@
 import FoundationEssentials
 import Glibc
 
-/// The kinds of upstream this tool understands: the two it was made for, and any JSON API
-/// described by a `RecordLayout`.
-public enum SourceKind: String, Sendable, CaseIterable {
-    case account, jokes, json
-
-    /// `account` and `json` responses are the whole truth; `jokes` responses are random samples.
-    public var defaultMode: SyncMode { self == .jokes ? .merge : .replace }
-
-    /// The table holding the rows `list` shows, counted by `status` and the removal guard.
-    var rowTable: String {
-        switch self {
-        case .account: "transactions"
-        case .jokes: "jokes"
-        case .json: "records"
-        }
-    }
-
-    /// Every table holding a source's cached data.
-    var cachedTables: [String] {
-        switch self {
-        case .account: ["accounts", "transactions"]
-        case .jokes: ["jokes"]
-        case .json: ["records"]
-        }
-    }
-
-    /// What its rows are called in messages.
-    public var rowNoun: String {
-        switch self {
-        case .account: "transactions"
-        case .jokes: "jokes"
-        case .json: "records"
-        }
-    }
-}
-
 /// Where a generic JSON source's records are and what identifies one.
 public struct RecordLayout: Sendable, Equatable {
     /// Where the records are: `$` (the response itself), `$.results`, `$.data.items`. An array

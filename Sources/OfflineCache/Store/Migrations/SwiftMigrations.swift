@@ -1,0 +1,89 @@
+extension Migrator {
+    /// The migrations written in Swift, beside the SQL files under `Migrations/`; ids are one
+    /// sequence across both.
+    public static let swiftMigrations: [Migration] = [
+        Migration(id: 11, file: "0011_kinds_without_checks.swift", change: .swift(dropKindChecks)),
+    ]
+
+    /// The kinds of source live in Swift (`SourceKind`): the tables stop listing them in CHECKs,
+    /// so a new kind needs no migration. Rebuilds `sources`, `changes` and `loads`.
+    static func dropKindChecks(_ db: Connection) throws {
+        try TableRebuild(db: db, table: "sources", definition: """
+            CREATE TABLE sources (
+                name          TEXT PRIMARY KEY,
+                kind          TEXT NOT NULL,
+                url           TEXT NOT NULL,
+                mode          TEXT NOT NULL CHECK (mode IN ('replace', 'merge')),
+                ttl_s         INTEGER NOT NULL CHECK (ttl_s > 0),
+                headers       TEXT NOT NULL DEFAULT '[]',  -- JSON array of "Name: value" strings
+                token_env     TEXT,                        -- the variable's name; its value is never stored
+                max_bytes     INTEGER,
+                created_at    TEXT NOT NULL,
+                ca_cert       TEXT,
+                max_delete    TEXT,
+                alert_after_s INTEGER CHECK (alert_after_s > 0),
+                rows_path     TEXT,
+                key_fields    TEXT,
+                next_page     TEXT,
+                next_param    TEXT,
+                max_pages     INTEGER CHECK (max_pages > 0)
+            ) STRICT
+            """).run()
+        try TableRebuild(db: db, table: "changes", definition: """
+            CREATE TABLE changes (
+                id       INTEGER PRIMARY KEY,
+                run_id   INTEGER NOT NULL REFERENCES sync_runs(id) ON DELETE CASCADE,
+                source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+                row_kind TEXT NOT NULL,
+                row_id   TEXT NOT NULL,
+                change   TEXT NOT NULL CHECK (change IN ('inserted', 'updated', 'removed')),
+                before   TEXT,  -- JSON of the row's fields before (updated, removed)
+                after    TEXT   -- JSON of the row's fields after (inserted, updated)
+            ) STRICT
+            """, indexes: [
+                "CREATE INDEX changes_by_run ON changes (run_id)",
+                "CREATE INDEX changes_by_source ON changes (source, id)",
+            ]).run()
+        try TableRebuild(db: db, table: "loads", definition: """
+            CREATE TABLE loads (
+                run_id   INTEGER NOT NULL REFERENCES sync_runs(id) ON DELETE CASCADE,
+                source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+                row_kind TEXT NOT NULL,
+                rows     INTEGER NOT NULL,
+                PRIMARY KEY (run_id, row_kind)
+            ) STRICT
+            """, indexes: ["CREATE INDEX loads_by_source ON loads (source, run_id)"]).run()
+    }
+}
+
+/// SQLite's procedure for a change ALTER TABLE cannot make (a CHECK, a constraint): a new table
+/// under a temporary name, every row copied with its rowid (a source's identity includes it),
+/// the old table dropped, the new one renamed, its indexes made again. Run inside the
+/// migration's transaction, with foreign keys off (see `Migrator`).
+struct TableRebuild {
+    let db: Connection
+    let table: String
+    /// `CREATE TABLE <table> (…)`: the table as it is to be.
+    let definition: String
+    var indexes: [String] = []
+
+    func run() throws {
+        let temporary = table + "_rebuilt"
+        guard let open = definition.firstIndex(of: "(") else {
+            throw DatabaseError(extendedCode: 1, message: "a table definition without columns: \(table)")
+        }
+        try db.execute("CREATE TABLE \(RecordView.quoted(temporary)) " + definition[open...])
+        func columns(_ name: String) throws -> [String] {
+            try db.query("SELECT name FROM pragma_table_info(?)", [.text(name)]) { $0.text(0) ?? "" }
+        }
+        let kept = Set(try columns(table))
+        let copied = try columns(temporary).filter(kept.contains).map(RecordView.quoted).joined(separator: ", ")
+        let withoutRowID = try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = ? AND sql LIKE '%WITHOUT ROWID%'",
+                                            [.text(table)]) == 1
+        let rowid = withoutRowID ? "" : "rowid, "
+        try db.execute("INSERT INTO \(RecordView.quoted(temporary)) (\(rowid)\(copied)) SELECT \(rowid)\(copied) FROM \(RecordView.quoted(table))")
+        try db.execute("DROP TABLE \(RecordView.quoted(table))")
+        try db.execute("ALTER TABLE \(RecordView.quoted(temporary)) RENAME TO \(RecordView.quoted(table))")
+        for index in indexes { try db.execute(index) }
+    }
+}

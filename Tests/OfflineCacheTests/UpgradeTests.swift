@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import OfflineCache
+
+/// A cache made by the last release (Scripts/make-upgrade-fixture, kept as SQL) upgrades to this
+/// binary's schema with every row and every view, its json sources' views included; and so it
+/// would through a later migration that rebuilds `sources` the way 0010 did.
+@Suite struct UpgradeTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/cache-at-schema-10.sql")
+
+    /// The fixture loaded into a new file, plus a view of the user's own that reads `sources`.
+    static func releaseCache() throws -> (folder: String, path: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/cache.sqlite3"
+        let db = try Connection(path: path)
+        try db.execute(try String(contentsOf: fixture, encoding: .utf8))
+        try db.execute("CREATE VIEW my_sources AS SELECT name, kind FROM sources WHERE kind != 'jokes'")
+        return (folder, path)
+    }
+
+    /// Everything a cache holds, as text: each table's rows and each view's rows (without the
+    /// ages, which move with the clock), by name.
+    static func contents(_ db: Connection) throws -> [String: [String]] {
+        var contents: [String: [String]] = [:]
+        let objects = try db.query("""
+            SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'
+              AND name != 'schema_migrations' ORDER BY name
+            """) { ($0.text(0) ?? "", $0.text(1) ?? "") }
+        for (type, name) in objects {
+            let columns = try db.query("SELECT name FROM pragma_table_info(?)", [.text(name)]) { $0.text(0) ?? "" }
+                .filter { $0 != "age_s" }
+            let list = columns.map { "quote(\(RecordView.quoted($0)))" }.joined(separator: " || '|' || ")
+            let rows = try db.query("SELECT \(list) FROM \(RecordView.quoted(name))") { $0.text(0) ?? "NULL" }.sorted()
+            contents["\(type) \(name)"] = rows
+        }
+        return contents
+    }
+
+    @Test func aCacheMadeByTheLastReleaseKeepsEveryRowAndView() throws {
+        let (folder, path) = try Self.releaseCache()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let before = try Self.contents(try Connection(path: path))
+        // What the fixture holds, so this test cannot pass on an empty cache.
+        #expect(before["view cached_items"]?.count == 120)
+        #expect(before["view cached_Jokes_json"]?.count == 120)
+        #expect(before["view cached_transactions"]?.count == 6)
+        #expect(before["view cached_jokes"]?.count == 10)
+        #expect(before["table sync_runs"]?.contains { $0.contains("'held: would remove 4 of 6") } == true)
+        #expect(before["table changes"]?.isEmpty == false)
+
+        let database = try CacheDatabase(path: path, access: .write)
+        let db = database.connection
+        #expect(try Migrator.appliedVersion(db) == Migrator().latestVersion)
+        #expect(try Migrator.appliedVersion(db) > 10)
+        let after = try Self.contents(db)
+        #expect(after.keys.sorted() == before.keys.sorted())
+        for (name, rows) in before {
+            #expect(after[name] == rows, "\(name) changed")
+        }
+        #expect(try db.scalarText("PRAGMA foreign_key_check") == nil)
+        #expect(try db.scalarText("PRAGMA integrity_check") == "ok")
+        // Still a working cache: a source's removal takes its rows and view along.
+        try SourceStore(database).remove("items")
+        #expect(try db.scalarInt("SELECT count(*) FROM records WHERE source = 'items'") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'cached_items'") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM changes WHERE source = 'items'") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM cached_Jokes_json") == 120)
+    }
+
+    /// Migration 0010's way of rebuilding `sources` (a new table, copy, drop, rename) failed on
+    /// any cache with a json source's view: `error in view cached_x: no such table`. Views are
+    /// dropped before and made after every migration now.
+    @Test func aLaterMigrationThatRebuildsSourcesKeepsEveryRowAndView() throws {
+        let (folder, path) = try Self.releaseCache()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try CacheDatabase(path: path, access: .write)  // at this binary's schema
+        let db = try Connection(path: path)
+        try db.execute("PRAGMA foreign_keys=ON")
+        let before = try Self.contents(db)
+
+        let columns = try db.query("SELECT name FROM pragma_table_info('sources')") { $0.text(0) ?? "" }.joined(separator: ", ")
+        let definition = try #require(try db.scalarText("SELECT sql FROM sqlite_schema WHERE name = 'sources'"))
+        let rebuild = Migrator.Migration(id: 9_999, file: "9999_rebuild_sources.sql", sql: """
+            CREATE TABLE sources_new \(definition[definition.firstIndex(of: "(")!...]);
+            INSERT INTO sources_new (rowid, \(columns)) SELECT rowid, \(columns) FROM sources;
+            DROP TABLE sources;
+            ALTER TABLE sources_new RENAME TO sources;
+            """)
+        try Migrator(migrations: Migrator.carried + [rebuild]).migrate(db)
+
+        #expect(try Migrator.appliedVersion(db) == 9_999)
+        let after = try Self.contents(db)
+        #expect(after.keys.sorted() == before.keys.sorted())
+        for (name, rows) in before {
+            #expect(after[name] == rows, "\(name) changed")
+        }
+        #expect(try db.scalarInt("PRAGMA foreign_keys") == 1)
+        #expect(try db.scalarText("PRAGMA foreign_key_check") == nil)
+        // The rebuilt table still cascades.
+        try db.execute("DELETE FROM sources WHERE name = 'bank'")
+        #expect(try db.scalarInt("SELECT count(*) FROM transactions") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM sync_runs WHERE source = 'bank'") == 0)
+    }
+
+    @Test func migrationIdsAreOneSequenceAcrossSQLAndSwift() {
+        let ids = Migrator.carried.map(\.id)
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.sorted() == Array(1...ids.count))
+    }
+}
