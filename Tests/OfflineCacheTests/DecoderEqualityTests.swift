@@ -5,13 +5,13 @@ import Testing
 /// The byte-level reading must equal Foundation's JSONDecoder reading on the same inputs:
 /// the same payload, or the same failure.
 @Suite struct DecoderEqualityTests {
-    func outcome(_ decode: (Data, SourceKind) throws(UpstreamError) -> Payload, _ body: Data, _ kind: SourceKind) -> String {
+    func outcome(_ decode: (Data, PayloadShape) throws(UpstreamError) -> Payload, _ body: Data, _ kind: PayloadShape) -> String {
         do { return "ok \(try decode(body, kind))" } catch { return "failed \(error)" }
     }
 
-    func expectEqual(_ body: Data, _ kind: SourceKind, sourceLocation: SourceLocation = #_sourceLocation) {
-        let fast = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decode(body, kind: kind) }, body, kind)
-        let reference = outcome(PayloadDecoder.decodeWithFoundation, body, kind)
+    func expectEqual(_ body: Data, _ kind: PayloadShape, sourceLocation: SourceLocation = #_sourceLocation) {
+        let fast = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decode(body, shape: kind) }, body, kind)
+        let reference = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decodeWithFoundation(body, shape: kind) }, body, kind)
         #expect(fast == reference, "input: \(String(decoding: body.prefix(300), as: UTF8.self))", sourceLocation: sourceLocation)
     }
 
@@ -28,7 +28,7 @@ import Testing
         """#
 
     /// Every bad input of the core issue, and then some.
-    static let cases: [(String, SourceKind)] = [
+    static let cases: [(String, PayloadShape)] = [
         (account, .account), (jokes, .jokes),
         (#"{"id": 7, "type": "t", "setup": "s", "punchline": "p"}"#, .jokes),
         ("[]", .jokes), ("", .jokes), ("   ", .account), ("Sorry, that's not a number.", .jokes),
@@ -122,14 +122,14 @@ import Testing
                               + nested(depth - 4) + "}]}}").utf8), .account)
         }
         #expect(throws: UpstreamError.badData("not valid JSON (malformed or cut short)")) {
-            try PayloadDecoder.decode(Data(String(repeating: "[", count: 4_000_000).utf8), kind: .jokes)
+            try PayloadDecoder.decode(Data(String(repeating: "[", count: 4_000_000).utf8), shape: .jokes)
         }
     }
 
     @Test func truncatedAndMutatedBodiesReadTheSame() {
         // Every prefix of a real body (a truncated download), and single-byte mutations: those
         // that leave valid JSON must read the same; those that do not must fail in both.
-        for (text, kind) in [(Self.account, SourceKind.account), (Self.jokes, .jokes)] {
+        for (text, kind) in [(Self.account, PayloadShape.account), (Self.jokes, .jokes)] {
             let bytes = Array(text.utf8)
             for cut in 0..<bytes.count { expectEqual(Data(bytes[0..<cut]), kind) }
             // Seeded, so a run is repeatable: CACHE_TEST_SEED picks another sample of mutations.
@@ -151,7 +151,7 @@ import Testing
                     // Not strict JSON: both refuse it, or read it the same. One known difference is
                     // left: a broken \u escape inside a string no field reads (the "nested" one
                     // here), which Foundation scans by rules of its own. Such a body is not JSON.
-                    let fast = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decode(body, kind: kind) }, data, kind), reference = outcome(PayloadDecoder.decodeWithFoundation, data, kind)
+                    let fast = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decode(body, shape: kind) }, data, kind), reference = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decodeWithFoundation(body, shape: kind) }, data, kind)
                     let inSkippedEscapes = escapedLiteral.map { $0.contains(at) } ?? false
                     #expect(fast == reference || (fast.hasPrefix("failed") && reference.hasPrefix("failed")) || inSkippedEscapes,
                             "at \(context): \(fast.prefix(60)) / \(reference.prefix(60))")

@@ -3,8 +3,8 @@ import Testing
 @testable import OfflineCache
 
 @Suite struct PayloadDecoderTests {
-    func decode(_ json: String, _ kind: SourceKind) throws(UpstreamError) -> Payload {
-        try PayloadDecoder.decode(Data(json.utf8), kind: kind)
+    func decode(_ json: String, _ kind: PayloadShape) throws(UpstreamError) -> Payload {
+        try PayloadDecoder.decode(Data(json.utf8), shape: kind)
     }
 
     @Test func anAccountEnvelopeDecodes() throws {
@@ -28,7 +28,7 @@ import Testing
 
     struct BadCase: Sendable, CustomTestStringConvertible {
         var body: String
-        var kind: SourceKind
+        var kind: PayloadShape
         var expected: UpstreamError
         var testDescription: String { "\(expected)" }
     }

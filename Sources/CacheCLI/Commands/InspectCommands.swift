@@ -227,7 +227,7 @@ enum InspectCommands {
         let console = context.console
         var writer: RowBytes?
         if format == .json { console.out("[") }
-        let asRecords = source.kind == .json && format != .csv
+        let asRecords = source.kind.storage == .records && format != .csv
         try CacheReader(database).forEachRow(of: source, asRecords: asRecords) { columns, row in
             if writer == nil {
                 writer = RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"),

@@ -12,8 +12,9 @@ enum ListCommand {
         let read = { try reader.rows(of: source, staleOnly: options.staleOnly, limit: options.limit) }
         // The baseline comes before the staleness check, so a sync landing in between is seen.
         if let columns = options.columns {
-            guard source.kind == .json else {
-                throw UsageError(message: "'--columns' is for json sources; '\(source.name)' is \(source.kind.rawValue).", command: "list")
+            guard source.kind.storage == .records else {
+                let kinds = SourceKind.allCases.filter { $0.storage == .records }.map(\.rawValue).joined(separator: " and ")
+                throw UsageError(message: "'--columns' is for \(kinds) sources; '\(source.name)' is \(source.kind.rawValue).", command: "list")
             }
             let fields = try reader.viewColumns(of: source)
             if let unknown = columns.first(where: { !fields.contains($0) }) {
@@ -88,7 +89,7 @@ enum ListCommand {
         if options.format == .csv { console.out(CSVText.row(try reader.viewColumns(of: source))) }
         var writer: RowBytes?
         // A json source's records go into JSON whole, with their key and staleness.
-        let asRecords = source.kind == .json && options.format == .json
+        let asRecords = source.kind.storage == .records && options.format == .json
         try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit, asRecords: asRecords) { columns, row in
             // The README's list rows ("Output of `list`"), the same fields as `export`; the stale flag a boolean in JSON.
             let rowWriter = writer ?? RowBytes(names: columns, columns: Array(columns.indices),

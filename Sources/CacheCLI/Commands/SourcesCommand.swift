@@ -21,9 +21,10 @@ enum SourcesCommand {
         let store = try SourceStore(context.open(create: false))
         let current = try store.named(set.name)
         let layoutOptions: [(String, Bool)] = [("--rows", set.rows != nil), ("--key", set.key != nil), ("--next", set.next != nil),
-                                               ("--next-param", set.nextParam != nil), ("--max-pages", set.maxPages != nil)]
-        if current.kind != .json, let option = layoutOptions.first(where: \.1) {
-            throw UsageError(message: "'\(option.0)' is for --kind json sources; '\(set.name)' is \(current.kind.rawValue).", command: "sources set")
+                                               ("--next-param", set.nextParam != nil), ("--max-pages", set.maxPages != nil),
+                                               ("--delimiter", set.delimiter != nil)]
+        if let option = layoutOptions.first(where: { $0.1 && !current.kind.layoutOptions.contains($0.0) }) {
+            throw UsageError(message: "'\(option.0)' is for \(CommandParser.SourceSettings.kinds(taking: option.0)) sources; '\(set.name)' is \(current.kind.rawValue).", command: "sources set")
         }
         let (before, after) = try store.update(set.name) { source in
             if var layout = source.layout {
@@ -32,6 +33,7 @@ enum SourcesCommand {
                 if let next = set.next { layout.next = next }
                 if let parameter = set.nextParam { layout.nextParam = parameter }
                 if let pages = set.maxPages { layout.maxPages = pages }
+                if let delimiter = set.delimiter { layout.delimiter = delimiter }
                 source.layout = layout
             }
             if let url = set.url { source.url = url }
@@ -79,7 +81,8 @@ enum SourcesCommand {
          ("alert-after", source.alertAfterSeconds.map(DurationText.format) ?? "none"),
          ("rows", source.layout?.rows.description ?? "-"), ("key", source.layout?.keyDescription ?? "-"),
          ("next", source.layout?.next?.description ?? "none"), ("next-param", source.layout?.nextParam ?? "none"),
-         ("max-pages", source.layout.map { String($0.maxPages) } ?? "-")]
+         ("max-pages", source.layout.map { String($0.maxPages) } ?? "-"),
+         ("delimiter", source.layout?.delimiter.map(RecordLayout.delimiterText) ?? "-")]
     }
 
     static func list(json: Bool, _ context: Context) throws -> Int32 {
@@ -99,17 +102,22 @@ enum SourcesCommand {
                     ("max_delete", .string((source.maxDelete ?? .default).description)),
                     ("alert_after_s", .optional(source.alertAfterSeconds)),
                 ] + (source.layout.map { layout in
-                    [("rows", JSONValue.string(layout.rows.description)), ("key", .string(layout.keyDescription)),
-                     ("view", .optional(database.flatMap { try? RecordView.name($0.connection, source: source.name) })),
-                     ("next", .optional(layout.next?.description)), ("next_param", .optional(layout.nextParam)),
-                     ("max_pages", .int(layout.maxPages))]
+                    // The layout's settings this kind takes, with the view they make.
+                    let settings: [(option: String, field: String, value: JSONValue)] = [
+                        ("--rows", "rows", .string(layout.rows.description)), ("--key", "key", .string(layout.keyDescription)),
+                        ("--next", "next", .optional(layout.next?.description)), ("--next-param", "next_param", .optional(layout.nextParam)),
+                        ("--max-pages", "max_pages", .int(layout.maxPages)),
+                        ("--delimiter", "delimiter", .string(RecordLayout.delimiterText(layout.delimiter ?? UInt8(ascii: ",")))),
+                    ]
+                    return settings.filter { source.kind.layoutOptions.contains($0.option) }.map { ($0.field, $0.value) }
+                        + [("view", .optional(database.flatMap { try? RecordView.name($0.connection, source: source.name) }))]
                 } ?? []))
             }
             console.out(JSONValue.lines(items))
             return ExitCode.success
         }
         if sources.isEmpty {
-            console.err("No sources yet. Add one with 'cache sources add NAME --kind account|jokes|json --url URL'.")
+            console.err("No sources yet. Add one with 'cache sources add NAME --kind \(SourceKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL'.")
             return ExitCode.success
         }
         let table = TextTable(header: ["NAME", "KIND", "MODE", "TTL", "URL"])

@@ -35,17 +35,18 @@ enum Command: Equatable {
         var caCert: String??
         var maxDelete: RemovalLimit?
         var alertAfterSeconds: Int?
-        /// json sources: each nil leaves that part of the layout as it is.
+        /// json and csv sources: each nil leaves that part of the layout as it is.
         var rows: JSONPath?
         var key: [JSONPath]?
         var next: RecordLayout.NextPage?
         var nextParam: String?
         var maxPages: Int?
+        var delimiter: UInt8?
 
         var changesNothing: Bool {
             url == nil && ttlSeconds == nil && mode == nil && headers == nil && tokenEnv == nil && maxBytes == nil
                 && caCert == nil && maxDelete == nil && alertAfterSeconds == nil
-                && rows == nil && key == nil && next == nil && nextParam == nil && maxPages == nil
+                && rows == nil && key == nil && next == nil && nextParam == nil && maxPages == nil && delimiter == nil
         }
     }
 

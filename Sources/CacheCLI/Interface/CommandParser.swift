@@ -115,21 +115,23 @@ enum CommandParser {
             let sourceName = try sourceName(args, name)
             let kindText = args.value("--kind")!
             guard let kind = SourceKind(rawValue: kindText) else {
-                throw invalid(kindText, "--kind", "account, jokes or json", name)
+                let kinds = SourceKind.allCases.map(\.rawValue)
+                throw invalid(kindText, "--kind", kinds.dropLast().joined(separator: ", ") + " or " + kinds.last!, name)
             }
             let settings = try SourceSettings(args, name)
+            if let option = SourceSettings.layoutOptions.first(where: { args.has($0) && !kind.layoutOptions.contains($0) }) {
+                throw UsageError(message: "'\(option)' is for \(SourceSettings.kinds(taking: option)) sources.", command: name)
+            }
             var layout: RecordLayout?
-            if kind == .json {
+            if kind.storage == .records {
                 guard let key = settings.key else {
-                    throw UsageError(message: "A json source needs '--key <fields>': the field or fields that identify a record.", command: name)
+                    throw UsageError(message: "A \(kind.rawValue) source needs '--key <fields>': the field or fields that identify a record.", command: name)
                 }
                 layout = RecordLayout(rows: settings.rows ?? JSONPath(), key: key, next: settings.next, nextParam: settings.nextParam,
-                                      maxPages: settings.maxPages ?? RecordLayout.defaultMaxPages)
+                                      maxPages: settings.maxPages ?? RecordLayout.defaultMaxPages, delimiter: settings.delimiter)
                 if settings.nextParam != nil, settings.next == nil || settings.next == .link {
                     throw UsageError(message: "'--next-param' needs '--next <path>': the cursor's place in the body.", command: name)
                 }
-            } else if let option = ["--rows", "--key", "--next", "--next-param", "--max-pages"].first(where: args.has) {
-                throw UsageError(message: "'\(option)' is for --kind json sources.", command: name)
             }
             return .sourcesAdd(.init(name: sourceName, kind: kind, url: settings.url!, ttlSeconds: settings.ttl ?? Source.defaultTTL,
                                      mode: settings.mode, headers: settings.headers ?? [], tokenEnv: settings.tokenEnv,
@@ -150,6 +152,7 @@ enum CommandParser {
             set.next = settings.next
             set.nextParam = settings.nextParam
             set.maxPages = settings.maxPages
+            set.delimiter = settings.delimiter
             if set.changesNothing {
                 throw UsageError(message: "Nothing to change: give at least one option, such as --ttl or --url.", command: name)
             }
@@ -256,7 +259,7 @@ enum CommandParser {
     }
 
     /// The settings `sources add` and `sources set` share, each checked; nil where not given.
-    private struct SourceSettings {
+    struct SourceSettings {
         var url: URL?
         var ttl: Int?
         var mode: SyncMode?
@@ -271,8 +274,27 @@ enum CommandParser {
         var next: RecordLayout.NextPage?
         var nextParam: String?
         var maxPages: Int?
+        var delimiter: UInt8?
+
+        /// The options that describe a kind's layout; each kind takes some (`SourceKind.layoutOptions`).
+        static var layoutOptions: [String] {
+            var seen: Set<String> = []
+            return SourceKind.allCases.flatMap(\.layoutOptions).filter { seen.insert($0).inserted }
+        }
+
+        /// "json" or "json and csv": the kinds that take `option`, for messages.
+        static func kinds(taking option: String) -> String {
+            let kinds = SourceKind.taking(option).map(\.rawValue)
+            return kinds.count < 2 ? kinds.joined() : kinds.dropLast().joined(separator: ", ") + " and " + kinds.last!
+        }
 
         init(_ args: ArgumentScanner.Result, _ name: String) throws(UsageError) {
+            if let text = args.value("--delimiter") {
+                guard let byte = RecordLayout.delimiter(text) else {
+                    throw invalid(text, "--delimiter", "one character such as , ; | or tab (not a quote)", name)
+                }
+                delimiter = byte
+            }
             if let text = args.value("--rows") {
                 guard text.hasPrefix("$"), let path = JSONPath(text) else { throw invalid(text, "--rows", "a path such as $, $.results or $.data.items", name) }
                 rows = path

@@ -1,3 +1,5 @@
+import OfflineCache
+
 /// Every command and option of `cache`, declared once. `cache help X`, `cache X --help`,
 /// usage errors, the parser, the completions and the man page all read this table.
 enum CommandTable {
@@ -41,11 +43,12 @@ enum CommandTable {
         if !adding { options.append(OptionSpec(name: "--no-ca-cert", help: "Trust the system's CAs again.")) }
         options += [
             OptionSpec(name: "--rows", value: "path", help: "json: where the records are: $ (the response), $.results, $.data.items (default: $)."),
-            OptionSpec(name: "--key", value: "fields", help: "json: the field or fields (comma separated, dot paths such as user.id) whose values identify a record."),
+            OptionSpec(name: "--key", value: "fields", help: "json, csv: the field or fields (comma separated; for json, dot paths such as user.id) whose values identify a record."),
             OptionSpec(name: "--next", value: "link|path",
                        help: "json: how to find the next page: link (Link: <…>; rel=\"next\" headers) or a path in the body such as $.next."),
             OptionSpec(name: "--next-param", value: "name", help: "json: the value at --next is a cursor, sent as this query parameter."),
             OptionSpec(name: "--max-pages", value: "n", help: "json: fail the sync rather than read more pages than this (default: 100)."),
+            OptionSpec(name: "--delimiter", value: "c", help: "csv: the character between fields (default: ,); tab for tabs."),
         ]
         options += [
             OptionSpec(name: "--max-delete", value: "n|p%",
@@ -96,13 +99,14 @@ enum CommandTable {
             overview: "Add a source.",
             arguments: [ArgumentSpec(label: "<name>", help: "A name for the source: letters, digits, '-', '_' and '.'.")],
             options: [OptionSpec(name: "--kind", value: "kind",
-                                 help: "account ({status, message, body} envelope), jokes (Official Joke API) or json (any JSON API: give --key, and --rows where the records are not the response itself).",
-                                 completion: .choices(["account", "jokes", "json"]))]
+                                 help: "account ({status, message, body} envelope), jokes (Official Joke API), json (any JSON API: give --key, and --rows where the records are not the response itself) or csv (a table whose first row names the columns: give --key).",
+                                 completion: .choices(SourceKind.allCases.map(\.rawValue)))]
                 + sourceOptions(adding: true),
             required: ["--kind", "--url"],
             examples: ["cache sources add bank --kind account --url http://127.0.0.1:8080/account --ttl 1h",
                        "cache sources add repos --kind json --url https://api.github.com/users/octocat/repos --key id --next link",
-                       "cache sources add people --kind json --url https://swapi.dev/api/people/ --rows '$.results' --key url --next '$.next'"]),
+                       "cache sources add people --kind json --url https://swapi.dev/api/people/ --rows '$.results' --key url --next '$.next'",
+                       "cache sources add stations --kind csv --url https://example.org/stations.csv --key id --delimiter ';'"]),
         CommandSpec(
             name: "sources set",
             overview: "Change a source in place: its rows, sync history and run numbers stay. Only the options given change.",

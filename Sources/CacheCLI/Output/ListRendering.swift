@@ -315,16 +315,18 @@ struct ListRendering {
 /// Grey placeholder rows in the shape of the real ones, shown while nothing is cached yet.
 enum Skeleton {
     /// `columns`: the terminal's width; the bars are cut to it, so no skeleton row wraps.
-    static func lines(kind: SourceKind, count: Int, phase: Int, columns: Int? = nil) -> [String] {
+    static func lines(storage: RowStorage, count: Int, phase: Int, columns: Int? = nil) -> [String] {
         // Two shades of grey, alternating: the pulse.
         let shade = phase % 2 == 0 ? 238 : 243
         let block = { (width: Int) in String(repeating: "▆", count: width) }
         let widths = [(12, 10), (9, 7), (14, 9), (8, 8), (11, 6), (10, 9)]
         return (0..<count).map { index in
             let (a, b) = widths[index % widths.count]
-            let body = kind == .account
-                ? "  " + block(3) + " " + block(a) + String(repeating: " ", count: 16 - a) + block(11) + "  " + block(b)
-                : "  " + block(a + 20) + "  " + block(b + 6)
+            let body: String
+            switch storage {
+            case .account: body = "  " + block(3) + " " + block(a) + String(repeating: " ", count: 16 - a) + block(11) + "  " + block(b)
+            case .jokes, .records: body = "  " + block(a + 20) + "  " + block(b + 6)
+            }
             let line = "\u{1B}[38;5;\(shade)m" + body + ListRendering.ANSI.reset
             return columns.map { DisplayWidth.fit(line, $0, ellipsis: "") } ?? line
         }

@@ -26,7 +26,7 @@ struct LiveList {
         let skeletonRows = min(6, max(1, height - 3))
         // One line is left for the spinner: the list is redrawn in place, so it must fit the screen.
         var drawn = skeleton
-            ? Skeleton.lines(kind: source.kind, count: skeletonRows, phase: 0, columns: columns)
+            ? Skeleton.lines(storage: source.kind.storage, count: skeletonRows, phase: 0, columns: columns)
             : rendering.screenful(preview, height: height - 1, source: source.name)
         Interrupt.sayOnCtrlC("\(Self.clearLine)Stopped watching; the refresh of \(source.name) goes on in the background. 'cache list \(source.name)' shows it when it lands.\n")
         defer { Interrupt.restore() }
@@ -40,7 +40,7 @@ struct LiveList {
                 frame += 1
                 if skeleton && frame % 5 == 0 {
                     // Pulse: repaint the skeleton rows in the other shade.
-                    drawn = Skeleton.lines(kind: source.kind, count: skeletonRows, phase: frame / 5, columns: columns)
+                    drawn = Skeleton.lines(storage: source.kind.storage, count: skeletonRows, phase: frame / 5, columns: columns)
                     console.errRaw(Self.clearLine + "\u{1B}[\(drawn.count)A")
                     console.out(drawn.map { "\u{1B}[K" + $0 + "\n" }.joined())
                     console.flush()

@@ -18,7 +18,7 @@ public struct CacheReader {
     private func readRows(of source: Source, staleOnly: Bool, limit: Int?) throws -> CachedRows {
         let filter = staleOnly ? "AND stale = 1" : ""
         let values: [SQLValue] = [.text(source.name), .int(Int64(limit ?? -1))]
-        switch source.kind {
+        switch source.kind.storage {
         case .account:
             let account = try db.query("""
                 SELECT source, name, balance, seen_at, age_s, stale FROM cached_accounts WHERE source = ?
@@ -47,7 +47,7 @@ public struct CacheReader {
                            ageSeconds: $0.int(6), stale: $0.int(7) != 0)
             }
             return .jokes(rows)
-        case .json:
+        case .records:
             let columns = try RecordView.columns(db, source: source.name)
             let extracts = columns.map { ", " + RecordView.extract($0) }.joined()
             let rows = try db.query("""
@@ -73,14 +73,14 @@ public struct CacheReader {
                            _ body: ([String], Statement) throws -> Void) throws {
         let filter = staleOnly ? "AND stale = 1" : ""
         let sql: String
-        switch source.kind {
+        switch source.kind.storage {
         case .account:
             sql = "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? \(filter) ORDER BY date DESC, vendor, ordinal LIMIT ?"
         case .jokes:
             sql = "SELECT id, type, setup, punchline, source, seen_at, age_s, stale FROM cached_jokes WHERE source = ? \(filter) ORDER BY id LIMIT ?"
-        case .json where asRecords:
+        case .records where asRecords:
             sql = "SELECT key, record, seen_at, age_s, stale FROM cached_records WHERE source = ? \(filter) ORDER BY key LIMIT ?"
-        case .json:
+        case .records:
             // The view's columns: the key, each field, seen_at, age_s, stale (see RecordView).
             let columns = try RecordView.columns(db, source: source.name).map { RecordView.extract($0) + " AS " + RecordView.quoted($0) }
             sql = "SELECT \((["key"] + columns + ["seen_at", "age_s", "stale"]).joined(separator: ", ")) FROM cached_records WHERE source = ? \(filter) ORDER BY key LIMIT ?"
@@ -96,10 +96,10 @@ public struct CacheReader {
 
     /// The columns `forEachRow` gives for `source` (without `asRecords`).
     public func viewColumns(of source: Source) throws -> [String] {
-        switch source.kind {
+        switch source.kind.storage {
         case .account: ["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "age_s", "stale"]
         case .jokes: ["id", "type", "setup", "punchline", "source", "seen_at", "age_s", "stale"]
-        case .json: ["key"] + (try RecordView.columns(db, source: source.name)) + ["seen_at", "age_s", "stale"]
+        case .records: ["key"] + (try RecordView.columns(db, source: source.name)) + ["seen_at", "age_s", "stale"]
         }
     }
 
@@ -141,7 +141,7 @@ public struct CacheReader {
             // The views' staleness, counted on the table itself: a row is stale when the later of
             // its seen_at and the source's confirmed_at is older than the TTL. (Through the view,
             // which joins three tables for every row, a million rows took 0.7 s.)
-            let table = source.kind == .account ? "transactions" : source.kind == .jokes ? "jokes" : "records"
+            let table = source.kind.storage.rowTable
             let counts = try db.query("""
                 SELECT count(*), coalesce(sum(max(seen_at, ?2) < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?3 || ' seconds')), 0)
                 FROM \(table) WHERE source = ?1

@@ -26,7 +26,7 @@ public struct ViewDefinition: Sendable {
 /// migration run drops them first and makes them again after (see `Migrator`): the built-in
 /// views of every kind, then each json or csv source's `cached_NAME`.
 enum DerivedViews {
-    static var builtIn: [ViewDefinition] { SourceKind.allCases.flatMap(\.definition.views) }
+    static var builtIn: [ViewDefinition] { RowStorage.allCases.flatMap(\.views) }
 
     static func drop(_ db: Connection) throws {
         for view in try perSource(db) + builtIn.map(\.name) {

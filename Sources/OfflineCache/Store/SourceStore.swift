@@ -21,8 +21,8 @@ public struct SourceStore {
                 let headers = try JSONEncoder().encode(source.headers.map(\.line))
                 try db.run("""
                     INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
-                                         alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                         alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages, delimiter)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
                           .text(source.mode.rawValue), .int(source.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
@@ -58,7 +58,7 @@ public struct SourceStore {
                 try db.run("""
                     UPDATE sources SET url = ?, mode = ?, ttl_s = ?, headers = ?, token_env = ?, max_bytes = ?, ca_cert = ?,
                                        max_delete = ?, alert_after_s = ?,
-                                       rows_path = ?, key_fields = ?, next_page = ?, next_param = ?, max_pages = ?
+                                       rows_path = ?, key_fields = ?, next_page = ?, next_param = ?, max_pages = ?, delimiter = ?
                     WHERE name = ?
                     """, [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(after.tokenEnv),
@@ -77,7 +77,7 @@ public struct SourceStore {
                         """, [.text(name)])
                     // Rows no later than one TTL (and a second) ago: stale now, whatever the TTL.
                     let unconfirmed = "min(seen_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?2 + 1) || ' seconds'))"
-                    for table in ["accounts", "transactions", "jokes", "records"] {
+                    for table in RowStorage.allCases.flatMap(\.cachedTables) {
                         try db.run("UPDATE \(table) SET seen_at = \(unconfirmed) WHERE source = ?1",
                                    [.text(name), .int(after.ttlSeconds)])
                     }
@@ -171,7 +171,7 @@ public struct SourceStore {
         guard try db.scalarInt("SELECT count(*) FROM sources WHERE name = ?", [.text(name)]) == 1 else {
             throw CacheError.noSuchSource(name)
         }
-        let rows = try ["accounts", "transactions", "jokes", "records"].reduce(0) { total, table in
+        let rows = try RowStorage.allCases.flatMap(\.cachedTables).reduce(0) { total, table in
             total + Int(try db.scalarInt("SELECT count(*) FROM \(table) WHERE source = ?", [.text(name)]) ?? 0)
         }
         let runs = Int(try db.scalarInt("SELECT count(*) FROM sync_runs WHERE source = ?", [.text(name)]) ?? 0)
@@ -191,12 +191,13 @@ public struct SourceStore {
         source.identity = row.text(9)
         source.maxDelete = row.text(10).flatMap(RemovalLimit.init)
         source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
-        if kind == .json {
+        if kind.storage == .records {
             guard let rows = JSONPath(row.text(12) ?? "$"),
                   let key = row.text(13).map({ $0.split(separator: ",").compactMap { JSONPath(String($0)) } }), !key.isEmpty
             else { throw CacheError.invalidSource("the stored definition of '\(name)' is damaged") }
             source.layout = RecordLayout(rows: rows, key: key, next: row.text(14).flatMap(RecordLayout.NextPage.init),
-                                         nextParam: row.text(15), maxPages: row.isNull(16) ? RecordLayout.defaultMaxPages : row.int(16))
+                                         nextParam: row.text(15), maxPages: row.isNull(16) ? RecordLayout.defaultMaxPages : row.int(16),
+                                         delimiter: row.text(17).flatMap(RecordLayout.delimiter))
         }
         return source
     }
@@ -204,11 +205,11 @@ public struct SourceStore {
     /// The layout's columns, in the order `columns` lists them after alert_after_s.
     private static func layoutValues(_ layout: RecordLayout?) -> [SQLValue] {
         [.optionalText(layout?.rows.description), .optionalText(layout?.keyDescription), .optionalText(layout?.next?.description),
-         .optionalText(layout?.nextParam), .optionalInt(layout?.maxPages)]
+         .optionalText(layout?.nextParam), .optionalInt(layout?.maxPages), .optionalText(layout?.delimiter.map(RecordLayout.delimiterText))]
     }
 
     /// The columns `source(_:)` reads, in its order.
-    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages"
+    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter"
 
     /// Any error of this store as a `CacheError`, SQLite's kept as they are.
     private static func cacheError(_ error: Error) -> CacheError {

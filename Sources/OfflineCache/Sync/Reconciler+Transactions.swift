@@ -10,7 +10,7 @@ extension Reconciler {
     /// The source's cached transactions in table order, keys and values only: what the merge
     /// join compares the response with. Nil for a jokes source.
     func readCachedTransactions() throws -> [StoredTransaction]? {
-        guard source.kind == .account else { return nil }
+        guard source.kind.storage == .account else { return nil }
         let scan = try db.cachedStatement("""
             SELECT date, vendor, ordinal, type, amount FROM transactions WHERE source = ?1 ORDER BY date, vendor, ordinal
             """)

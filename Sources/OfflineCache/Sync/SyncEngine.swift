@@ -123,42 +123,27 @@ public struct SyncEngine {
                 request.lastModified = state.lastModified
             }
             let answer: FetchResponse
-            var pagesHash: String?
+            var bodies: [Data]
             if let layout = source.layout {
-                var (first, bodies, hash) = try fetchPages(request, layout: layout, options: options, run: &run,
-                                                           deadline: decodeDeadline)
-                answer = first
-                pagesHash = hash
-                run.report.bytes = bodies.reduce(0) { $0 + $1.count }
-                // The same pages as the last ones applied need no decoding and no reconcile.
-                if !(pagesHash != nil && pagesHash == state.bodyHash && run.report.hadCachedRows) {
-                    var set = RecordSet()
-                    for number in bodies.indices {
-                        set.add(try RecordDecoder.decode(bodies[number], layout: layout, page: number + 1, deadline: decodeDeadline),
-                                number: number + 1)
-                        bodies[number] = Data()  // each body goes once read: memory holds one copy of the data
-                    }
-                    try set.finish()
-                    payload = .records(set)
-                }
+                let pages = try fetchPages(request, layout: layout, options: options, run: &run, deadline: decodeDeadline)
+                answer = pages.first
+                bodies = pages.bodies
+                bodyHash = pages.hash
             } else {
                 answer = try fetchWithRetries(request, options: options, run: &run)
-                run.report.bytes = answer.body.count
+                bodies = answer.notModified ? [] : [answer.body]
+                bodyHash = answer.notModified ? nil : BodyHash.of(answer.body)
             }
+            run.report.bytes = bodies.reduce(0) { $0 + $1.count }
             run.report.httpStatus = answer.status
             // 304 confirms what a validator named; without one it confirms nothing we know.
             if answer.notModified && request.etag == nil && request.lastModified == nil {
                 throw .badData("HTTP 304 Not Modified, but no validator was sent (a protocol error upstream)")
             }
             response = answer
-            if source.layout != nil {
-                bodyHash = pagesHash
-            } else {
-                bodyHash = response.notModified ? nil : BodyHash.of(response.body)
-                // A body identical to the last one applied needs no decoding and no reconcile.
-                if !response.notModified && !(bodyHash == state.bodyHash && run.report.hadCachedRows) {
-                    payload = try PayloadDecoder.decode(response.body, kind: source.kind, deadline: decodeDeadline)
-                }
+            // The same bytes as the last ones applied need no decoding and no reconcile.
+            if !bodies.isEmpty && !(bodyHash != nil && bodyHash == state.bodyHash && run.report.hadCachedRows) {
+                payload = try source.kind.definition.payload(&bodies, layout: source.layout, deadline: decodeDeadline)
             }
         } catch {
             if case .httpStatus(let status, _, _) = error { run.report.httpStatus = status }
@@ -296,14 +281,14 @@ public struct SyncEngine {
     }
 
     private func hasCachedRows(_ source: Source) throws -> Bool {
-        try source.kind.cachedTables.contains { table in
+        try source.kind.storage.cachedTables.contains { table in
             try db.scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE source = ?)", [.text(source.name)]) == 1
         }
     }
 
     /// The rows the removal guard weighs a sync's removals against.
     private func countCachedRows(_ source: Source) throws -> Int {
-        Int(try db.scalarInt("SELECT count(*) FROM \(source.kind.rowTable) WHERE source = ?", [.text(source.name)]) ?? 0)
+        Int(try db.scalarInt("SELECT count(*) FROM \(source.kind.storage.rowTable) WHERE source = ?", [.text(source.name)]) ?? 0)
     }
 
     /// Inserts the run into the history and returns its id.

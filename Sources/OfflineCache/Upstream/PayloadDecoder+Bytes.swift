@@ -11,11 +11,11 @@ extension PayloadDecoder {
     /// for a syntax error anywhere, which then is the answer.
     ///
     /// Past `deadline` it stops with `.decodeTimedOut`.
-    public static func decode(_ body: Data, kind: SourceKind, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> Payload {
+    public static func decode(_ body: Data, shape: PayloadShape, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> Payload {
         let first = try precheck(body)
         let result: Result<Payload, UpstreamError> = body.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            let decoded = decodeFields(bytes, kind: kind, startsWith: first, deadline: deadline)
+            let decoded = decodeFields(bytes, shape: shape, startsWith: first, deadline: deadline)
             guard case .failure(let error) = decoded, error != deadline?.error else { return decoded }
             var syntax = JSONCursor(bytes, deadline: deadline?.instant)
             do throws(JSONCursor.Failure) {
@@ -30,11 +30,11 @@ extension PayloadDecoder {
     }
 
     /// The fields of a body, and nothing but whitespace after it.
-    private static func decodeFields(_ bytes: UnsafeBufferPointer<UInt8>, kind: SourceKind, startsWith first: UInt8,
+    private static func decodeFields(_ bytes: UnsafeBufferPointer<UInt8>, shape: PayloadShape, startsWith first: UInt8,
                                      deadline: DecodeDeadline?) -> Result<Payload, UpstreamError> {
         do {
             var cursor = JSONCursor(bytes, deadline: deadline?.instant)
-            switch kind {
+            switch shape {
             case .account:
                 let (account, badDate) = try readAccountEnvelope(&cursor)
                 try cursor.expectEnd()
@@ -45,8 +45,6 @@ extension PayloadDecoder {
                 let jokes = try readJokes(&cursor, startsWith: first)
                 try cursor.expectEnd()
                 return .success(.jokes(jokes))
-            case .json:
-                return .failure(.badData("a json source's pages are read by RecordDecoder, with its layout"))
             }
         } catch let failure as JSONCursor.Failure {
             return .failure(failure.timedOut ? deadline!.error : .badData(failure.message))

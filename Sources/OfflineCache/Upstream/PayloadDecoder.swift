@@ -1,6 +1,14 @@
 import FoundationEssentials
 import Glibc
 
+/// The two formats this tool was made for, each read into its own payload.
+public enum PayloadShape: Sendable {
+    /// The `{status, message, body}` envelope of an account.
+    case account
+    /// The Official Joke API's jokes: an array, or one joke.
+    case jokes
+}
+
 /// Turns a whole response body into a `Payload`, or says exactly why it cannot.
 ///
 /// The formats are the README's ("Sources"): the account envelope `{status, message, body}` and the
@@ -21,12 +29,11 @@ public enum PayloadDecoder {
         return first
     }
 
-    static func decodeWithFoundation(_ body: Data, kind: SourceKind) throws(UpstreamError) -> Payload {
+    static func decodeWithFoundation(_ body: Data, shape: PayloadShape) throws(UpstreamError) -> Payload {
         let first = try precheck(body)
-        switch kind {
+        switch shape {
         case .account: return .account(try decodeAccount(body))
         case .jokes: return .jokes(try decodeJokes(body, startsWith: first))
-        case .json: throw .badData("a json source's pages are read by RecordDecoder, with its layout")
         }
     }
 

@@ -14,17 +14,32 @@ public struct RecordLayout: Sendable, Equatable {
     public var nextParam: String?
     /// Reaching this many pages fails the sync rather than caching part of the data.
     public var maxPages: Int
+    /// For a csv source: the byte between fields (`,` unless set).
+    public var delimiter: UInt8?
 
     public static let defaultMaxPages = 100
 
     public init(rows: JSONPath = JSONPath(), key: [JSONPath], next: NextPage? = nil, nextParam: String? = nil,
-                maxPages: Int = RecordLayout.defaultMaxPages) {
+                maxPages: Int = RecordLayout.defaultMaxPages, delimiter: UInt8? = nil) {
         self.rows = rows
         self.key = key
         self.next = next
         self.nextParam = nextParam
         self.maxPages = maxPages
+        self.delimiter = delimiter
     }
+
+    /// A CSV delimiter from the command line: one printable ASCII character other than a quote,
+    /// or `tab` (also `\t`).
+    public static func delimiter(_ text: String) -> UInt8? {
+        if text == "tab" || text == "\\t" || text == "\t" { return UInt8(ascii: "\t") }
+        guard text.utf8.count == 1, let byte = text.utf8.first, (0x21...0x7E).contains(byte) || byte == 0x20,
+              byte != UInt8(ascii: "\"") else { return nil }
+        return byte
+    }
+
+    /// The delimiter as `sources list` shows it and the database keeps it.
+    public static func delimiterText(_ byte: UInt8) -> String { byte == UInt8(ascii: "\t") ? "tab" : String(UnicodeScalar(byte)) }
 
     public enum NextPage: Sendable, Equatable {
         /// `Link: <…>; rel="next"` response headers (GitHub's style).

@@ -1,14 +1,19 @@
+import FoundationEssentials
+
 /// An account: a name, a balance and its transactions, in a `{status, message, body}` envelope.
 /// Each response is the whole account (`replace`).
 struct AccountKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
-    var rowNoun: String { "transactions" }
-    var rowTable: String { "transactions" }
-    var cachedTables: [String] { ["accounts", "transactions"] }
+    var storage: RowStorage { .account }
+    var layoutOptions: [String] { [] }
+
+    func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
+        try PayloadDecoder.decode(bodies[0], shape: .account, deadline: deadline)
+    }
 
     /// A row's effective seen_at is the later of its own and its source's confirmed_at; it is
     /// stale once older than the source's TTL.
-    var views: [ViewDefinition] {
+    static var views: [ViewDefinition] {
         [
             ViewDefinition("cached_accounts", reads: ["accounts", "sources", "sync_state"], """
                 SELECT source, name, balance, \(ViewDefinition.staleness)

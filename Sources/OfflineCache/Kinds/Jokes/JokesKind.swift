@@ -1,12 +1,17 @@
+import FoundationEssentials
+
 /// The Official Joke API's jokes: an array of jokes, or one. Responses are random samples
 /// (`merge`): a joke absent from one is not gone.
 struct JokesKind: KindDefinition {
     var defaultMode: SyncMode { .merge }
-    var rowNoun: String { "jokes" }
-    var rowTable: String { "jokes" }
-    var cachedTables: [String] { ["jokes"] }
+    var storage: RowStorage { .jokes }
+    var layoutOptions: [String] { [] }
 
-    var views: [ViewDefinition] {
+    func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
+        try PayloadDecoder.decode(bodies[0], shape: .jokes, deadline: deadline)
+    }
+
+    static var views: [ViewDefinition] {
         [
             ViewDefinition("cached_jokes", reads: ["jokes", "sources", "sync_state"], """
                 SELECT id, type, setup, punchline, source, \(ViewDefinition.staleness)

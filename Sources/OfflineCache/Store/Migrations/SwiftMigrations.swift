@@ -6,7 +6,8 @@ extension Migrator {
     ]
 
     /// The kinds of source live in Swift (`SourceKind`): the tables stop listing them in CHECKs,
-    /// so a new kind needs no migration. Rebuilds `sources`, `changes` and `loads`.
+    /// so a new kind needs no migration. Rebuilds `sources`, `changes` and `loads`; `sources`
+    /// gains `delimiter`, a csv source's field separator.
     static func dropKindChecks(_ db: Connection) throws {
         try TableRebuild(db: db, table: "sources", definition: """
             CREATE TABLE sources (
@@ -26,7 +27,8 @@ extension Migrator {
                 key_fields    TEXT,
                 next_page     TEXT,
                 next_param    TEXT,
-                max_pages     INTEGER CHECK (max_pages > 0)
+                max_pages     INTEGER CHECK (max_pages > 0),
+                delimiter     TEXT
             ) STRICT
             """).run()
         try TableRebuild(db: db, table: "changes", definition: """

@@ -1,0 +1,17 @@
+import FoundationEssentials
+
+/// A CSV table (open-data portals, a spreadsheet's "publish to the web", exports): the first row
+/// names the columns, each later row is a record keyed by the `--key` columns. Kept as records,
+/// like a json source's, so everything that reads records reads these.
+struct CSVKind: KindDefinition {
+    var defaultMode: SyncMode { .replace }
+    var storage: RowStorage { .records }
+    var layoutOptions: [String] { ["--key", "--delimiter"] }
+
+    func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
+        guard let layout else { throw .badData("a csv source needs a layout (--key)") }
+        return .records(try RecordTables.set(&bodies) { body, _ throws(UpstreamError) in
+            try CSVDecoder.decode(body, layout: layout, deadline: deadline)
+        })
+    }
+}
