@@ -82,7 +82,8 @@ enum SourcesCommand {
          ("rows", source.layout?.rows.description ?? "-"), ("key", source.layout?.keyDescription ?? "-"),
          ("next", source.layout?.next?.description ?? "none"), ("next-param", source.layout?.nextParam ?? "none"),
          ("max-pages", source.layout.map { String($0.maxPages) } ?? "-"),
-         ("delimiter", source.layout?.delimiter.map(RecordLayout.delimiterText) ?? "-")]
+         ("delimiter", source.kind.layoutOptions.contains("--delimiter")
+            ? RecordLayout.delimiterText(source.layout?.delimiter ?? UInt8(ascii: ",")) : "-")]
     }
 
     static func list(json: Bool, _ context: Context) throws -> Int32 {

@@ -102,6 +102,11 @@ final class LoopbackUpstream {
     func setItems(_ items: [[String: Any]]) throws { _ = try post("/_items", ["items": items]) }
     func setItems(count: Int) throws { _ = try post("/_items", ["count": count]) }
 
+    /// Serves `file`'s bytes at `path` from now on (a CSV table, say).
+    func serve(_ path: String, file: String) throws {
+        _ = try post("/_static", ["path": path, "file": file])
+    }
+
     /// The next `times` generic API requests are refused with `status`, the limit resetting in `resetIn` seconds.
     func rateLimit(status: Int, resetIn: Double, times: Int = 1) throws {
         _ = try post("/_rate_limit", ["status": status, "reset_in": resetIn, "times": times])

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import OfflineCache
+
+/// The kinds are one registry (Kinds/SourceKind.swift) and a folder each: nothing outside
+/// Sources/OfflineCache/Kinds/ compares or switches on a source's kind, so a new kind is found
+/// by the compiler in its definition, not missed by a `==` that falls through.
+@Suite struct KindRegistryTests {
+    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources")
+
+    /// A source's kind against one of the kinds, a switch on it, or a kind named outright.
+    static let patterns = [
+        #"\bkind\s*(==|!=)\s*\.(account|jokes|json|csv)\b"#,
+        #"\.(account|jokes|json|csv)\s*(==|!=)\s*\w*\.?kind\b"#,
+        #"switch\s+[\w.]*(source|current)\.kind\s*\{"#,
+        #"\bSourceKind\.(account|jokes|json|csv)\b"#,
+        #"\b(source|current|before|after)\.kind\s*\?"#,
+    ]
+
+    @Test func nothingOutsideTheKindsFolderComparesTheKind() throws {
+        // Simple word boundaries: by Unicode's rules `source.kind` is one word.
+        let regexes = try Self.patterns.map { try Regex($0).wordBoundaryKind(.simple) }
+        var found: [String] = []
+        let files = FileManager.default.enumerator(atPath: Self.sources.path)?.compactMap { $0 as? String } ?? []
+        let swiftFiles = files.filter { $0.hasSuffix(".swift") && !$0.hasPrefix("OfflineCache/Kinds/") }
+        #expect(swiftFiles.count > 50)
+        for file in swiftFiles {
+            let text = try String(contentsOf: Self.sources.appendingPathComponent(file), encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where regexes.contains(where: { line.contains($0) }) {
+                found.append("\(file):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    }
+
+    @Test func everyKindHasAStorageAndTheStoragesTheirViews() {
+        for kind in SourceKind.allCases {
+            #expect(RowStorage.allCases.contains(kind.storage))
+            // A kind that keeps records takes a key: its records are found by it.
+            #expect((kind.storage == .records) == kind.layoutOptions.contains("--key"), "\(kind)")
+        }
+        let views = RowStorage.allCases.flatMap(\.views).map(\.name)
+        #expect(Set(views).count == views.count)
+        #expect(views.sorted() == ["cached_accounts", "cached_jokes", "cached_records", "cached_transactions"])
+    }
+}
