@@ -66,6 +66,13 @@ indirect enum JSONNode {
         write(into: &out)
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// A record's key from its key fields' values: a string as it is, a number as canonical
+    /// text, several values as a canonical JSON array (`[7,"a"]`).
+    static func recordKey(_ parts: [JSONNode]) -> String {
+        if parts.count == 1, case .string(let text) = parts[0] { return text }
+        return parts.count == 1 ? parts[0].canonical : JSONNode.array(parts).canonical
+    }
 }
 
 /// Reads one page of a generic source: the records at the layout's rows path, each checked for
@@ -242,14 +249,7 @@ enum RecordDecoder {
                 }
                 parts.append(value)
             }
-            let key: String
-            if parts.count == 1, case .string(let text) = parts[0] {
-                key = text
-            } else if parts.count == 1 {
-                key = parts[0].canonical
-            } else {
-                key = JSONNode.array(parts).canonical
-            }
+            let key = JSONNode.recordKey(parts)
             if case .object(let keys, let values) = record {
                 for (name, value) in zip(keys, values) where value.isScalar && fieldSet.insert(name).inserted { fields.append(name) }
             }

@@ -58,15 +58,7 @@ enum CSVDecoder {
                 numbers[column].map { .number($0[index]) } ?? .string(row.fields[column])
             }
             let record = JSONNode.object(keys: header.fields, values: header.fields.indices.map(value))
-            let parts = keyColumns.map(value)
-            let key: String
-            if parts.count == 1, case .string(let text) = parts[0] {
-                key = text
-            } else if parts.count == 1 {
-                key = parts[0].canonical
-            } else {
-                key = JSONNode.array(parts).canonical
-            }
+            let key = JSONNode.recordKey(keyColumns.map(value))
             let start = page.records.bytes.count
             record.write(into: &page.records.bytes)
             let json = start..<page.records.bytes.count
