@@ -3,8 +3,8 @@ import Testing
 @testable import CacheCLI
 
 /// Parsing is pure: arguments in, an invocation or a usage error out.
-@Suite struct CommandParserTests {
-    @Test func optionsTakeValuesEitherWayAndDbGoesAnywhere() throws {
+@Suite(.gated) struct CommandParserTests {
+    @Test func optionsTakeValuesEitherWayAndDbGoesAnywhere() async throws {
         let a = try CommandParser.parse(["list", "jokes", "--limit", "5", "--db", "/tmp/x.db"])
         let b = try CommandParser.parse(["--db=/tmp/x.db", "list", "--limit=5", "jokes"])
         #expect(a == b)
@@ -13,12 +13,12 @@ import Testing
         #expect(list.limit == 5 && list.name == "jokes" && list.format == .human)
     }
 
-    @Test func theTerminatorEndsOptions() throws {
+    @Test func theTerminatorEndsOptions() async throws {
         let parsed = try CommandParser.parse(["sync", "--", "--weird-name"])
         #expect(parsed.command == .sync(.init(names: ["--weird-name"])))
     }
 
-    @Test func sourcesAddParsesEverything() throws {
+    @Test func sourcesAddParsesEverything() async throws {
         let parsed = try CommandParser.parse([
             "sources", "add", "bank", "--kind", "account", "--url", "https://h/acct", "--ttl", "2h", "--mode", "merge",
             "--header", "X-Api-Version: 2", "--header", "Accept-Language: en", "--token-env", "BANK_TOKEN", "--max-bytes", "1000",
@@ -28,7 +28,7 @@ import Testing
         #expect(add.headers.map(\.line) == ["X-Api-Version: 2", "Accept-Language: en"])
     }
 
-    @Test func syncTakesParallelAndTimeout() throws {
+    @Test func syncTakesParallelAndTimeout() async throws {
         #expect(try CommandParser.parse(["sync"]).command == .sync(.init(parallel: 4)))
         let parsed = try CommandParser.parse(["sync", "a", "b", "--parallel", "2", "--timeout", "5s"])
         #expect(parsed.command == .sync(.init(names: ["a", "b"], timeout: 5, parallel: 2)))

@@ -4,19 +4,19 @@ import Testing
 
 /// Which files cache writes to, and reading where nothing can be written: a read-only mount, a
 /// full disk. Through the built binary.
-@Suite struct DatabaseFileIdentityTests {
+@Suite(.gated) struct DatabaseFileIdentityTests {
     func sqlite3(_ box: Sandbox, _ path: String, _ sql: String) throws -> String {
         try box.run("/usr/bin/env", ["sqlite3", path, sql]).stdout
     }
 
-    @Test func anotherProgramsDatabaseIsRefusedAndLeftAlone() throws {
+    @Test func anotherProgramsDatabaseIsRefusedAndLeftAlone() async throws {
         let box = try Sandbox()
         let other = box.folder + "/other.db"
         _ = try sqlite3(box, other, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
         let before = try #require(FileManager.default.contents(atPath: other))
         for arguments in [["status"], ["sources", "list"], ["list", "x"], ["history"],
                           ["sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/"], ["sync"]] {
-            let result = try box.run(Paths.cacheBinary, arguments, environment: ["CACHE_DB": other])
+            let result = try await box.run(Paths.cacheBinary, arguments, environment: ["CACHE_DB": other])
             #expect(result.status == 78, "\(arguments): \(result.stderr)")
             #expect(result.stderr == "cache: \(other) is not a cache database (it is another program's SQLite database); nothing was written to it\n",
                     "\(arguments): \(result.stderr)")
@@ -26,26 +26,26 @@ import Testing
         #expect(try sqlite3(box, other, "PRAGMA journal_mode") == "delete\n")
     }
 
-    @Test func aFileThatIsNotSQLiteIsRefusedInOneLine() throws {
+    @Test func aFileThatIsNotSQLiteIsRefusedInOneLine() async throws {
         let box = try Sandbox()
         let text = box.folder + "/notes.txt"
         try Data("just some text, long enough to be read as a header by SQLite\n".utf8).write(to: URL(fileURLWithPath: text))
-        let result = try box.run(Paths.cacheBinary, ["sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/"],
+        let result = try await box.run(Paths.cacheBinary, ["sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/"],
                                  environment: ["CACHE_DB": text])
         #expect(result.status == 78, "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("is not a cache database (it is not an SQLite database)"))
     }
 
-    @Test func ourFilesAreMarkedAndAnUnmarkedCacheIsAdopted() throws {
+    @Test func ourFilesAreMarkedAndAnUnmarkedCacheIsAdopted() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
         #expect(try sqlite3(box, box.database, "PRAGMA application_id") == "\(CacheDatabase.applicationID)\n")
         // A cache made before the mark: still ours, marked on its next write.
         _ = try sqlite3(box, box.database, "PRAGMA application_id = 0")
-        #expect(try box.cache("status").status == 0)
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("status").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         #expect(try sqlite3(box, box.database, "PRAGMA application_id") == "\(CacheDatabase.applicationID)\n")
     }
 
@@ -67,11 +67,11 @@ import Testing
 
     /// On a read-only mount, and on a full disk, the commands that read still serve the cache.
     @Test(.enabled(if: canMount), arguments: ["read-only", "full"])
-    func readingWorksWhereNothingCanBeWritten(_ place: String) throws {
+    func readingWorksWhereNothingCanBeWritten(_ place: String) async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        #expect(try box.cache("sync").status == 0)
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try await box.cache("sync").status == 0)
         let mount = box.folder + "/mnt"
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         let database = mount + "/cache.sqlite3"

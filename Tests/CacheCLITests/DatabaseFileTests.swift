@@ -3,11 +3,11 @@ import OfflineCache
 import Testing
 
 /// The database file itself: where it is made, with which mode, from which schema.
-@Suite struct DatabaseFileTests {
-    @Test func theDatabaseAndItsFolderAreCreatedPrivate() throws {
+@Suite(.gated) struct DatabaseFileTests {
+    @Test func theDatabaseAndItsFolderAreCreatedPrivate() async throws {
         let box = try Sandbox()
         let path = box.folder + "/nested/deeper/cache.sqlite3"
-        let result = try box.cache("--db", path, "sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        let result = try await box.cache("--db", path, "sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
         #expect(result.status == 0, "\(result.stderr)")
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
@@ -16,23 +16,23 @@ import Testing
         #expect(try rows(path, "PRAGMA journal_mode").first?["journal_mode"] == "wal")
     }
 
-    @Test func anUncreatableDatabaseExits73() throws {
+    @Test func anUncreatableDatabaseExits73() async throws {
         let box = try Sandbox()
         let blocker = box.folder + "/file"
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
-        let result = try box.cache("--db", blocker + "/sub/cache.sqlite3", "sources", "add", "x", "--kind", "jokes", "--url", "http://h/")
+        let result = try await box.cache("--db", blocker + "/sub/cache.sqlite3", "sources", "add", "x", "--kind", "jokes", "--url", "http://h/")
         #expect(result.status == 73)
         #expect(result.stderr.contains("cannot create the database"))
     }
 
-    @Test func theBinaryCarriesItsMigrations() throws {
+    @Test func theBinaryCarriesItsMigrations() async throws {
         let box = try Sandbox()
         // The binary alone, in a folder with nothing else of the project.
         let lonely = box.folder + "/bin/cache"
         try FileManager.default.createDirectory(atPath: box.folder + "/bin", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Paths.cacheBinary, toPath: lonely)
         let path = box.folder + "/elsewhere.sqlite3"
-        let result = try box.run(lonely, ["--db", path, "sources", "add", "x", "--kind", "jokes", "--url", "http://h/"])
+        let result = try await box.run(lonely, ["--db", path, "sources", "add", "x", "--kind", "jokes", "--url", "http://h/"])
         #expect(result.status == 0, "\(result.stderr)")
         let tables = try rows(path, "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name").map { $0["name"]! }
         for name in ["sources", "sync_state", "sync_runs", "accounts", "transactions", "jokes",
@@ -43,9 +43,9 @@ import Testing
         #expect(applied.map { $0["file"]! } == Migrator.carried.map(\.file))
     }
 
-    @Test func aDatabaseFromANewerCacheIsRefusedAndLeftUntouched() throws {
+    @Test func aDatabaseFromANewerCacheIsRefusedAndLeftUntouched() async throws {
         let box = try Sandbox()
-        try box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
         do {
             let db = try Connection(path: box.database)
             try db.execute("INSERT INTO schema_migrations (id, file, applied_at) VALUES (9999, '9999_future.sql', 'later')")
@@ -53,7 +53,7 @@ import Testing
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: box.database))
         for arguments in [["status"], ["sync"], ["list", "x"], ["sources", "add", "y", "--kind", "jokes", "--url", "http://h/"]] {
-            let result = try box.cache(arguments)
+            let result = try await box.cache(arguments)
             #expect(result.status == 78, "\(arguments)")
             #expect(result.stderr.contains("schema version 9999, newer than this cache knows"), "\(result.stderr)")
         }
@@ -61,9 +61,9 @@ import Testing
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sources").first?["n"] == "1")
     }
 
-    @Test func theDefaultPathFollowsXDGCacheHome() throws {
+    @Test func theDefaultPathFollowsXDGCacheHome() async throws {
         let box = try Sandbox()
-        let result = try box.run(Paths.cacheBinary, ["sources", "add", "x", "--kind", "jokes", "--url", "http://h/"],
+        let result = try await box.run(Paths.cacheBinary, ["sources", "add", "x", "--kind", "jokes", "--url", "http://h/"],
                                  environment: ["CACHE_DB": "", "XDG_CACHE_HOME": box.folder + "/xdg"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(FileManager.default.fileExists(atPath: box.folder + "/xdg/cache/cache.sqlite3"))

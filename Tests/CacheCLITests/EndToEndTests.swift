@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The built `cache` binary against the loopback upstream over real HTTP, on a real SQLite file.
-@Suite struct EndToEndTests {
+@Suite(.gated) struct EndToEndTests {
     /// The upstream's default account body, as `Scripts/upstream.py` serves it.
     static func upstreamAccount(_ upstream: LoopbackUpstream) throws -> [String: Any] {
         let envelope = try upstream.get("/account") as? [String: Any]
@@ -32,12 +32,12 @@ import Testing
         }
     }
 
-    @Test func syncedAccountEqualsUpstreamAndAChangedAccountReconcilesExactly() throws {
+    @Test func syncedAccountEqualsUpstreamAndAChangedAccountReconcilesExactly() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        #expect(try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
 
-        let first = try box.cache("sync", "bank", "--json")
+        let first = try await box.cache("sync", "bank", "--json")
         #expect(first.status == 0, "\(first.stderr)")
         let firstReport = try #require(try first.jsonArray().first)
         #expect(firstReport["outcome"] as? String == "updated")
@@ -45,7 +45,7 @@ import Testing
         #expect(firstReport["http_status"] as? Int == 200)
 
         let account = try Self.upstreamAccount(upstream)
-        let listing = try box.cache("list", "bank", "--json")
+        let listing = try await box.cache("list", "bank", "--json")
         let listed = try listing.jsonArray()
         try Self.expectCacheEquals(account, listed)
         // One object per line, keys in the README's order, written as JSONValue writes them.
@@ -64,7 +64,7 @@ import Testing
         changed["currentBalance"] = 1111.11
         try upstream.setAccount(changed)
 
-        let second = try box.cache("sync", "bank", "--json")
+        let second = try await box.cache("sync", "bank", "--json")
         #expect(second.status == 0, "\(second.stderr)")
         let report = try #require(try second.jsonArray().first)
         #expect(report["outcome"] as? String == "updated")
@@ -72,7 +72,7 @@ import Testing
         #expect(report["updated"] as? Int == 1)
         #expect(report["deleted"] as? Int == 1)
 
-        let relisted = try box.cache("list", "bank", "--json").jsonArray()
+        let relisted = try await box.cache("list", "bank", "--json").jsonArray()
         try Self.expectCacheEquals(changed, relisted)
         // Every row that stayed kept its id; the changed amount is the same row.
         let oldIDs = Set(listed.map { $0["id"] as! String })
@@ -88,7 +88,7 @@ import Testing
         // A further identical sync is `unchanged` and rewrites no row.
         let dumpBefore = try cacheDump(box.database)
         let writesBefore = try rows(box.database, "SELECT group_concat(seen_at) AS s FROM transactions")
-        let third = try box.cache("sync", "bank", "--json")
+        let third = try await box.cache("sync", "bank", "--json")
         let thirdReport = try #require(try third.jsonArray().first)
         #expect(thirdReport["outcome"] as? String == "unchanged")
         #expect(thirdReport["inserted"] as? Int == 0 && thirdReport["updated"] as? Int == 0 && thirdReport["deleted"] as? Int == 0)
@@ -98,19 +98,19 @@ import Testing
         #expect(strip(try cacheDump(box.database)) == strip(dumpBefore))
     }
 
-    @Test func jokesInMergeModeAccumulateTheUnionOfSamples() throws {
+    @Test func jokesInMergeModeAccumulateTheUnionOfSamples() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/7")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/7")
         for _ in 0..<5 {
-            let result = try box.cache("sync", "jokes")
+            let result = try await box.cache("sync", "jokes")
             #expect(result.status == 0, "\(result.stderr)")
         }
         let served = try #require(try upstream.stats()["served_jokes"] as? [[Int]])
         #expect(served.count == 5)
         let union = Set(served.joined())
 
-        let listed = try box.cache("list", "jokes", "--json").jsonArray()
+        let listed = try await box.cache("list", "jokes", "--json").jsonArray()
         #expect(Set(listed.map { $0["id"] as! Int }) == union)
         #expect(listed.map { $0["id"] as! Int } == listed.map { $0["id"] as! Int }.sorted())
 
@@ -125,34 +125,34 @@ import Testing
         }
     }
 
-    @Test func aSingleJokeObjectIsAccepted() throws {
+    @Test func aSingleJokeObjectIsAccepted() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "one", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/42")
-        #expect(try box.cache("sync").status == 0)
-        let listed = try box.cache("list", "one", "--json").jsonArray()
+        try await box.cache("sources", "add", "one", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/42")
+        #expect(try await box.cache("sync").status == 0)
+        let listed = try await box.cache("list", "one", "--json").jsonArray()
         #expect(listed.map { $0["id"] as! Int } == [42])
     }
 
-    @Test func fileURLsAreReadDirectly() throws {
+    @Test func fileURLsAreReadDirectly() async throws {
         let box = try Sandbox()
         // A bundled data file, as an app would ship it; unknown fields are ignored.
         let file = box.folder + "/data.json"
         try Data(#"[{"id": 1, "type": "general", "setup": "S1", "punchline": "P1", "extra": true}, {"id": 2, "type": "dad", "setup": "S2", "punchline": "P2"}]"#.utf8)
             .write(to: URL(fileURLWithPath: file))
-        try box.cache("sources", "add", "local", "--kind", "jokes", "--url", "file://" + file)
-        let result = try box.cache("sync", "local", "--json")
+        try await box.cache("sources", "add", "local", "--kind", "jokes", "--url", "file://" + file)
+        let result = try await box.cache("sync", "local", "--json")
         #expect(result.status == 0, "\(result.stderr)")
-        let listed = try box.cache("list", "local", "--json").jsonArray()
+        let listed = try await box.cache("list", "local", "--json").jsonArray()
         #expect(listed.map { $0["setup"] as! String } == ["S1", "S2"])
     }
 
-    @Test func humanListShowsTheAccountLikeTheApp() throws {
+    @Test func humanListShowsTheAccountLikeTheApp() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        try box.cache("sync")
-        let listing = try box.cache("list", "bank")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try await box.cache("sync")
+        let listing = try await box.cache("list", "bank")
         #expect(listing.status == 0)
         let lines = listing.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "Jane Appleseed  balance 1,234.56")
@@ -162,19 +162,19 @@ import Testing
         #expect(lines.contains { $0.contains("Uber") && $0.contains("Sun, Nov 29") && $0.hasSuffix("- 23.50") })
         #expect(!listing.stdout.contains("stale"))
 
-        let csv = try box.cache("list", "bank", "--csv", "--limit", "2")
+        let csv = try await box.cache("list", "bank", "--csv", "--limit", "2")
         let csvLines = csv.stdout.split(separator: "\n")
         #expect(csvLines.count == 3)
         #expect(csvLines.first == "id,source,account,type,vendor,amount,date,seen_at,age_s,stale")
     }
 
-    @Test func statusReportsEachSource() throws {
+    @Test func statusReportsEachSource() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account?key=secret")
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", "2h")
-        try box.cache("sync", "jokes")
-        let status = try box.cache("status", "--json").jsonArray()
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account?key=secret")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", "2h")
+        try await box.cache("sync", "jokes")
+        let status = try await box.cache("status", "--json").jsonArray()
         #expect(status.map { $0["source"] as! String } == ["bank", "jokes"])
         #expect(status[0]["rows"] as? Int == 0)
         #expect(status[0]["stale"] as? Bool == true)
@@ -185,39 +185,39 @@ import Testing
         #expect(status[1]["stale"] as? Bool == false)
         #expect(status[1]["mode"] as? String == "merge")
 
-        let human = try box.cache("status")
+        let human = try await box.cache("status")
         #expect(human.stdout.contains("jokes") && human.stdout.contains("never"))
         #expect(!human.stdout.contains("secret"))
     }
 
-    @Test func removingASourceRemovesItsRows() throws {
+    @Test func removingASourceRemovesItsRows() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        try box.cache("sync")
-        #expect(try box.cache("sources", "remove", "jokes", "--yes").status == 0)
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try await box.cache("sync")
+        #expect(try await box.cache("sources", "remove", "jokes", "--yes").status == 0)
         #expect(try rows(box.database, "SELECT count(*) AS n FROM jokes").first?["n"] == "0")
-        #expect(try box.cache("list", "jokes").status == 66)
-        #expect(try box.cache("sources", "list", "--json").jsonArray().isEmpty)
+        #expect(try await box.cache("list", "jokes").status == 66)
+        #expect(try await box.cache("sources", "list", "--json").jsonArray().isEmpty)
     }
 
-    @Test func longSyncsShowProgressOnATerminalOnly() throws {
+    @Test func longSyncsShowProgressOnATerminalOnly() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try upstream.generate(count: 30_000, seed: 5)
         // Each seed is a different account: every sync replaces it all, past the removal guard.
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--max-delete", "100%")
-        let screen = try box.terminal(["sync", "bank"])
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--max-delete", "100%")
+        let screen = try await box.terminal(["sync", "bank"])
         #expect(screen.status == 0)
         // Redrawn at most every 100 ms, so which counts appear depends on the machine's speed.
         #expect(screen.stdout.contains("reconciling 0 of 30,000 rows"), "\(screen.stdout.suffix(300))")
         #expect(screen.stdout.contains("bank: updated (30000 inserted"))
 
         try upstream.generate(count: 30_000, seed: 6)
-        let piped = try box.cache("sync", "bank")
+        let piped = try await box.cache("sync", "bank")
         #expect(piped.status == 0 && !piped.stderr.contains("reconciling"))
         try upstream.generate(count: 30_000, seed: 7)
-        let quiet = try box.terminal(["sync", "bank", "--quiet"])
+        let quiet = try await box.terminal(["sync", "bank", "--quiet"])
         #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(quiet.stdout)")
     }
 }

@@ -2,52 +2,52 @@ import Foundation
 import Testing
 
 /// Exit codes that once disagreed with the README's table, through the built binary.
-@Suite struct ExitCodeTests {
-    @Test func anEmptyQueryIsAUsageError() throws {
+@Suite(.gated) struct ExitCodeTests {
+    @Test func anEmptyQueryIsAUsageError() async throws {
         let box = try Sandbox()
-        #expect(try box.cache("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/").status == 0)
+        #expect(try await box.cache("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/").status == 0)
         for sql in ["", "   ", "/* only a comment */"] {
-            let result = try box.cache("sql", sql)
+            let result = try await box.cache("sql", sql)
             #expect(result.status == 64, "\(sql.debugDescription): \(result.stderr)")
             #expect(result.stderr.contains("no SQL statement to run"), "\(result.stderr)")
         }
     }
 
-    @Test func aMissingFileIsNoInputAndIsNotRetried() throws {
+    @Test func aMissingFileIsNoInputAndIsNotRetried() async throws {
         let box = try Sandbox()
-        try box.cache("sources", "add", "f", "--kind", "jokes", "--url", "file://" + box.folder + "/missing.json")
-        let result = try box.cache("sync", "f", "--json")
+        try await box.cache("sources", "add", "f", "--kind", "jokes", "--url", "file://" + box.folder + "/missing.json")
+        let result = try await box.cache("sync", "f", "--json")
         #expect(result.status == 66, "\(result.stderr)")
         #expect(result.stderr.contains("no readable file at \(box.folder)/missing.json"), "\(result.stderr)")
         #expect(try result.jsonArray().first?["attempts"] as? Int == 1)
     }
 
-    @Test func aDiffOfARunThatDoesNotExistIsNoInput() throws {
+    @Test func aDiffOfARunThatDoesNotExistIsNoInput() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        #expect(try box.cache("sync").status == 0)
-        #expect(try box.cache("diff", "bank", "--run", "1").status == 0)
-        let missing = try box.cache("diff", "bank", "--run", "999")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try await box.cache("sync").status == 0)
+        #expect(try await box.cache("diff", "bank", "--run", "1").status == 0)
+        let missing = try await box.cache("diff", "bank", "--run", "999")
         #expect(missing.status == 66, "\(missing.stderr)")
         #expect(missing.stderr.contains("no sync run 999 of 'bank'"), "\(missing.stderr)")
     }
 
-    @Test func aURLWithoutAHostIsRefusedAtAdd() throws {
+    @Test func aURLWithoutAHostIsRefusedAtAdd() async throws {
         let box = try Sandbox()
         for url in ["http://", "https://", "http:///account"] {
-            let result = try box.cache("sources", "add", "x", "--kind", "jokes", "--url", url)
+            let result = try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", url)
             #expect(result.status == 64, "\(url): \(result.stderr)")
         }
-        #expect(try box.cache("sources", "list", "--json").stdout.contains("\"x\"") == false)
+        #expect(try await box.cache("sources", "list", "--json").stdout.contains("\"x\"") == false)
     }
 
     /// A database this user may not read exits 77 (permission), not 74 (damaged). Run as the
     /// `nobody` user through setpriv, since root reads any file; skipped where that cannot be done.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
-    func aDatabaseThatMayNotBeReadIsAPermissionError() throws {
+    func aDatabaseThatMayNotBeReadIsAPermissionError() async throws {
         let box = try Sandbox()
-        try box.cache("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        try await box.cache("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
         chmod(box.folder, 0o755)
         chmod(box.database, 0o600)
         // A copy of the binary that `nobody` may run, wherever the build folder is.
@@ -70,49 +70,49 @@ import Testing
     }
 
     /// A script must tell "no rows" from "never fetched" by the exit code alone.
-    @Test func anEmptyListSaysWhyByItsExitCode() throws {
+    @Test func anEmptyListSaysWhyByItsExitCode() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "down", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        try box.cache("sources", "add", "empty", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/0")
-        #expect(try box.cache("sync", "empty").status == 0)
+        try await box.cache("sources", "add", "down", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try await box.cache("sources", "add", "empty", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/0")
+        #expect(try await box.cache("sync", "empty").status == 0)
         try upstream.control(["status": 503])
 
         // Never fetched, and the refresh it waited for failed: unavailable.
-        let failed = try box.cache("list", "down", "--wait", "--json")
+        let failed = try await box.cache("list", "down", "--wait", "--json")
         #expect(failed.status == 69, "\(failed.stderr)")
         #expect(failed.stdout == "[]\n")
         // Never fetched, and no refresh asked for.
-        #expect(try box.cache("list", "down", "--offline", "--json").status == 69)
+        #expect(try await box.cache("list", "down", "--offline", "--json").status == 69)
         // Synced, and upstream had nothing: no rows, exit 0.
-        let none = try box.cache("list", "empty", "--offline", "--json")
+        let none = try await box.cache("list", "empty", "--offline", "--json")
         #expect(none.status == 0 && none.stdout == "[]\n", "\(none.stderr)")
     }
 
-    @Test func listingCommandsWithNoDatabaseYetPrintAnEmptyList() throws {
+    @Test func listingCommandsWithNoDatabaseYetPrintAnEmptyList() async throws {
         let box = try Sandbox()
         for arguments in [["sources", "list", "--json"], ["status", "--json"]] {
-            let result = try box.cache(arguments)
+            let result = try await box.cache(arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
             #expect(result.stdout == "[]\n", "\(arguments): \(result.stdout)")
         }
         for arguments in [["sources", "list"], ["status"]] {
-            let result = try box.cache(arguments)
+            let result = try await box.cache(arguments)
             #expect(result.status == 0 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains("No sources yet"), "\(arguments): \(result.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: box.database))
     }
 
-    @Test func aMistypedSourceIsSuggestedAndListAloneListsSources() throws {
+    @Test func aMistypedSourceIsSuggestedAndListAloneListsSources() async throws {
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account?page=2&api_key=s3cret",
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account?page=2&api_key=s3cret",
                       "--ttl", "1h30m")
-        let typo = try box.cache("list", "bnak")
+        let typo = try await box.cache("list", "bnak")
         #expect(typo.status == 66)
         #expect(typo.stderr == "cache: no source named 'bnak'. Did you mean 'bank'?\n", "\(typo.stderr)")
-        #expect(try box.cache("list", "zzzzzzzz").stderr == "cache: no source named 'zzzzzzzz'\n")
-        let listed = try box.cache("list", "--json")
+        #expect(try await box.cache("list", "zzzzzzzz").stderr == "cache: no source named 'zzzzzzzz'\n")
+        let listed = try await box.cache("list", "--json")
         #expect(listed.status == 0)
         let source = try #require(try listed.jsonArray().first)
         #expect(source["name"] as? String == "bank" && source["ttl_s"] as? Int == 5400)
@@ -122,44 +122,44 @@ import Testing
 
     /// Removing a source deletes what it holds: asked on a terminal, `--yes` elsewhere, and run
     /// numbers are never handed out again.
-    @Test func removingASourceAsksAndRunIdsNeverRepeat() throws {
+    @Test func removingASourceAsksAndRunIdsNeverRepeat() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        #expect(try box.cache("sync", "bank").status == 0)
-        #expect(try box.cache("sync", "bank").status == 0)
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try await box.cache("sync", "bank").status == 0)
+        #expect(try await box.cache("sync", "bank").status == 0)
 
-        let unasked = try box.cache("sources", "remove", "bank")
+        let unasked = try await box.cache("sources", "remove", "bank")
         #expect(unasked.status == 64)
         #expect(unasked.stderr.hasPrefix("cache: removing 'bank' deletes 7 cached rows and 2 sync runs; add --yes"), "\(unasked.stderr)")
-        let kept = try box.terminal(["sources", "remove", "bank"], answer: "n\n")
+        let kept = try await box.terminal(["sources", "remove", "bank"], answer: "n\n")
         #expect(kept.status == 0)
         #expect(kept.stdout.contains("Remove source 'bank' with 7 cached rows and 2 sync runs? [y/N]"), "\(kept.stdout)")
         #expect(kept.stdout.contains("Kept 'bank'."))
-        #expect(try box.cache("sources", "list", "--json").jsonArray().count == 1)
-        let asked = try box.terminal(["sources", "remove", "bank"], answer: "y\n")
+        #expect(try await box.cache("sources", "list", "--json").jsonArray().count == 1)
+        let asked = try await box.terminal(["sources", "remove", "bank"], answer: "y\n")
         #expect(asked.status == 0 && asked.stdout.contains("Removed source 'bank' with 7 cached rows and 2 sync runs."), "\(asked.stdout)")
 
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        #expect(try box.cache("sync", "bank").status == 0)
-        #expect(try box.cache("history", "--json").jsonArray().map { $0["run"] as? Int } == [3])
-        #expect(try box.cache("diff", "bank", "--run", "1").status == 66)
-        let removed = try box.cache("sources", "remove", "bank", "--yes")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try await box.cache("sync", "bank").status == 0)
+        #expect(try await box.cache("history", "--json").jsonArray().map { $0["run"] as? Int } == [3])
+        #expect(try await box.cache("diff", "bank", "--run", "1").status == 66)
+        let removed = try await box.cache("sources", "remove", "bank", "--yes")
         #expect(removed.stderr == "Removed source 'bank' with 7 cached rows and 1 sync run.\n", "\(removed.stderr)")
     }
 
-    @Test func colorIsAskedForOrRefused() throws {
+    @Test func colorIsAskedForOrRefused() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)  // stale rows are drawn in colour
         let escape = "\u{1B}["
-        #expect(!(try box.cache("list", "bank", "--offline").stdout.contains(escape)))
-        #expect(try box.cache("list", "bank", "--offline", "--color", "always").stdout.contains(escape))
-        #expect(try box.cache("--color=always", "list", "bank", "--offline").stdout.contains(escape))
-        let terminal = try box.terminal(["list", "bank", "--offline"], environment: ["NO_COLOR": ""])
+        #expect(!(try await box.cache("list", "bank", "--offline").stdout.contains(escape)))
+        #expect(try await box.cache("list", "bank", "--offline", "--color", "always").stdout.contains(escape))
+        #expect(try await box.cache("--color=always", "list", "bank", "--offline").stdout.contains(escape))
+        let terminal = try await box.terminal(["list", "bank", "--offline"], environment: ["NO_COLOR": ""])
         #expect(terminal.stdout.contains(escape), "\(terminal.stdout.debugDescription)")
-        #expect(!(try box.terminal(["list", "bank", "--offline", "--color", "never"], environment: ["NO_COLOR": ""]).stdout.contains(escape)))
-        let bad = try box.cache("list", "bank", "--color", "sometimes")
+        #expect(!(try await box.terminal(["list", "bank", "--offline", "--color", "never"], environment: ["NO_COLOR": ""]).stdout.contains(escape)))
+        let bad = try await box.cache("list", "bank", "--color", "sometimes")
         #expect(bad.status == 64 && bad.stderr.hasPrefix("cache: invalid value 'sometimes' for '--color': expected auto, always or never."))
     }
 }

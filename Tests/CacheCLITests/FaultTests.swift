@@ -4,7 +4,7 @@ import Testing
 
 /// Cron-grade sync: many processes at once, killed processes, misbehaving upstreams, secrets.
 /// Each case runs the built binary against the loopback upstream on a real SQLite file.
-@Suite struct FaultTests {
+@Suite(.gated) struct FaultTests {
 
     func addBank(_ upstream: LoopbackUpstream, _ box: Sandbox, _ extra: [String] = []) throws {
         let result = try box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"]
@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func tenSyncsAtOnceMakeOneRequest(_ transport: LoopbackUpstream.Transport) throws {
+    func tenSyncsAtOnceMakeOneRequest(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try addBank(upstream, box)
@@ -21,7 +21,7 @@ import Testing
         let syncs = try (0..<10).map { _ in try box.start(["sync", "bank", "--json"]) }
         var outcomes: [String] = []
         for sync in syncs {
-            let (result, _) = sync.wait()
+            let (result, _) = await sync.finished()
             #expect(result.status == 0, "\(result.stderr)")
             let report = try #require(try result.jsonArray().first)
             outcomes.append(report["outcome"] as! String)
@@ -37,13 +37,13 @@ import Testing
         #expect(runs.map { "\($0["outcome"]!)=\($0["n"]!)" } == ["skipped=9", "updated=1"])
     }
 
-    @Test func syncsKilledAtRandomMomentsNeverCorruptTheCache() throws {
+    @Test func syncsKilledAtRandomMomentsNeverCorruptTheCache() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         // The two accounts share no transaction: each sync replaces them all, past the guard.
         try addBank(upstream, box, ["--max-delete", "100%"])
         _ = try upstream.generate(count: 10_000, seed: 1)
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         var accounts: [Set<String>] = [try servedAccount(upstream)]
         _ = try upstream.generate(count: 10_500, seed: 2)
         accounts.append(try servedAccount(upstream))
@@ -51,7 +51,7 @@ import Testing
         // How long a whole sync takes here sets the window the kills land in: some before the
         // commit, some during it, some after.
         let timed = try box.start(["sync", "bank"])
-        let (timedResult, duration) = timed.wait()
+        let (timedResult, duration) = await timed.finished()
         #expect(timedResult.status == 0)
         #expect(try cachedAccount(box) == accounts[1])
         let window = Double(duration / .milliseconds(1)) / 1000 * 1.3
@@ -62,11 +62,11 @@ import Testing
         for round in 0..<90 where round < 30 || sawOld == 0 || sawNew == 0 {
             _ = try upstream.generate(count: round % 2 == 0 ? 10_000 : 10_500, seed: round % 2 == 0 ? 1 : 2)
             let sync = try box.start(["sync", "bank"])
-            Thread.sleep(forTimeInterval: Double.random(in: 0...window, using: &generator))
+            try await pause(Double.random(in: 0...window, using: &generator))
             kill(sync.process.processIdentifier, SIGKILL)
-            _ = sync.wait()
+            _ = await sync.finished()
 
-            let check = try box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA integrity_check"])
+            let check = try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA integrity_check"])
             #expect(check.stdout == "ok\n", "round \(round): \(check.stdout)")
             let cached = try cachedAccount(box)
             #expect(cached == accounts[0] || cached == accounts[1], "round \(round): the cache is neither account")
@@ -74,7 +74,7 @@ import Testing
         }
         // The next sync takes over whatever lease a killed sync left, and succeeds.
         _ = try upstream.generate(count: 10_500, seed: 2)
-        let last = try box.cache("sync", "bank", "--json")
+        let last = try await box.cache("sync", "bank", "--json")
         #expect(last.status == 0)
         #expect(try last.jsonArray().first?["outcome"] as? String != "skipped")
         #expect(try cachedAccount(box) == accounts[1])
@@ -83,7 +83,7 @@ import Testing
         print("killed syncs: cache held the old account \(sawOld) times, the new one \(sawNew) times")
     }
 
-    @Test func readersNeverSeeAHalfAppliedSync() throws {
+    @Test func readersNeverSeeAHalfAppliedSync() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addBank(upstream, box)
@@ -97,7 +97,7 @@ import Testing
             ])
         }
         try version(1)
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
 
         let loop = "for i in $(seq 60); do \(Paths.cacheBinary) list bank --offline || echo READ-FAILED; echo '=='; done"
         let readers = try (0..<8).map { _ in
@@ -105,11 +105,11 @@ import Testing
         }
         for k in 2...25 {
             try version(k)
-            #expect(try box.cache("sync", "bank").status == 0)
+            #expect(try await box.cache("sync", "bank").status == 0)
         }
         var reads = 0
         for reader in readers {
-            let (result, _) = reader.wait()
+            let (result, _) = await reader.finished()
             #expect(result.status == 0)
             #expect(!result.stdout.contains("READ-FAILED"))
             #expect(result.stderr.isEmpty, "\(result.stderr)")
@@ -127,19 +127,19 @@ import Testing
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func notModifiedConfirmsEveryRowAndWritesNoRow(_ transport: LoopbackUpstream.Transport) throws {
+    func notModifiedConfirmsEveryRowAndWritesNoRow(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try addBank(upstream, box, ["--ttl", "1s"])
         try upstream.control(["validators": true])
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         let first = try #require(try upstreamRequests(upstream).first)
         #expect(first["if_none_match"] is NSNull)
-        Thread.sleep(forTimeInterval: 1.2)
-        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
+        try await pause(1.2)
+        #expect(try await box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
         let rowsBefore = try rows(box.database, "SELECT id, seen_at, amount FROM transactions ORDER BY id")
 
-        let second = try box.cache("sync", "bank", "--json")
+        let second = try await box.cache("sync", "bank", "--json")
         let report = try #require(try second.jsonArray().first)
         #expect(report["outcome"] as? String == "unchanged")
         #expect(report["http_status"] as? Int == 304)
@@ -147,95 +147,95 @@ import Testing
         #expect((sent["if_none_match"] as? String)?.hasPrefix("\"") == true)
         #expect(sent["if_modified_since"] as? String == "Mon, 30 Nov 2026 00:00:00 GMT")
         // Fresh again, and not one row rewritten.
-        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
+        #expect(try await box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
         #expect(try rows(box.database, "SELECT id, seen_at, amount FROM transactions ORDER BY id") == rowsBefore)
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func anIdenticalBodyWithoutValidatorsSkipsTheReconcile(_ transport: LoopbackUpstream.Transport) throws {
+    func anIdenticalBodyWithoutValidatorsSkipsTheReconcile(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try addBank(upstream, box)
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         let before = try rows(box.database, "SELECT id, seen_at FROM transactions ORDER BY id")
-        let report = try #require(try box.cache("sync", "bank", "--json").jsonArray().first)
+        let report = try #require(try await box.cache("sync", "bank", "--json").jsonArray().first)
         #expect(report["outcome"] as? String == "unchanged" && report["http_status"] as? Int == 200)
         #expect(try rows(box.database, "SELECT id, seen_at FROM transactions ORDER BY id") == before)
         #expect(try rows(box.database, "SELECT body_hash FROM sync_state").first?["body_hash"] != "NULL")
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func afterThreeFailuresCronBacksOff(_ transport: LoopbackUpstream.Transport) throws {
+    func afterThreeFailuresCronBacksOff(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try addBank(upstream, box)
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         try upstream.control(["status": 503])
         for _ in 0..<3 {
-            let failed = try box.cache("sync", "bank")
+            let failed = try await box.cache("sync", "bank")
             #expect(failed.status == 75)
             #expect(failed.stderr.contains("HTTP 503 from \(upstream.baseURL)/account after 3 attempts"), "\(failed.stderr)")
         }
         let made = try upstreamRequests(upstream).count
         #expect(made == 1 + 3 * 3)
-        let status = try #require(try box.cache("status", "--json").jsonArray().first)
+        let status = try #require(try await box.cache("status", "--json").jsonArray().first)
         let next = try #require(status["next_attempt_at"] as? String)
         #expect(next > Timestamp.now())
 
         // Cron, before next_attempt_at: no request, exit 0, and it says why.
-        let cron = try box.cache("sync", "--if-stale", "--json")
+        let cron = try await box.cache("sync", "--if-stale", "--json")
         #expect(cron.status == 0)
         let skipped = try #require(try cron.jsonArray().first)
         #expect(skipped["outcome"] as? String == "skipped")
         #expect((skipped["note"] as? String)?.contains("backing off after 3 failures; next try in ") == true, "\(skipped)")
         #expect(try upstreamRequests(upstream).count == made)
-        #expect(try box.cache("sync", "--if-stale", "--quiet").stdout.isEmpty)
+        #expect(try await box.cache("sync", "--if-stale", "--quiet").stdout.isEmpty)
 
         // A person asking explicitly is not held back.
         try upstream.control(["reset": true])
-        #expect(try box.cache("sync", "bank").status == 0)
+        #expect(try await box.cache("sync", "bank").status == 0)
         #expect(try upstreamRequests(upstream).count == made + 1)
-        let recovered = try #require(try box.cache("status", "--json").jsonArray().first)
+        let recovered = try #require(try await box.cache("status", "--json").jsonArray().first)
         #expect(recovered["next_attempt_at"] is NSNull)
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func retryAfterIsHonoured(_ transport: LoopbackUpstream.Transport) throws {
+    func retryAfterIsHonoured(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try addBank(upstream, box)
         // A short Retry-After: the retry waits at least that long.
         try upstream.control(["status": 429, "retry_after": "2"])
-        #expect(try box.cache("sync", "bank").status == 75)
+        #expect(try await box.cache("sync", "bank").status == 75)
         let times = try upstreamRequests(upstream).map { $0["time"] as! Double }
         #expect(times.count == 3)
         #expect(times[1] - times[0] >= 1.95 && times[2] - times[1] >= 1.95, "\(times)")
 
         // A long one: no retry inside the sync, and cron waits it out.
         try upstream.control(["status": 429, "retry_after": "600"])
-        #expect(try box.cache("sync", "bank").status == 75)
+        #expect(try await box.cache("sync", "bank").status == 75)
         #expect(try upstreamRequests(upstream).count == 4)
-        let status = try #require(try box.cache("status", "--json").jsonArray().first)
+        let status = try #require(try await box.cache("status", "--json").jsonArray().first)
         let next = try #require((status["next_attempt_at"] as? String).flatMap(Timestamp.parse))
         #expect(next.timeIntervalSinceNow > 590)
-        #expect(try box.cache("sync", "--if-stale").status == 0)
+        #expect(try await box.cache("sync", "--if-stale").status == 0)
         #expect(try upstreamRequests(upstream).count == 4)
     }
 
     /// Huge, infinite and far-future Retry-After values once crashed the process (an Int64
     /// conversion trapped) or stopped refresh until the year 9999: now one failed run, recorded,
     /// and the next attempt at most the documented hour away.
-    @Test func anAbsurdRetryAfterIsClampedToTheHourCap() throws {
+    @Test func anAbsurdRetryAfterIsClampedToTheHourCap() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addBank(upstream, box)
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         for value in ["9223372036854775", "99999999999", "inf", "1e300", "Fri, 31 Dec 9999 23:59:59 GMT"] {
             try upstream.control(["status": 503, "retry_after": value])
-            let result = try box.cache("sync", "bank")
+            let result = try await box.cache("sync", "bank")
             #expect(result.status == 75, "\(value): \(result.stderr)")
             #expect(result.stderr.contains("HTTP 503"), "\(value): \(result.stderr)")
-            let status = try #require(try box.cache("status", "--json").jsonArray().first)
+            let status = try #require(try await box.cache("status", "--json").jsonArray().first)
             let next = try #require((status["next_attempt_at"] as? String).flatMap(Timestamp.parse))
             #expect(next.timeIntervalSinceNow <= 3600 + 5, "\(value): next attempt at \(next)")
         }
@@ -243,15 +243,15 @@ import Testing
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func aDrippingBodyIsCutAtTheTimeout(_ transport: LoopbackUpstream.Transport) throws {
+    func aDrippingBodyIsCutAtTheTimeout(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try addBank(upstream, box)
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         let before = try cacheDump(box.database)
         try upstream.control(["fault": "drip"])
         let started = ContinuousClock.now
-        let result = try box.cache("sync", "bank", "--timeout", "1s")
+        let result = try await box.cache("sync", "bank", "--timeout", "1s")
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 75)
         // --timeout bounds the whole sync: no time is left for a second attempt.
@@ -262,10 +262,10 @@ import Testing
 
     /// Announced as 300 MB: refused from the headers, before any of the body is read.
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func aHugeBodyIsRefusedAtTheCapWithMemoryNearIt(_ transport: LoopbackUpstream.Transport) throws {
+    func aHugeBodyIsRefusedAtTheCapWithMemoryNearIt(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
-        try box.cache(["sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=300000000"] + upstream.trust)
+        try await box.cache(["sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=300000000"] + upstream.trust)
         let (result, peakKB) = try measuredPeak(box, ["sync", "big"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("cache: sync big: body larger than the 67108864-byte cap"), "\(result.stderr)")
@@ -277,10 +277,10 @@ import Testing
     /// Without a Content-Length the cap is enforced as the chunks arrive: the process holds at
     /// most the cap's worth of body (plus the runtime), never the 300 MB.
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func aHugeChunkedBodyIsRefusedAtTheCapWithMemoryNearIt(_ transport: LoopbackUpstream.Transport) throws {
+    func aHugeChunkedBodyIsRefusedAtTheCapWithMemoryNearIt(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
-        try box.cache(["sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=300000000&chunked=1"] + upstream.trust)
+        try await box.cache(["sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=300000000&chunked=1"] + upstream.trust)
         let (result, peakKB) = try measuredPeak(box, ["sync", "big"])
         #expect(result.status == 65)
         #expect(result.stderr.contains("cache: sync big: body larger than the 67108864-byte cap"), "\(result.stderr)")
@@ -290,39 +290,39 @@ import Testing
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func aChunkedBodyUnderTheCapIsReadWhole(_ transport: LoopbackUpstream.Transport) throws {
+    func aChunkedBodyUnderTheCapIsReadWhole(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
-        try box.cache(["sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=200000&chunked=1"] + upstream.trust)
-        let result = try box.cache("sync", "big")
+        try await box.cache(["sources", "add", "big", "--kind", "jokes", "--url", upstream.baseURL + "/big?bytes=200000&chunked=1"] + upstream.trust)
+        let result = try await box.cache("sync", "big")
         // The generated body is not JSON: reaching the decoder proves every chunk was read.
         #expect(result.status == 65)
         #expect(result.stderr.contains("not valid JSON"), "\(result.stderr)")
-        #expect(try box.cache("history", "--json").jsonArray().first?["bytes"] as? Int == 200_000)
+        #expect(try await box.cache("history", "--json").jsonArray().first?["bytes"] as? Int == 200_000)
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func redirectsAreLimitedAndKeepTheirScheme(_ transport: LoopbackUpstream.Transport) throws {
+    func redirectsAreLimitedAndKeepTheirScheme(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         try addBank(upstream, box)
-        #expect(try box.cache("sync").status == 0)
-        try box.cache(["sources", "add", "loop", "--kind", "account", "--url", upstream.baseURL + "/loop"] + upstream.trust)
-        try box.cache(["sources", "add", "scheme", "--kind", "account", "--url", upstream.baseURL + "/redirect-to-file"] + upstream.trust)
+        #expect(try await box.cache("sync").status == 0)
+        try await box.cache(["sources", "add", "loop", "--kind", "account", "--url", upstream.baseURL + "/loop"] + upstream.trust)
+        try await box.cache(["sources", "add", "scheme", "--kind", "account", "--url", upstream.baseURL + "/redirect-to-file"] + upstream.trust)
         let before = try cacheDump(box.database)
-        let loop = try box.cache("sync", "loop")
+        let loop = try await box.cache("sync", "loop")
         #expect(loop.status == 65)
         #expect(loop.stderr.contains("too many redirects from \(upstream.baseURL)/loop"), "\(loop.stderr)")
         #expect(try upstreamRequests(upstream, "/loop").count == 6)  // the request and five redirects
 
-        let scheme = try box.cache("sync", "scheme")
+        let scheme = try await box.cache("sync", "scheme")
         #expect(scheme.status == 78)
         #expect(scheme.stderr.contains("refused URL scheme 'file'"), "\(scheme.stderr)")
         #expect(try cacheDump(box.database) == before)
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func aCanaryTokenAppearsNowhere(_ transport: LoopbackUpstream.Transport) throws {
+    func aCanaryTokenAppearsNowhere(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
         let canary = "canary-\(UUID().uuidString)"
@@ -348,7 +348,7 @@ import Testing
         _ = try run("list", "bank", "--json")
 
         // Without the variable: a configuration error naming the variable, not a value.
-        let missing = try box.cache("sync", "bank")
+        let missing = try await box.cache("sync", "bank")
         #expect(missing.status == 78)
         #expect(missing.stderr.contains("the token variable BANK_TOKEN is not set"))
 

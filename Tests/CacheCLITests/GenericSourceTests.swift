@@ -3,7 +3,7 @@ import Testing
 
 /// `--kind json`: any JSON API, through the built binary against the loopback upstream's
 /// generic API (GitHub-style Link pages, `{"count", "next", "results"}` pages, a cursor).
-@Suite struct GenericSourceTests {
+@Suite(.gated) struct GenericSourceTests {
     func add(_ box: Sandbox, _ name: String, _ url: String, _ extra: [String]) throws {
         let result = try box.cache(["sources", "add", name, "--kind", "json", "--url", url] + extra)
         #expect(result.status == 0, "\(result.stderr)")
@@ -13,11 +13,11 @@ import Testing
         try rows(box.database, sql).first?.values.first
     }
 
-    @Test func githubStylePagesFillOneTableAndAViewWithTheFields() throws {
+    @Test func githubStylePagesFillOneTableAndAViewWithTheFields() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link", "--ttl", "1s"])
-        let sync = try box.cache("sync", "gh", "--json")
+        let sync = try await box.cache("sync", "gh", "--json")
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try sync.jsonArray().first?["inserted"] as? Int == 300)
         #expect(try upstreamRequests(upstream, "/api/items").count == 3)
@@ -28,13 +28,13 @@ import Testing
         #expect(columns == ["key", "id", "name", "price", "in_stock", "updated_at", "seen_at", "age_s", "stale"])
         #expect(try count(box, "SELECT name FROM cached_gh WHERE key = '42'") == "item-42")
         // --csv has the view's columns; export --csv the same.
-        let csv = try box.cache("list", "gh", "--offline", "--csv", "--limit", "1").stdout.split(separator: "\n")
+        let csv = try await box.cache("list", "gh", "--offline", "--csv", "--limit", "1").stdout.split(separator: "\n")
         #expect(csv.first == "key,id,name,price,in_stock,updated_at,seen_at,age_s,stale")
-        #expect(try box.cache("export", "gh", "--csv").stdout.split(separator: "\n").count == 301)
+        #expect(try await box.cache("export", "gh", "--csv").stdout.split(separator: "\n").count == 301)
 
         // After the TTL every record is stale, in list --stale and in the view.
-        Thread.sleep(forTimeInterval: 1.2)
-        let stale = try box.cache("list", "gh", "--stale", "--offline", "--json")
+        try await pause(1.2)
+        let stale = try await box.cache("list", "gh", "--stale", "--offline", "--json")
         #expect(try stale.jsonArray().count == 300)
         let first = try #require(try stale.jsonArray().first)
         #expect(first["stale"] as? Bool == true && first["seen_at"] is String && first["age_s"] is Int)
@@ -42,76 +42,76 @@ import Testing
         #expect(try count(box, "SELECT count(*) FROM cached_gh WHERE stale = 1") == "300")
     }
 
-    @Test func oneChangedOneDroppedOneAddedAreCountedAndDiffed() throws {
+    @Test func oneChangedOneDroppedOneAddedAreCountedAndDiffed() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
-        #expect(try box.cache("sync", "gh").status == 0)
+        #expect(try await box.cache("sync", "gh").status == 0)
         var items = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(string: upstream.baseURL + "/api/items?per_page=300")!)) as? [[String: Any]])
         items[9]["price"] = 12
         items.removeAll { $0["id"] as? Int == 20 }
         items.append(["id": 301, "name": "item-301", "price": 1.5, "in_stock": true, "updated_at": "2026-11-30T10:00:00Z"])
         let before = items[9]["price"]
         try upstream.setItems(items)
-        let sync = try box.cache("sync", "gh", "--json")
+        let sync = try await box.cache("sync", "gh", "--json")
         let report = try #require(try sync.jsonArray().first)
         #expect(report["inserted"] as? Int == 1 && report["updated"] as? Int == 1 && report["deleted"] as? Int == 1, "\(sync.stdout)")
-        let diff = try box.cache("diff", "gh")
+        let diff = try await box.cache("diff", "gh")
         #expect(diff.stdout.contains("~ 10  price ") && diff.stdout.contains(" → 12"), "\(diff.stdout) \(String(describing: before))")
         #expect(diff.stdout.contains("+ 301") && diff.stdout.contains("- 20"))
     }
 
-    @Test func aFailingPageLeavesTheCacheAsItWas() throws {
+    @Test func aFailingPageLeavesTheCacheAsItWas() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
-        #expect(try box.cache("sync", "gh").status == 0)
+        #expect(try await box.cache("sync", "gh").status == 0)
         let before = try rows(box.database, "SELECT key, record, seen_at FROM records ORDER BY key")
         try upstream.setItems(count: 250)
         try upstream.control(["fail_page": 2])
-        let sync = try box.cache("sync", "gh", "--timeout", "5s")
+        let sync = try await box.cache("sync", "gh", "--timeout", "5s")
         #expect(sync.status == 75, "\(sync.stderr)")
         #expect(try rows(box.database, "SELECT key, record, seen_at FROM records ORDER BY key") == before)
     }
 
-    @Test func bodyLinksAndCursorsPageToo() throws {
+    @Test func bodyLinksAndCursorsPageToo() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "people", upstream.baseURL + "/api/paged", ["--rows", "$.results", "--key", "id", "--next", "$.next"])
         try add(box, "feed", upstream.baseURL + "/api/cursor?per_page=70",
                 ["--rows", "$.data.items", "--key", "id", "--next", "$.meta.cursor", "--next-param", "cursor"])
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         #expect(try count(box, "SELECT count(*) FROM records WHERE source = 'people'") == "300")
         #expect(try count(box, "SELECT count(*) FROM records WHERE source = 'feed'") == "300")
         #expect(try upstreamRequests(upstream, "/api/cursor").count == 5)  // 70 a page
     }
 
-    @Test func reachingMaxPagesFailsRatherThanCachingPart() throws {
+    @Test func reachingMaxPagesFailsRatherThanCachingPart() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link", "--max-pages", "2"])
-        let sync = try box.cache("sync", "gh")
+        let sync = try await box.cache("sync", "gh")
         #expect(sync.status == 65 && sync.stderr.contains("more than 2 pages (--max-pages)"), "\(sync.stderr)")
         #expect(try count(box, "SELECT count(*) FROM records") == "0")
     }
 
-    @Test func theSizeCapHoldsForAllPagesTogether() throws {
+    @Test func theSizeCapHoldsForAllPagesTogether() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link", "--max-bytes", "30000"])
-        let sync = try box.cache("sync", "gh")
+        let sync = try await box.cache("sync", "gh")
         #expect(sync.status == 65 && sync.stderr.contains("body larger than the 30000-byte cap"), "\(sync.stderr)")
         #expect(try upstreamRequests(upstream, "/api/items").count >= 2)
         #expect(try count(box, "SELECT count(*) FROM records") == "0")
     }
 
-    @Test func aRateLimitResettingSoonIsWaitedFor() throws {
+    @Test func aRateLimitResettingSoonIsWaitedFor() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
         try upstream.rateLimit(status: 429, resetIn: 2)
         let started = ContinuousClock.now
-        let sync = try box.cache("sync", "gh", "--json")
+        let sync = try await box.cache("sync", "gh", "--json")
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(ContinuousClock.now - started >= .seconds(1))
         #expect(try sync.jsonArray().first?["retry_after_wait_s"] as? Double ?? 0 > 0)
@@ -119,31 +119,31 @@ import Testing
     }
 
     @Test(arguments: [429, 403])
-    func aRateLimitResettingLaterEndsTheSyncUntilTheReset(_ status: Int) throws {
+    func aRateLimitResettingLaterEndsTheSyncUntilTheReset(_ status: Int) async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
         try upstream.rateLimit(status: status, resetIn: 7200)
         let started = Date()
-        let sync = try box.cache("sync", "gh")
+        let sync = try await box.cache("sync", "gh")
         #expect(sync.status == 75, "\(sync.stderr)")
         #expect(sync.stderr.contains("rate limited"), "\(sync.stderr)")
-        let state = try #require(try box.cache("status", "gh", "--json").jsonArray().first)
+        let state = try #require(try await box.cache("status", "gh", "--json").jsonArray().first)
         let next = try #require((state["next_attempt_at"] as? String).flatMap(isoDate))
         #expect(abs(next.timeIntervalSince(started) - 7200) < 30, "\(state)")
         #expect(try upstreamRequests(upstream, "/api/items").count == 1)
     }
 
-    @Test func keyOrderAndSpacingAreNotChanges() throws {
+    @Test func keyOrderAndSpacingAreNotChanges() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items?per_page=300", ["--key", "id"])
-        #expect(try box.cache("sync", "gh").status == 0)
+        #expect(try await box.cache("sync", "gh").status == 0)
         let before = try rows(box.database, "SELECT key, record, seen_at FROM records ORDER BY key")
         let items = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(string: upstream.baseURL + "/api/items?per_page=300")!)) as? [[String: Any]])
         // The same records with their keys in another order: another body, the same data.
         try upstream.setItems(items.map { item in Dictionary(uniqueKeysWithValues: item.sorted { $0.key > $1.key }) })
-        let sync = try box.cache("sync", "gh", "--json")
+        let sync = try await box.cache("sync", "gh", "--json")
         #expect(try sync.jsonArray().first?["outcome"] as? String == "unchanged", "\(sync.stdout)")
         #expect(try rows(box.database, "SELECT key, record, seen_at FROM records ORDER BY key") == before)
         #expect(try count(box, "SELECT count(*) FROM changes") == "0")
@@ -168,57 +168,57 @@ import Testing
     }
 
     /// `sources set` changes the layout too; a new key marks the rows stale until the next sync.
-    @Test func theLayoutCanBeChangedInPlace() throws {
+    @Test func theLayoutCanBeChangedInPlace() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/paged", ["--rows", "$.results", "--key", "id"])
-        #expect(try box.cache("sync", "gh").status == 0)
+        #expect(try await box.cache("sync", "gh").status == 0)
         #expect(try count(box, "SELECT count(*) FROM records") == "100")  // one page: no --next yet
-        let set = try box.cache("sources", "set", "gh", "--next", "$.next", "--key", "name", "--max-pages", "5")
+        let set = try await box.cache("sources", "set", "gh", "--next", "$.next", "--key", "name", "--max-pages", "5")
         #expect(set.status == 0, "\(set.stderr)")
         #expect(set.stderr.contains("key id → name") && set.stderr.contains("next none → $.next") && set.stderr.contains("max-pages 100 → 5"))
         #expect(try count(box, "SELECT count(*) FROM cached_records WHERE stale = 0") == "0")
         // The cached records were keyed anew from their own fields: the sync adds pages 2 and 3
         // and replaces nothing.
         #expect(try count(box, "SELECT count(*) FROM records WHERE key = 'item-7'") == "1")
-        let sync = try box.cache("sync", "gh", "--json")
+        let sync = try await box.cache("sync", "gh", "--json")
         let report = try #require(try sync.jsonArray().first)
         #expect(report["inserted"] as? Int == 200 && report["updated"] as? Int == 0 && report["deleted"] as? Int == 0, "\(sync.stdout)")
         #expect(try count(box, "SELECT count(*) FROM records") == "300")
         // A key two records share is refused, and nothing changes.
-        let before = try box.cache("sources", "list", "--json").stdout
-        let shared = try box.cache("sources", "set", "gh", "--key", "updated_at")
+        let before = try await box.cache("sources", "list", "--json").stdout
+        let shared = try await box.cache("sources", "set", "gh", "--key", "updated_at")
         #expect(shared.status == 78 && shared.stderr.contains("two cached records have the key"), "\(shared.stderr)")
-        #expect(try box.cache("sources", "list", "--json").stdout == before)
+        #expect(try await box.cache("sources", "list", "--json").stdout == before)
         #expect(try count(box, "SELECT min(key) FROM records") == "item-1")
         // Layout options on a source of another kind are refused.
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        #expect(try box.cache("sources", "set", "bank", "--key", "id").status == 64)
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try await box.cache("sources", "set", "bank", "--key", "id").status == 64)
     }
 
-    @Test func theRemovalGuardHoldsAndRemovingTheSourceDropsItsView() throws {
+    @Test func theRemovalGuardHoldsAndRemovingTheSourceDropsItsView() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "gh", upstream.baseURL + "/api/items", ["--key", "id", "--next", "link"])
-        #expect(try box.cache("sync", "gh").status == 0)
+        #expect(try await box.cache("sync", "gh").status == 0)
         try upstream.setItems(count: 10)
-        let held = try box.cache("sync", "gh")
+        let held = try await box.cache("sync", "gh")
         #expect(held.status == 65 && held.stderr.contains("would remove 290 of 300 cached records"), "\(held.stderr)")
         #expect(try count(box, "SELECT count(*) FROM records") == "300")
-        #expect(try box.cache("sync", "gh", "--accept-removals").status == 0)
+        #expect(try await box.cache("sync", "gh", "--accept-removals").status == 0)
         #expect(try count(box, "SELECT count(*) FROM records") == "10")
-        #expect(try box.cache("sources", "remove", "gh", "--yes").status == 0)
+        #expect(try await box.cache("sources", "remove", "gh", "--yes").status == 0)
         #expect(try count(box, "SELECT count(*) FROM sqlite_schema WHERE name = 'cached_gh'") == "0")
         #expect(try count(box, "SELECT count(*) FROM records") == "0")
     }
 
     /// From the red-team pass: field names and source names that once broke a source or a
     /// built-in view for good.
-    @Test func hostileNamesCannotBreakAViewOrABuiltInOne() throws {
+    @Test func hostileNamesCannotBreakAViewOrABuiltInOne() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        #expect(try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
-        #expect(try box.cache("sync", "bank").status == 0)
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
+        #expect(try await box.cache("sync", "bank").status == 0)
         let file = box.folder + "/odd.json"
         // A NUL, a quote and a backslash in names; a name differing only in case; 300 fields.
         let wide = (0..<300).map { "\"f\($0)\": \($0)" }.joined(separator: ", ")
@@ -226,34 +226,34 @@ import Testing
             .write(toFile: file, atomically: true, encoding: .utf8)
         // A json source named like the built-in view of transactions, in other case.
         try add(box, "Transactions", "file://" + file, ["--key", "id"])
-        let sync = try box.cache("sync", "Transactions")
+        let sync = try await box.cache("sync", "Transactions")
         #expect(sync.status == 0, "\(sync.stderr)")
         let view = try #require(try count(box, "SELECT view FROM record_views WHERE source = 'Transactions'"))
         #expect(view == "cached_Transactions_json")
         let columns = try rows(box.database, "SELECT name FROM pragma_table_info('\(view)')").compactMap { $0["name"] }
         #expect(columns.count == 200 + 4 && columns.contains("Name") && !columns.contains("name"))
         #expect(!columns.contains { $0.contains("\"") || $0.contains("\\") || $0.contains("\u{0}") })
-        #expect(try box.cache("list", "Transactions", "--offline", "--csv").status == 0)
-        #expect(try box.cache("list", "bank", "--offline").status == 0)
-        #expect(try box.cache("sources", "remove", "Transactions", "--yes").status == 0)
-        #expect(try box.cache("list", "bank", "--offline").status == 0)  // cached_transactions is still there
+        #expect(try await box.cache("list", "Transactions", "--offline", "--csv").status == 0)
+        #expect(try await box.cache("list", "bank", "--offline").status == 0)
+        #expect(try await box.cache("sources", "remove", "Transactions", "--yes").status == 0)
+        #expect(try await box.cache("list", "bank", "--offline").status == 0)  // cached_transactions is still there
         #expect(try count(box, "SELECT count(*) FROM cached_transactions") == "6")
     }
 
-    @Test func anObjectOfManyKeysDecodesInTimeAndKeepsTheFirstOfARepeatedName() throws {
+    @Test func anObjectOfManyKeysDecodesInTimeAndKeepsTheFirstOfARepeatedName() async throws {
         let box = try Sandbox()
         let file = box.folder + "/many.json"
         let fields = (0..<20_000).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
         try "[{\"id\": 1, \"k5\": \"first\", \(fields), \"nested\": {\(fields)}}]".write(toFile: file, atomically: true, encoding: .utf8)
         try add(box, "many", "file://" + file, ["--key", "id"])
         let started = ContinuousClock.now
-        #expect(try box.cache("sync", "many").status == 0)
+        #expect(try await box.cache("sync", "many").status == 0)
         #expect(ContinuousClock.now - started < .seconds(60))  // quadratic, it took minutes
         #expect(try count(box, "SELECT json_extract(record, '$.k5') FROM records") == "first")
         #expect(try count(box, "SELECT json_extract(record, '$.nested.k5') FROM records") == "5")
     }
 
-    @Test func otherHostileResponses() throws {
+    @Test func otherHostileResponses() async throws {
         let box = try Sandbox()
         func sync(_ body: String, _ options: [String]) throws -> RunResult {
             let file = box.folder + "/\(UUID().uuidString).json"
@@ -278,17 +278,17 @@ import Testing
         #expect(boolean.status == 65 && boolean.stderr.contains("has no key field id holding a string or number"), "\(boolean.stderr)")
     }
 
-    @Test func theJokesAPIDescribedAsJSON() throws {
+    @Test func theJokesAPIDescribedAsJSON() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try add(box, "jokes", upstream.baseURL + "/jokes/ten", ["--rows", "$", "--key", "id", "--mode", "merge"])
-        #expect(try box.cache("sync", "jokes").status == 0)
+        #expect(try await box.cache("sync", "jokes").status == 0)
         #expect(try count(box, "SELECT count(*) FROM cached_jokes") == "0")  // the built-in kind's view is not used
         // Its view is cached_jokes_json: cached_jokes is the built-in kind's.
         #expect(try count(box, "SELECT count(*) FROM cached_jokes_json WHERE setup IS NOT NULL AND punchline IS NOT NULL") == "10")
-        let listed = try box.cache("list", "jokes", "--offline", "--columns", "setup")
+        let listed = try await box.cache("list", "jokes", "--offline", "--columns", "setup")
         #expect(listed.status == 0 && listed.stdout.contains("KEY  setup"), "\(listed.stdout)")
-        #expect(try box.cache("list", "jokes", "--offline", "--columns", "nope").status == 64)
+        #expect(try await box.cache("list", "jokes", "--offline", "--columns", "nope").status == 64)
     }
 }
 

@@ -4,31 +4,31 @@ import Testing
 
 /// http and https through libcurl, end to end: the built binary against real servers on
 /// loopback (the project's upstream, over TLS with a throwaway CA where it says so).
-@Suite struct HTTPTransportTests {
+@Suite(.gated) struct HTTPTransportTests {
     func cachedJokeIDs(_ box: Sandbox, _ name: String) throws -> Set<Int> {
         Set(try rows(box.database, "SELECT id FROM jokes WHERE source = '\(name)'").compactMap { Int($0["id"]!) })
     }
 
-    @Test func httpsSyncsBothKindsWithTheSourcesCA() throws {
+    @Test func httpsSyncsBothKindsWithTheSourcesCA() async throws {
         let upstream = try LoopbackUpstream(.tls)
         #expect(upstream.baseURL.hasPrefix("https://"))
         let box = try Sandbox()
-        #expect(try box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + upstream.trust).status == 0)
-        #expect(try box.cache(["sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten"] + upstream.trust).status == 0)
-        let result = try box.cache("sync")
+        #expect(try await box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + upstream.trust).status == 0)
+        #expect(try await box.cache(["sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten"] + upstream.trust).status == 0)
+        let result = try await box.cache("sync")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try cachedAccount(box) == servedAccount(upstream))
         let served = try #require(try upstream.stats()["served_jokes"] as? [[Int]])
         #expect(served.count == 1)
         #expect(try cachedJokeIDs(box, "jokes") == Set(served[0]))
-        #expect(try box.cache("sources", "list", "--json").jsonArray().first?["ca_cert"] as? String == TestCA.shared.caFile)
+        #expect(try await box.cache("sources", "list", "--json").jsonArray().first?["ca_cert"] as? String == TestCA.shared.caFile)
     }
 
-    @Test func httpsWithoutTheCAFailsOnTheCertificate() throws {
+    @Test func httpsWithoutTheCAFailsOnTheCertificate() async throws {
         let upstream = try LoopbackUpstream(.tls)
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        let result = try box.cache("sync", "jokes")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        let result = try await box.cache("sync", "jokes")
         #expect(result.status == 69, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("cache: sync jokes: TLS failure with \(upstream.baseURL)/jokes/ten: "), "\(result.stderr)")
         #expect(result.stderr.contains("certificate"), "\(result.stderr)")
@@ -38,19 +38,19 @@ import Testing
     }
 
     /// A plain-http server behind an https URL: a failed handshake, not "no server".
-    @Test func httpsToAPlainServerIsATLSFailure() throws {
+    @Test func httpsToAPlainServerIsATLSFailure() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let url = upstream.baseURL.replacingOccurrences(of: "http://", with: "https://") + "/jokes/ten"
-        try box.cache("sources", "add", "secure", "--kind", "jokes", "--url", url)
-        let result = try box.cache("sync", "secure")
+        try await box.cache("sources", "add", "secure", "--kind", "jokes", "--url", url)
+        let result = try await box.cache("sync", "secure")
         #expect(result.status == 69, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("cache: sync secure: TLS failure with "), "\(result.stderr)")
         #expect(!result.stderr.contains("cannot reach"), "\(result.stderr)")
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func secretsNeverFollowARedirectToAnotherOrigin(_ transport: LoopbackUpstream.Transport) throws {
+    func secretsNeverFollowARedirectToAnotherOrigin(_ transport: LoopbackUpstream.Transport) async throws {
         let origin = try LoopbackUpstream(transport)
         let elsewhere = try LoopbackUpstream(transport)  // the same host, another port
         let box = try Sandbox()
@@ -58,10 +58,10 @@ import Testing
         let secrets = ["--token-env", "BANK_TOKEN", "--header", "X-Client: cache-tests"]
         let away = origin.baseURL + "/redirect?to=" + elsewhere.baseURL + "/account"
         let home = origin.baseURL + "/redirect?to=/account"
-        #expect(try box.cache(["sources", "add", "away", "--kind", "account", "--url", away] + origin.trust + secrets).status == 0)
-        #expect(try box.cache(["sources", "add", "home", "--kind", "account", "--url", home] + origin.trust + secrets).status == 0)
+        #expect(try await box.cache(["sources", "add", "away", "--kind", "account", "--url", away] + origin.trust + secrets).status == 0)
+        #expect(try await box.cache(["sources", "add", "home", "--kind", "account", "--url", home] + origin.trust + secrets).status == 0)
 
-        let result = try box.cache(["sync", "away", "home"], environment: ["BANK_TOKEN": canary])
+        let result = try await box.cache(["sync", "away", "home"], environment: ["BANK_TOKEN": canary])
         #expect(result.status == 0, "\(result.stderr)")
 
         // The other origin got the request, and neither the token nor the custom header.
@@ -81,11 +81,11 @@ import Testing
         #expect(try cachedAccount(box, "home") == servedAccount(origin))
     }
 
-    @Test func interimAnswersBeforeTheRealOneAreSkipped() throws {
+    @Test func interimAnswersBeforeTheRealOneAreSkipped() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/continue")
-        let result = try box.cache("sync", "jokes", "--json")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/continue")
+        let result = try await box.cache("sync", "jokes", "--json")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try result.jsonArray().first?["http_status"] as? Int == 200)
         #expect(try cachedJokeIDs(box, "jokes").count == 10)
@@ -93,22 +93,22 @@ import Testing
         #expect(try rows(box.database, "SELECT etag FROM sync_state").first?["etag"] == "NULL")
     }
 
-    @Test func aStatusLineWithoutAReasonPhraseIsRead() throws {
+    @Test func aStatusLineWithoutAReasonPhraseIsRead() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/no-reason")
-        let result = try box.cache("sync", "jokes")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/no-reason")
+        let result = try await box.cache("sync", "jokes")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try cachedJokeIDs(box, "jokes").count == 10)
     }
 
     /// A redirect is followed at the end of its head; its body, endless here, is not read.
-    @Test func aRedirectsBodyIsNotWaitedFor() throws {
+    @Test func aRedirectsBodyIsNotWaitedFor() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/redirect-endless")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/redirect-endless")
         let started = ContinuousClock.now
-        let result = try box.cache("sync", "bank", "--timeout", "20s")
+        let result = try await box.cache("sync", "bank", "--timeout", "20s")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(ContinuousClock.now - started < .seconds(10))
         #expect(try cachedAccount(box) == servedAccount(upstream))
@@ -116,48 +116,48 @@ import Testing
 
     /// An error answer's body is not the data: a 503 stays a retryable 503 (75) whatever its
     /// size against the source's cap.
-    @Test func anErrorBodyNeverCountsAgainstTheCap() throws {
+    @Test func anErrorBodyNeverCountsAgainstTheCap() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--max-bytes", "5")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--max-bytes", "5")
         try upstream.control(["status": 503])
-        let result = try box.cache("sync", "bank")
+        let result = try await box.cache("sync", "bank")
         #expect(result.status == 75, "\(result.stderr)")
         #expect(result.stderr.contains("HTTP 503 from \(upstream.baseURL)/account after 3 attempts"), "\(result.stderr)")
     }
 
-    @Test func aTokenWithAControlCharacterIsAConfigurationError() throws {
+    @Test func aTokenWithAControlCharacterIsAConfigurationError() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--token-env", "BANK_TOKEN")
-        let result = try box.cache(["sync", "bank"], environment: ["BANK_TOKEN": "secret\r"])
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--token-env", "BANK_TOKEN")
+        let result = try await box.cache(["sync", "bank"], environment: ["BANK_TOKEN": "secret\r"])
         #expect(result.status == 78, "\(result.stderr)")
         #expect(result.stderr.contains("the token variable BANK_TOKEN holds a control character"), "\(result.stderr)")
         #expect(!result.stderr.contains("secret"))
         #expect(try upstreamRequests(upstream).isEmpty)
     }
 
-    @Test func aCAFileThatCannotBeReadIsAConfigurationError() throws {
+    @Test func aCAFileThatCannotBeReadIsAConfigurationError() async throws {
         let upstream = try LoopbackUpstream(.tls)
         let box = try Sandbox()
         let ca = box.folder + "/ca.pem"
         try FileManager.default.copyItem(atPath: TestCA.shared.caFile, toPath: ca)
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ca-cert", ca)
-        #expect(try box.cache("sync", "jokes").status == 0)
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ca-cert", ca)
+        #expect(try await box.cache("sync", "jokes").status == 0)
         try FileManager.default.removeItem(atPath: ca)
-        let result = try box.cache("sync", "jokes")
+        let result = try await box.cache("sync", "jokes")
         #expect(result.status == 78, "\(result.stderr)")
         #expect(result.stderr.contains("cannot use the CA file \(ca)"), "\(result.stderr)")
     }
 
     /// A server that accepts and then says nothing fails the attempt after the 10 s idle
     /// timeout, well inside the sync's 30 s; the retry then succeeds.
-    @Test func aSilentAnswerFailsAtTheIdleTimeout() throws {
+    @Test func aSilentAnswerFailsAtTheIdleTimeout() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
         try upstream.control(["silent_once": true])
-        let result = try box.cache("sync", "bank", "--json")
+        let result = try await box.cache("sync", "bank", "--json")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try result.jsonArray().first?["attempts"] as? Int == 2)
         let times = try upstreamRequests(upstream).map { $0["time"] as! Double }
@@ -166,12 +166,12 @@ import Testing
         #expect(times[1] - times[0] >= 9.9 && times[1] - times[0] < 14, "\(times)")
     }
 
-    @Test func timeoutBoundsTheWholeSyncRetriesIncluded() throws {
+    @Test func timeoutBoundsTheWholeSyncRetriesIncluded() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/silent")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/silent")
         let started = ContinuousClock.now
-        let result = try box.cache("sync", "bank", "--timeout", "5s")
+        let result = try await box.cache("sync", "bank", "--timeout", "5s")
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 75, "\(result.stderr)")
         #expect(result.stderr.contains("timed out after 5s waiting for \(upstream.baseURL)/silent"), "\(result.stderr)")
@@ -179,12 +179,12 @@ import Testing
     }
 
     @Test(arguments: LoopbackUpstream.Transport.allCases)
-    func aGzipAnswerIsDecodedAndCached(_ transport: LoopbackUpstream.Transport) throws {
+    func aGzipAnswerIsDecodedAndCached(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
-        #expect(try box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + upstream.trust).status == 0)
+        #expect(try await box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + upstream.trust).status == 0)
         try upstream.control(["gzip": true])
-        let result = try box.cache("sync", "bank")
+        let result = try await box.cache("sync", "bank")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try cachedAccount(box) == servedAccount(upstream))
         let sent = try #require(try upstreamRequests(upstream).first?["headers"] as? [String: String])
@@ -194,11 +194,11 @@ import Testing
     /// Gzip that inflates to 200 MB (about 100 MB on the wire), against the default 64 MiB cap:
     /// refused as the decoded bytes pass the cap. The process holds the cap's worth of body and
     /// its own ~35 MiB (runtime, libcurl, OpenSSL), never the 200 MB, and under twice the cap.
-    @Test func aGzipBodyInflatingPastTheCapIsRefused() throws {
+    @Test func aGzipBodyInflatingPastTheCapIsRefused() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let cap = FetchRequest.defaultMaxBytes
-        try box.cache("sources", "add", "bomb", "--kind", "jokes", "--url", upstream.baseURL + "/gzip-bomb?bytes=200000000")
+        try await box.cache("sources", "add", "bomb", "--kind", "jokes", "--url", upstream.baseURL + "/gzip-bomb?bytes=200000000")
         let (result, peakKB) = try measuredPeak(box, ["sync", "bomb"])
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("cache: sync bomb: body larger than the \(cap)-byte cap"), "\(result.stderr)")
@@ -207,18 +207,18 @@ import Testing
         #expect(try cachedJokeIDs(box, "bomb").isEmpty)
     }
 
-    @Test func proxiesComeFromTheEnvironment() throws {
+    @Test func proxiesComeFromTheEnvironment() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let proxy = try ForwardProxy(log: box.folder + "/proxy.log")
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
 
-        let proxied = try box.cache(["sync", "bank"], environment: ["http_proxy": proxy.url])
+        let proxied = try await box.cache(["sync", "bank"], environment: ["http_proxy": proxy.url])
         #expect(proxied.status == 0, "\(proxied.stderr)")
         let seen = proxy.relayed
         #expect(seen == upstream.baseURL + "/account\n", "the proxy saw: \(seen)")
 
-        let bypassed = try box.cache(["sync", "bank"], environment: ["http_proxy": proxy.url, "no_proxy": "127.0.0.1"])
+        let bypassed = try await box.cache(["sync", "bank"], environment: ["http_proxy": proxy.url, "no_proxy": "127.0.0.1"])
         #expect(bypassed.status == 0, "\(bypassed.stderr)")
         #expect(proxy.relayed == seen)
         #expect(try upstreamRequests(upstream).count == 2)
@@ -226,16 +226,16 @@ import Testing
     }
 
     /// Eight sources on an upstream that takes a second per answer: fetched four at a time.
-    @Test func syncsFetchSeveralSourcesAtOnce() throws {
+    @Test func syncsFetchSeveralSourcesAtOnce() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let names = (1...8).map { "bank\($0)" }
         for name in names {
-            try box.cache("sources", "add", name, "--kind", "account", "--url", upstream.baseURL + "/account")
+            try await box.cache("sources", "add", name, "--kind", "account", "--url", upstream.baseURL + "/account")
         }
         try upstream.control(["delay": 1])
         let started = ContinuousClock.now
-        let result = try box.cache("sync")
+        let result = try await box.cache("sync")
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 0, "\(result.stderr)")
         #expect(elapsed < .seconds(3), "8 one-second sources took \(elapsed)")
@@ -250,33 +250,33 @@ import Testing
         print("8 sources answering after 1 s each: synced in \(elapsed)")
     }
 
-    @Test func aHugeResponseHeadIsRefused() throws {
+    @Test func aHugeResponseHeadIsRefused() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/huge-head")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/huge-head")
         let (result, peakKB) = try measuredPeak(box, ["sync", "jokes"])
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("cache: sync jokes: bad data: a response head larger than 256 KiB"), "\(result.stderr)")
         #expect(peakKB > 0 && peakKB < 64 * 1024, "peak \(peakKB) KB")
     }
 
-    @Test func headersWithControlCharactersAreRefusedAtAdd() throws {
+    @Test func headersWithControlCharactersAreRefusedAtAdd() async throws {
         let box = try Sandbox()
         for header in ["X: a\r\nInjected: yes", "X: a\nInjected: yes", "X: a\rb", "X: tab\there", "X: \u{85}next", "X: \u{7F}"] {
-            let result = try box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account",
+            let result = try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account",
                                        "--header", header)
             #expect(result.status == 64 && result.stderr.contains("--header"), "\(header.debugDescription): \(result.stderr)")
         }
-        #expect(try box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account",
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account",
                               "--header", "X-Fine: caf\u{E9} ok").status == 0)
     }
 
-    @Test func unusableURLsAreRefusedAtAdd() throws {
+    @Test func unusableURLsAreRefusedAtAdd() async throws {
         let box = try Sandbox()
         for (url, words) in [("http://127.0.0.1:99999/", "port 99999 is out of range"),
                              ("https://user:secret@127.0.0.1/", "credentials in the URL"),
                              ("http:///path", "no host")] {
-            let result = try box.cache("sources", "add", "x", "--kind", "jokes", "--url", url)
+            let result = try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", url)
             #expect(result.status == 64, "\(url): \(result.stderr)")
             #expect(result.stderr.contains(words), "\(url): \(result.stderr)")
             #expect(!result.stderr.contains("secret"))
@@ -297,13 +297,13 @@ import Testing
     }()
 
     @Test(.enabled(if: hasIPv6Loopback))
-    func anIPv6LiteralIsFetched() throws {
+    func anIPv6LiteralIsFetched() async throws {
         let upstream = try LoopbackUpstream(arguments: ["--bind", "::1"])
         let box = try Sandbox()
         let url = upstream.baseURL + "/account"
         #expect(url == "http://[::1]:\(upstream.port)/account")
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", url)
-        let result = try box.cache("sync", "bank")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", url)
+        let result = try await box.cache("sync", "bank")
         #expect(result.status == 0, "\(result.stderr)")
         let host = try #require(try upstreamRequests(upstream).first?["headers"] as? [String: String])["host"]
         #expect(host == "[::1]:\(upstream.port)")

@@ -4,7 +4,7 @@ import Testing
 /// `Scripts/install --prefix DIR` as a user runs it: the release build, completions, man page,
 /// units and crontab line, then the installed binary run with nothing of the build tree or the
 /// Swift toolchain reachable.
-@Suite(.serialized) struct InstallTests {
+@Suite(.serialized, .gated) struct InstallTests {
     /// Installed once for the suite. The release build goes to its own folder: `swift test`
     /// holds `.build`'s lock while the tests run.
     static let installed: Result<String, TestFailure> = {
@@ -21,26 +21,26 @@ import Testing
         ["-i", "HOME=\(home)", "PATH=/usr/local/bin:/usr/bin:/bin", "NO_COLOR=1"] + extra.map { "\($0)=\($1)" }
     }
 
-    static func run(_ command: [String], in home: String, _ extra: [String: String] = [:]) throws -> RunResult {
-        try RunningProcess("/usr/bin/env", bare(home, extra) + command, environment: [:]).wait().0
+    static func run(_ command: [String], in home: String, _ extra: [String: String] = [:]) async throws -> RunResult {
+        try await RunningProcess("/usr/bin/env", bare(home, extra) + command, environment: [:]).finished().0
     }
 
-    @Test func theInstalledBinaryRunsWithoutTheToolchain() throws {
+    @Test func theInstalledBinaryRunsWithoutTheToolchain() async throws {
         let prefix = try Self.installed.get()
         let cache = prefix + "/bin/cache"
         let box = try Sandbox()
-        let version = try Self.run([cache, "--version"], in: box.folder)
+        let version = try await Self.run([cache, "--version"], in: box.folder)
         #expect(version.status == 0)
         #expect(version.stdout.hasPrefix("cache ") && version.stdout.contains("\nSQLite 3.") && version.stdout.contains("\nlibcurl "))
-        #expect(try Self.run([cache, "-V"], in: box.folder).stdout == version.stdout)
-        #expect(try Self.run([cache, "version"], in: box.folder).stdout == version.stdout)
+        #expect(try await Self.run([cache, "-V"], in: box.folder).stdout == version.stdout)
+        #expect(try await Self.run([cache, "version"], in: box.folder).stdout == version.stdout)
 
         // Nothing from the toolchain: no library from its folder, no runpath into it.
-        let toolchain = URL(fileURLWithPath: try Self.run(["sh", "-c", "command -v swift"], in: box.folder,
+        let toolchain = await URL(fileURLWithPath: try Self.run(["sh", "-c", "command -v swift"], in: box.folder,
                                                           ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)).resolvingSymlinksInPath().deletingLastPathComponent()
             .deletingLastPathComponent().path
-        let libraries = try box.run("/usr/bin/ldd", [cache])
+        let libraries = try await box.run("/usr/bin/ldd", [cache])
         #expect(libraries.status == 0 && !libraries.stdout.contains("not found"), "\(libraries.stdout)")
         #expect(!toolchain.isEmpty && !libraries.stdout.contains(toolchain) && !libraries.stdout.contains("swift"), "\(libraries.stdout)")
         let size = try #require(try FileManager.default.attributesOfItem(atPath: cache)[.size] as? Int)
@@ -49,45 +49,45 @@ import Testing
         // It fetches over https with libcurl loaded from the system.
         let upstream = try LoopbackUpstream(.tls)
         let env = ["CACHE_DB": box.database]
-        #expect(try Self.run([cache, "sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"]
+        #expect(try await Self.run([cache, "sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"]
                              + upstream.trust, in: box.folder, env).status == 0)
-        let sync = try Self.run([cache, "sync", "bank"], in: box.folder, env)
+        let sync = try await Self.run([cache, "sync", "bank"], in: box.folder, env)
         #expect(sync.status == 0, "\(sync.stderr)")
-        #expect(try Self.run([cache, "list", "bank", "--offline", "--json"], in: box.folder, env).jsonArray().count == 6)
+        #expect(try await Self.run([cache, "list", "bank", "--offline", "--json"], in: box.folder, env).jsonArray().count == 6)
     }
 
-    @Test func completionsManPageAndUnitsAreInstalled() throws {
+    @Test func completionsManPageAndUnitsAreInstalled() async throws {
         let prefix = try Self.installed.get()
         let box = try Sandbox()
         let bash = prefix + "/share/bash-completion/completions/cache"
-        #expect(try box.run("/bin/bash", ["-n", bash]).status == 0)
+        #expect(try await box.run("/bin/bash", ["-n", bash]).status == 0)
 
         // The bash completion completes commands, options and the cache's own source names.
         let env = ["CACHE_DB": box.database, "PATH": "\(prefix)/bin:/usr/bin:/bin"]
-        #expect(try Self.run([prefix + "/bin/cache", "sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/a"],
+        #expect(try await Self.run([prefix + "/bin/cache", "sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/a"],
                              in: box.folder, env).status == 0)
-        func complete(_ words: [String]) throws -> [String] {
+        func complete(_ words: [String]) async throws -> [String] {
             let script = ". '\(bash)'; COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " "))); COMP_CWORD=\(words.count - 1); _cache; printf '%s\\n' \"${COMPREPLY[@]}\""
-            return try Self.run(["/bin/bash", "-c", script], in: box.folder, env).stdout.split(separator: "\n").map(String.init)
+            return try await Self.run(["/bin/bash", "-c", script], in: box.folder, env).stdout.split(separator: "\n").map(String.init)
         }
-        #expect(try complete(["cache", "sy"]) == ["sync"])
-        #expect(try complete(["cache", "list", "--st"]) == ["--stale"])
-        #expect(try complete(["cache", "sync", ""]) == ["bank"])
-        #expect(try complete(["cache", "sources", "s"]) == ["set"])
-        #expect(try complete(["cache", "sources", "set", "bank", "--mode", ""]) == ["replace", "merge"])
-        #expect(try complete(["cache", "--db", "/tmp/x", "sources", "add", "x", "--ki"]) == ["--kind"])
+        #expect(try await complete(["cache", "sy"]) == ["sync"])
+        #expect(try await complete(["cache", "list", "--st"]) == ["--stale"])
+        #expect(try await complete(["cache", "sync", ""]) == ["bank"])
+        #expect(try await complete(["cache", "sources", "s"]) == ["set"])
+        #expect(try await complete(["cache", "sources", "set", "bank", "--mode", ""]) == ["replace", "merge"])
+        #expect(try await complete(["cache", "--db", "/tmp/x", "sources", "add", "x", "--ki"]) == ["--kind"])
         // Source names come from the database --db names.
         let other = box.folder + "/other.sqlite3"
-        #expect(try Self.run([prefix + "/bin/cache", "--db", other, "sources", "add", "elsewhere", "--kind", "jokes", "--url",
+        #expect(try await Self.run([prefix + "/bin/cache", "--db", other, "sources", "add", "elsewhere", "--kind", "jokes", "--url",
                               "http://127.0.0.1:9/j"], in: box.folder, env).status == 0)
-        #expect(try complete(["cache", "--db", other, "sync", ""]) == ["elsewhere"])
-        #expect(try complete(["cache", "--db=" + other, "list", ""]) == ["elsewhere"])
+        #expect(try await complete(["cache", "--db", other, "sync", ""]) == ["elsewhere"])
+        #expect(try await complete(["cache", "--db=" + other, "list", ""]) == ["elsewhere"])
 
         for (shell, file) in [("zsh", "/share/zsh/site-functions/_cache"), ("fish", "/share/fish/vendor_completions.d/cache.fish")] {
             let script = try String(contentsOfFile: prefix + file, encoding: .utf8)
             #expect(script.contains("sources") && script.contains("if-stale"))
             if let path = ["/usr/bin/\(shell)", "/bin/\(shell)"].first(where: FileManager.default.isExecutableFile) {
-                let check = try box.run(path, ["-n", prefix + file])
+                let check = try await box.run(path, ["-n", prefix + file])
                 #expect(check.status == 0, "\(shell): \(check.stderr)")
             } else {
                 print("\(shell) is not installed: its script was made but not checked")
@@ -96,7 +96,7 @@ import Testing
 
         // The man page renders without a warning and covers every command.
         let page = prefix + "/share/man/man1/cache.1"
-        let rendered = try box.run("/usr/bin/env", ["groff", "-man", "-Tutf8", "-ww", page])
+        let rendered = try await box.run("/usr/bin/env", ["groff", "-man", "-Tutf8", "-ww", page])
         #expect(rendered.status == 0 && rendered.stderr.isEmpty, "\(rendered.stderr)")
         for command in ["sources set", "sync", "list", "status", "completion"] {
             #expect(rendered.stdout.contains("cache \(command)"), "\(command)")
@@ -108,7 +108,7 @@ import Testing
         #expect(service.contains("ExecStart=\(prefix)/bin/cache sync --if-stale --quiet"))
         #expect(!service.contains("After=network-online") && !service.contains("Wants=network-online") && !service.contains("@CACHE@"))
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") {
-            let verify = try box.run("/usr/bin/systemd-analyze", ["verify", units + "/cache-sync.service", units + "/cache-sync.timer"]
+            let verify = try await box.run("/usr/bin/systemd-analyze", ["verify", units + "/cache-sync.service", units + "/cache-sync.timer"]
                                     .map { $0 }, environment: ["MANPATH": prefix + "/share/man"])
             #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
         } else {
@@ -117,7 +117,7 @@ import Testing
     }
 
     /// The crontab line runs under cron's bare environment: full path, tokens file read.
-    @Test func theCrontabLineWorksUnderCronsEnvironment() throws {
+    @Test func theCrontabLineWorksUnderCronsEnvironment() async throws {
         let prefix = try Self.installed.get()
         let box = try Sandbox()
         let upstream = try LoopbackUpstream()
@@ -127,14 +127,14 @@ import Testing
         let command = line.split(separator: " ", maxSplits: 5).last.map(String.init) ?? ""
         #expect(command.contains(prefix + "/bin/cache"))
         for folder in [home, box.folder + "/home-without-tokens"] {
-            #expect(try Self.run([prefix + "/bin/cache", "sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account",
+            #expect(try await Self.run([prefix + "/bin/cache", "sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account",
                                   "--token-env", "BANK_TOKEN"], in: folder).status == 0)
         }
         // Without the tokens file the source cannot sync (78); with it, the token is sent.
-        #expect(try Self.run(["/bin/sh", "-c", command], in: box.folder + "/home-without-tokens").status == 78)
+        #expect(try await Self.run(["/bin/sh", "-c", command], in: box.folder + "/home-without-tokens").status == 78)
         try FileManager.default.createDirectory(atPath: home + "/.config/cache", withIntermediateDirectories: true)
         try "BANK_TOKEN=cr0n-t0ken\n".write(toFile: home + "/.config/cache/tokens.env", atomically: true, encoding: .utf8)
-        let run = try Self.run(["/bin/sh", "-c", command], in: home)
+        let run = try await Self.run(["/bin/sh", "-c", command], in: home)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.isEmpty)
         let requests = try upstreamRequests(upstream)

@@ -3,7 +3,7 @@ import OfflineCache
 import Testing
 
 /// The library's "preview, then content" sequence, against the loopback upstream over real HTTP.
-@Suite struct LoadingStatesTests {
+@Suite(.gated) struct LoadingStatesTests {
     func collect(_ box: Sandbox, _ name: String) async -> [LoadingState] {
         var states: [LoadingState] = []
         for await state in CacheClient(databasePath: box.database).states(of: name) { states.append(state) }
@@ -60,7 +60,7 @@ import Testing
     @Test func emptyThenFresh() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
         let states = await collect(box, "jokes")
         guard states.count == 3, case .preview(.jokes(let empty), stale: true) = states[0], case .refreshing = states[1],
               case .fresh(.jokes(let jokes), let changes) = states[2] else {
@@ -75,8 +75,8 @@ import Testing
     @Test func aFreshSourceYieldsItsPreviewAlone() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        try box.cache("sync")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try await box.cache("sync")
         let states = await collect(box, "jokes")
         guard states.count == 1, case .preview(let rows, stale: false) = states[0] else {
             Issue.record("unexpected states: \(states)")

@@ -4,65 +4,65 @@ import Testing
 
 /// For the people running the cache: a freshness check for monitors, Prometheus metrics, and
 /// what `sync --json` says about waiting. Through the built binary, against the loopback upstream.
-@Suite struct OperationsTests {
+@Suite(.gated) struct OperationsTests {
     func bank(_ upstream: LoopbackUpstream, _ box: Sandbox, _ extra: [String] = []) throws {
         #expect(try box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + extra).status == 0)
     }
 
-    @Test func aFreshSourcePassesTheCheckInOneQuietLine() throws {
+    @Test func aFreshSourcePassesTheCheckInOneQuietLine() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bank(upstream, box)
-        #expect(try box.cache("sync").status == 0)
-        let check = try box.cache("status", "--max-age", "1h")
+        #expect(try await box.cache("sync").status == 0)
+        let check = try await box.cache("status", "--max-age", "1h")
         #expect(check.status == 0, "\(check.stderr)")
         #expect(check.stdout == "ok: 1 source synced within their max age\n")
         #expect(check.stderr.isEmpty)
     }
 
-    @Test func aSourceFailingPastTheAgeFailsTheCheckByName() throws {
+    @Test func aSourceFailingPastTheAgeFailsTheCheckByName() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bank(upstream, box)
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        #expect(try box.cache("sync").status == 0)
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        #expect(try await box.cache("sync").status == 0)
         try upstream.control(["status": 503])
-        Thread.sleep(forTimeInterval: 2.1)
-        #expect(try box.cache("sync", "bank").status == 75)
-        let check = try box.cache("status", "--max-age", "2s", "bank")  // the last success is over 2.1 s old
+        try await pause(2.1)
+        #expect(try await box.cache("sync", "bank").status == 75)
+        let check = try await box.cache("status", "--max-age", "2s", "bank")  // the last success is over 2.1 s old
         #expect(check.status == 1, "\(check.stdout)")
         #expect(check.stdout.hasPrefix("bank: no successful sync for "), "\(check.stdout)")
         #expect(check.stdout.contains("more than 2s; last error: HTTP 503 from"), "\(check.stdout)")
         // Only the named source was checked; all of them, both late here, without a name.
         #expect(!check.stdout.contains("jokes"))
-        let all = try box.cache("status", "--max-age", "2s")
+        let all = try await box.cache("status", "--max-age", "2s")
         #expect(all.status == 1 && all.stdout.split(separator: "\n").count == 2, "\(all.stdout)")
         // A source's own --alert-after wins over --max-age.
-        let json = try box.cache("status", "--max-age", "1h", "--json")
+        let json = try await box.cache("status", "--max-age", "1h", "--json")
         #expect(json.status == 0)
         #expect(try json.jsonArray().allSatisfy { $0["ok"] as? Bool == true && $0["max_age_s"] as? Int == 3600 })
     }
 
-    @Test func aSourceWithItsOwnAlertAfterIsJudgedByIt() throws {
+    @Test func aSourceWithItsOwnAlertAfterIsJudgedByIt() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bank(upstream, box, ["--alert-after", "1s"])
-        #expect(try box.cache("sync").status == 0)
-        Thread.sleep(forTimeInterval: 2.1)
-        let check = try box.cache("status", "--max-age", "1h", "--json")
+        #expect(try await box.cache("sync").status == 0)
+        try await pause(2.1)
+        let check = try await box.cache("status", "--max-age", "1h", "--json")
         #expect(check.status == 1)
         let verdict = try #require(try check.jsonArray().first)
         #expect(verdict["ok"] as? Bool == false && verdict["max_age_s"] as? Int == 1)
-        #expect(try box.cache("sources", "list", "--json").jsonArray().first?["alert_after_s"] as? Int == 1)
+        #expect(try await box.cache("sources", "list", "--json").jsonArray().first?["alert_after_s"] as? Int == 1)
     }
 
-    @Test func aSourceThatNeverSyncedFailsTheCheck() throws {
+    @Test func aSourceThatNeverSyncedFailsTheCheck() async throws {
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account")
-        let check = try box.cache("status", "--max-age", "1d")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account")
+        let check = try await box.cache("status", "--max-age", "1d")
         #expect(check.status == 1)
         #expect(check.stdout == "bank: never synced successfully\n", "\(check.stdout)")
-        #expect(try box.cache("status", "--max-age", "1d", "nope").status == 66)
+        #expect(try await box.cache("status", "--max-age", "1d", "nope").status == 66)
     }
 
     /// A virtual environment with prometheus_client from PyPI, made once per test run; nil (and
@@ -80,17 +80,17 @@ import Testing
         }
     }()
 
-    @Test func metricsParseAsPrometheusAndAgreeWithStatus() throws {
+    @Test func metricsParseAsPrometheusAndAgreeWithStatus() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bank(upstream, box)
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        try box.cache("sources", "add", "never", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
-        #expect(try box.cache("sync", "bank", "jokes").status == 0)
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try await box.cache("sources", "add", "never", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        #expect(try await box.cache("sync", "bank", "jokes").status == 0)
         try upstream.control(["status": 500])
-        #expect(try box.cache("sync", "bank").status == 75)
+        #expect(try await box.cache("sync", "bank").status == 75)
 
-        let metrics = try box.cache("metrics")
+        let metrics = try await box.cache("metrics")
         #expect(metrics.status == 0, "\(metrics.stderr)")
         let python: String
         switch Self.prometheusPython {
@@ -101,7 +101,7 @@ import Testing
         }
         let file = box.folder + "/metrics.txt"
         try Data(metrics.stdout.utf8).write(to: URL(fileURLWithPath: file))
-        let parse = try box.run(python, ["-c", """
+        let parse = try await box.run(python, ["-c", """
             import json, sys
             from prometheus_client.parser import text_string_to_metric_families
             samples = []
@@ -119,7 +119,7 @@ import Testing
             }?["value"] as? Double
         }
 
-        let statuses = try box.cache("status", "--json").jsonArray()
+        let statuses = try await box.cache("status", "--json").jsonArray()
         for status in statuses {
             let name = status["source"] as! String
             #expect(value("cache_rows", name) == Double(status["rows"] as! Int), "\(name)")
@@ -137,32 +137,32 @@ import Testing
         #expect(samples.contains { $0["family"] as? String == "cache_sync_runs" && $0["type"] as? String == "counter" })
     }
 
-    @Test func theTextfileIsWrittenWhole() throws {
+    @Test func theTextfileIsWrittenWhole() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bank(upstream, box)
-        #expect(try box.cache("sync").status == 0)
+        #expect(try await box.cache("sync").status == 0)
         let target = box.folder + "/cache.prom"
-        let written = try box.cache("metrics", "--textfile", target)
+        let written = try await box.cache("metrics", "--textfile", target)
         #expect(written.status == 0 && written.stdout.isEmpty, "\(written.stderr)")
-        #expect((try? String(contentsOfFile: target, encoding: .utf8)) == (try box.cache("metrics").stdout))
+        #expect((try? String(contentsOfFile: target, encoding: .utf8)) == (try await box.cache("metrics").stdout))
         #expect(try FileManager.default.contentsOfDirectory(atPath: box.folder).filter { $0.hasSuffix(".tmp") }.isEmpty)
-        let nowhere = try box.cache("metrics", "--textfile", box.folder + "/missing/cache.prom")
+        let nowhere = try await box.cache("metrics", "--textfile", box.folder + "/missing/cache.prom")
         #expect(nowhere.status == 73, "\(nowhere.stderr)")
     }
 
-    @Test func syncJSONSaysNotModifiedAndTheWaitUpstreamAskedFor() throws {
+    @Test func syncJSONSaysNotModifiedAndTheWaitUpstreamAskedFor() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bank(upstream, box)
         try upstream.control(["validators": true])
-        let first = try #require(try box.cache("sync", "--json").jsonArray().first)
+        let first = try #require(try await box.cache("sync", "--json").jsonArray().first)
         #expect(first["not_modified"] as? Bool == false && first["retry_after_wait_s"] as? Double == 0)
-        let second = try #require(try box.cache("sync", "--json").jsonArray().first)
+        let second = try #require(try await box.cache("sync", "--json").jsonArray().first)
         #expect(second["not_modified"] as? Bool == true && second["attempts"] as? Int == 1)
 
         try upstream.control(["status": 429, "retry_after": "1"])
-        let limited = try box.cache("sync", "--json")
+        let limited = try await box.cache("sync", "--json")
         let report = try #require(try limited.jsonArray().first)
         #expect(report["attempts"] as? Int == 3)
         #expect(report["retry_after_wait_s"] as? Double == 2, "\(report)")

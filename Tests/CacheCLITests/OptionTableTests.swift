@@ -4,7 +4,7 @@ import Testing
 
 /// Each option is declared once, in `CommandTable`; these hold the parser, the help and the
 /// usage lines to that declaration.
-@Suite struct OptionTableTests {
+@Suite(.gated) struct OptionTableTests {
     /// The arguments each command needs before an option can be tried on it.
     static let baseArguments: [String: [String]] = [
         "sources add": ["x", "--kind", "json", "--url", "http://h/", "--key", "id", "--next", "$.next"],
@@ -40,7 +40,7 @@ import Testing
     static let defaults: Set<String> = ["export --json", "sources add --kind"]
 
     @Test(arguments: CommandTable.commands.filter { baseArguments[$0.name] != nil }.map(\.name))
-    func everyDeclaredOptionParsesAndChangesTheCommand(_ name: String) throws {
+    func everyDeclaredOptionParsesAndChangesTheCommand(_ name: String) async throws {
         let words = name.split(separator: " ").map(String.init)
         for option in CommandTable.spec(name).options {
             // A csv source's own options are tried on a csv source.
@@ -68,10 +68,10 @@ import Testing
     }
 
     /// Through the binary: every command's help names its usage line and every option it takes.
-    @Test func helpListsEveryOptionTheParserTakes() throws {
+    @Test func helpListsEveryOptionTheParserTakes() async throws {
         let box = try Sandbox()
         for spec in CommandTable.commands {
-            let help = try box.cache(spec.name.split(separator: " ").map(String.init) + ["--help"])
+            let help = try await box.cache(spec.name.split(separator: " ").map(String.init) + ["--help"])
             #expect(help.status == 0, "\(spec.name)")
             #expect(help.stdout.contains("USAGE: \(spec.usage)\n"), "\(spec.name)")
             for option in spec.allOptions where !spec.name.isEmpty {

@@ -2,20 +2,20 @@ import Foundation
 import Testing
 
 /// `cache list` answers from the cache at once and refreshes behind the read.
-@Suite struct PreviewTests {
+@Suite(.gated) struct PreviewTests {
     /// Polls until `condition` holds, for at most `seconds`.
-    func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+    func eventually(_ seconds: Double, _ condition: () async throws -> Bool) async throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.1)
+            if try await condition() { return true }
+            try await pause(0.1)
         }
-        return try condition()
+        return try await condition()
     }
 
 
 
-    @Test func fiveStaleReadersAnswerAtOnceAndOneRefreshLands() throws {
+    @Test func fiveStaleReadersAnswerAtOnceAndOneRefreshLands() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)
@@ -23,7 +23,7 @@ import Testing
 
         let readers = try (0..<5).map { _ in try box.start(["list", "bank", "--json"]) }
         for reader in readers {
-            let (result, elapsed) = reader.wait()
+            let (result, elapsed) = await reader.finished()
             #expect(result.status == 0)
             #expect(elapsed < .milliseconds(900), "a reader took \(elapsed)")
             let rows = try result.jsonArray()
@@ -31,21 +31,21 @@ import Testing
         }
 
         // The refresh outlives the readers and lands; a later read shows the rows fresh.
-        #expect(try eventually(10) {
-            try box.cache("list", "bank", "--offline", "--json").jsonArray().allSatisfy { $0["stale"] as? Bool == false }
+        #expect(try await eventually(10) {
+            try await box.cache("list", "bank", "--offline", "--json").jsonArray().allSatisfy { $0["stale"] as? Bool == false }
         })
         #expect(try upstreamRequests(upstream).count == 2)  // the first sync, and exactly one refresh
         let runs = try rows(box.database, "SELECT outcome FROM sync_runs WHERE outcome != 'skipped' ORDER BY id")
         #expect(runs.map { $0["outcome"] } == ["updated", "unchanged"])
     }
 
-    @Test func withTheUpstreamDownListStillServesAndWaitNamesTheFailure() throws {
+    @Test func withTheUpstreamDownListStillServesAndWaitNamesTheFailure() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)
         upstream.stop()
 
-        let waited = try box.cache("list", "bank", "--wait", "--json")
+        let waited = try await box.cache("list", "bank", "--wait", "--json")
         #expect(waited.status == 0)
         #expect(waited.stderr.contains("cache: list bank: refresh failed: cannot reach"), "\(waited.stderr)")
         #expect(waited.stderr.contains("connection refused"))
@@ -53,20 +53,20 @@ import Testing
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs WHERE outcome = 'failed'").first?["n"] == "1")
 
         // The cache is still served at once; the failing upstream is left alone while it backs off.
-        let quick = try box.cache("list", "bank", "--json")
+        let quick = try await box.cache("list", "bank", "--json")
         #expect(quick.status == 0)
         #expect(try quick.jsonArray().count == 6)
-        let again = try box.cache("list", "bank", "--wait", "--json")
+        let again = try await box.cache("list", "bank", "--wait", "--json")
         #expect(again.status == 0)
         #expect(again.stderr.contains("not refreshing: backing off after failures; next try in "), "\(again.stderr)")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs WHERE outcome = 'failed'").first?["n"] == "1")
     }
 
-    @Test func offlineReadsStartNoRefresh() throws {
+    @Test func offlineReadsStartNoRefresh() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)
-        #expect(try box.cache("list", "bank", "--offline", "--json").status == 0)
+        #expect(try await box.cache("list", "bank", "--offline", "--json").status == 0)
         // A refresh, had one been started, is either still running (a process naming this
         // database) or done (a second request upstream, a second run): neither, at any moment.
         #expect(processesMentioning(box.database).isEmpty)
@@ -74,26 +74,26 @@ import Testing
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "1")
 
         // The same read without --offline does start one: the check above can see it.
-        #expect(try box.cache("list", "bank", "--json").status == 0)
+        #expect(try await box.cache("list", "bank", "--json").status == 0)
         let deadline = ContinuousClock.now + .seconds(30)
         while try upstreamRequests(upstream).count < 2 && ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
+            try await pause(0.05)
         }
         #expect(try upstreamRequests(upstream).count == 2)
     }
 
-    @Test func anEmptyCacheWithoutATerminalSaysSoAndPrintsNothing() throws {
+    @Test func anEmptyCacheWithoutATerminalSaysSoAndPrintsNothing() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        let result = try box.cache("list", "jokes", "--json")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        let result = try await box.cache("list", "jokes", "--json")
         #expect(result.status == 75)  // nothing yet, and a refresh running: ask again
         #expect(result.stdout == "[]\n")
         #expect(result.stderr == "Nothing cached for 'jokes' yet; a refresh has started.\n")
-        #expect(try eventually(5) { try box.cache("list", "jokes", "--offline", "--json").jsonArray().count == 10 })
+        #expect(try await eventually(5) { try await box.cache("list", "jokes", "--offline", "--json").jsonArray().count == 10 })
     }
 
-    @Test func aTerminalSeesThePreviewThenARedrawWithMarks() throws {
+    @Test func aTerminalSeesThePreviewThenARedrawWithMarks() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)
@@ -106,7 +106,7 @@ import Testing
         try upstream.setAccount(account)
         try upstream.control(["delay": 1])
 
-        let screen = try box.terminal(["list", "bank"])
+        let screen = try await box.terminal(["list", "bank"])
         #expect(screen.status == 0)
         let text = screen.stdout
         let spinnerAt = try #require(text.range(of: "refreshing bank…"))
@@ -122,12 +122,12 @@ import Testing
         #expect(!redraw.contains("stale"))
     }
 
-    @Test func aTerminalSeesSkeletonRowsReplacedByData() throws {
+    @Test func aTerminalSeesSkeletonRowsReplacedByData() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
         try upstream.control(["delay": 1.5])
-        let screen = try box.terminal(["list", "jokes"], environment: ["NO_COLOR": ""])
+        let screen = try await box.terminal(["list", "jokes"], environment: ["NO_COLOR": ""])
         #expect(screen.status == 0)
         let text = screen.stdout
         let skeletonAt = try #require(text.range(of: "▆▆▆▆"))
@@ -141,12 +141,12 @@ import Testing
         #expect(before.contains("\u{1B}[6A\u{1B}[J"))
     }
 
-    @Test func colourOnATerminalAndPlainTextWithNoColor() throws {
+    @Test func colourOnATerminalAndPlainTextWithNoColor() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        try box.cache("sync")
-        let coloured = try box.terminal(["list", "bank"], environment: ["NO_COLOR": ""]).stdout
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try await box.cache("sync")
+        let coloured = try await box.terminal(["list", "bank"], environment: ["NO_COLOR": ""]).stdout
         #expect(coloured.contains("\u{1B}[48;5;"))                // vendor badges
         #expect(coloured.contains("\u{1B}[32m+ 19.99"))           // credits green
         #expect(coloured.contains("\u{1B}[31m- 23.50"))           // debits red
@@ -156,18 +156,18 @@ import Testing
             .components(separatedBy: "\n").filter { $0.contains("Starbucks") }
         #expect(starbucks.count == 2 && Set(starbucks.map { $0.components(separatedBy: " S ").first! }).count == 1)
 
-        let plain = try box.terminal(["list", "bank"]).stdout  // NO_COLOR=1
+        let plain = try await box.terminal(["list", "bank"]).stdout  // NO_COLOR=1
         #expect(!plain.contains("\u{1B}["))
-        #expect(try box.cache("list", "bank").stdout.contains("\u{1B}") == false)
+        #expect(try await box.cache("list", "bank").stdout.contains("\u{1B}") == false)
     }
 
-    @Test func noWaitNeverWaitsEvenOnATerminal() throws {
+    @Test func noWaitNeverWaitsEvenOnATerminal() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)
         try upstream.control(["delay": 3])
         let started = ContinuousClock.now
-        let screen = try box.terminal(["list", "bank", "--no-wait"])
+        let screen = try await box.terminal(["list", "bank", "--no-wait"])
         #expect(ContinuousClock.now - started < .seconds(2))
         #expect(screen.status == 0)
         #expect(!screen.stdout.contains("refreshing"))

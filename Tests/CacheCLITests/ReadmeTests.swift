@@ -3,11 +3,11 @@ import Testing
 @testable import CacheCLI
 
 /// The README is the contract users rely on: these hold it to the program.
-@Suite struct ReadmeTests {
+@Suite(.gated) struct ReadmeTests {
     static let readme: String = (try? String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)) ?? ""
 
     /// The commands table has a row for every command, naming each of its options.
-    @Test func theCommandsTableNamesEveryCommandAndOption() throws {
+    @Test func theCommandsTableNamesEveryCommandAndOption() async throws {
         let rows = Self.readme.split(separator: "\n").filter { $0.hasPrefix("| `cache ") }.map(String.init)
         for spec in CommandTable.commands where !["", "sources"].contains(spec.name) {
             let row = try #require(rows.first { $0.hasPrefix("| `cache \(spec.name) ") || $0.hasPrefix("| `cache \(spec.name)`") },
@@ -19,29 +19,29 @@ import Testing
     }
 
     /// `cache status` prints the columns the README lists.
-    @Test func theStatusTableHasTheReadmesColumns() throws {
+    @Test func theStatusTableHasTheReadmesColumns() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
         let documented = try #require(Self.readme.range(of: "`SOURCE KIND").map { start in
             Self.readme[Self.readme.index(after: start.lowerBound)...].prefix { $0 != "`" }
         })
-        let header = try #require(try box.cache("status").stdout.split(separator: "\n").first)
+        let header = try #require(try await box.cache("status").stdout.split(separator: "\n").first)
         #expect(header.split(separator: " ") == documented.split(separator: " "))
     }
 
     /// Each `$ cache …` example in the README followed by JSON is run against the loopback
     /// upstream, and prints objects with the same fields in the same order.
-    @Test func theReadmesJSONExamplesHaveTheShapeThatIsPrinted() throws {
+    @Test func theReadmesJSONExamplesHaveTheShapeThatIsPrinted() async throws {
         let examples = Self.jsonExamples()
         #expect(examples.count >= 6, "found \(examples.map(\.command))")
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1h")
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", "1h")
-        #expect(try box.cache("sync").status == 0)
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1h")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", "1h")
+        #expect(try await box.cache("sync").status == 0)
         for example in examples {
-            let result = try box.cache(example.arguments)
+            let result = try await box.cache(example.arguments)
             #expect(result.status == 0, "\(example.command): \(result.stderr)")
             #expect(Self.firstObjectKeys(result.stdout) == Self.firstObjectKeys(example.output),
                     "'\(example.command)' prints other fields than the README shows")

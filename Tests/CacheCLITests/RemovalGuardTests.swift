@@ -3,7 +3,7 @@ import Testing
 
 /// The removal guard and `sync --plan`, through the built binary: a glitch upstream must not
 /// wipe the offline copy.
-@Suite struct RemovalGuardTests {
+@Suite(.gated) struct RemovalGuardTests {
     func transactions(_ count: Int) -> [[String: Any]] {
         (0..<count).map { ["type": 1, "vendor": "Shop \($0)", "amount": $0 + 1, "date": String(format: "2026-11-%02d 10:00:%02d", 1 + $0 % 28, $0 % 60)] }
     }
@@ -18,45 +18,45 @@ import Testing
         return (upstream, box)
     }
 
-    @Test func anEmptyListFromUpstreamIsHeldAndTheCacheKept() throws {
+    @Test func anEmptyListFromUpstreamIsHeldAndTheCacheKept() async throws {
         let (upstream, box) = try bankWith(130)
         let before = try cacheDump(box.database)
         try upstream.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": transactions(10)])
-        let held = try box.cache("sync", "bank")
+        let held = try await box.cache("sync", "bank")
         #expect(held.status == 65, "\(held.stderr)")
         #expect(held.stderr.contains("cache: sync bank: held: would remove 120 of 130 cached transactions (more than the 50% this source allows); nothing was written"), "\(held.stderr)")
         #expect(try cacheDump(box.database) == before)
         let run = try #require(try rows(box.database, "SELECT outcome, error FROM sync_runs ORDER BY id DESC LIMIT 1").first)
         #expect(run["outcome"] == "failed" && run["error"]?.contains("would remove 120 of 130") == true)
-        #expect(try box.cache("list", "bank", "--offline", "--json").jsonArray().count == 130)
+        #expect(try await box.cache("list", "bank", "--offline", "--json").jsonArray().count == 130)
 
         try upstream.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": []])
-        let emptied = try box.cache("sync", "bank")
+        let emptied = try await box.cache("sync", "bank")
         #expect(emptied.status == 65)
         #expect(emptied.stderr.contains("would remove all 130 cached transactions"), "\(emptied.stderr)")
         #expect(try cacheDump(box.database) == before)
 
         // Accepted once: applied; the guard is back for the next sync.
-        let accepted = try box.cache("sync", "bank", "--accept-removals")
+        let accepted = try await box.cache("sync", "bank", "--accept-removals")
         #expect(accepted.status == 0, "\(accepted.stderr)")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "0")
     }
 
-    @Test func aSourceMayAllowMore() throws {
+    @Test func aSourceMayAllowMore() async throws {
         let (upstream, box) = try bankWith(10, ["--max-delete", "100%"])
         try upstream.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": []])
-        #expect(try box.cache("sync", "bank").status == 0)
+        #expect(try await box.cache("sync", "bank").status == 0)
         #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "0")
 
         let (strict, strictBox) = try bankWith(10, ["--max-delete", "2"])
         try strict.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": transactions(7)])
-        let held = try strictBox.cache("sync", "bank")
+        let held = try await strictBox.cache("sync", "bank")
         #expect(held.status == 65)
         #expect(held.stderr.contains("would remove 3 of 10 cached transactions (more than the 2 this source allows)"), "\(held.stderr)")
-        #expect(try strictBox.cache("sources", "list", "--json").jsonArray().first?["max_delete"] as? String == "2")
+        #expect(try await strictBox.cache("sources", "list", "--json").jsonArray().first?["max_delete"] as? String == "2")
     }
 
-    @Test func aPlanShowsTheChangesAndTheVerdictAndWritesNothing() throws {
+    @Test func aPlanShowsTheChangesAndTheVerdictAndWritesNothing() async throws {
         let (upstream, box) = try bankWith(4)
         let before = try cacheDump(box.database)
         let runsBefore = try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"]
@@ -65,14 +65,14 @@ import Testing
         changed.removeLast(3)
         try upstream.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": changed + [["type": 0, "vendor": "New", "amount": 1, "date": "2026-11-20 10:00:00"]]])
 
-        let human = try box.cache("sync", "bank", "--plan")
+        let human = try await box.cache("sync", "bank", "--plan")
         #expect(human.status == 0, "\(human.stderr)")
         #expect(human.stdout.hasPrefix("bank: plan: 1 to insert, 1 to update, 3 to remove (nothing written)\n"), "\(human.stdout)")
         #expect(human.stdout.contains("  ~ Shop 0  ") && human.stdout.contains("amount 1.00 → 99.00"), "\(human.stdout)")
         #expect(human.stdout.contains("  + New  "), "\(human.stdout)")
         #expect(human.stdout.contains("the removal guard would hold this sync: would remove 3 of 4 cached transactions"), "\(human.stdout)")
 
-        let json = try #require(try box.cache("sync", "bank", "--plan", "--json").jsonArray().first)
+        let json = try #require(try await box.cache("sync", "bank", "--plan", "--json").jsonArray().first)
         #expect(json["outcome"] as? String == "planned")
         #expect((json["would_hold"] as? String)?.hasPrefix("would remove 3 of 4") == true)
         let plan = try #require(json["plan"] as? [[String: Any]])
@@ -82,15 +82,15 @@ import Testing
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == runsBefore)
     }
 
-    @Test func aPlanTakesTheLeaseLikeASync() throws {
+    @Test func aPlanTakesTheLeaseLikeASync() async throws {
         let (upstream, box) = try bankWith(4)
         try upstream.control(["delay": 2])
         let sync = try box.start(["sync", "bank"])
         let deadline = ContinuousClock.now + .seconds(10)
-        while try upstreamRequests(upstream).count < 2 && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        let plan = try #require(try box.cache("sync", "bank", "--plan", "--json").jsonArray().first)
+        while try upstreamRequests(upstream).count < 2 && ContinuousClock.now < deadline { try await pause(0.05) }
+        let plan = try #require(try await box.cache("sync", "bank", "--plan", "--json").jsonArray().first)
         #expect(plan["outcome"] as? String == "skipped")
         #expect((plan["note"] as? String)?.hasPrefix("already syncing") == true)
-        #expect(sync.wait().0.status == 0)
+        #expect(await sync.finished().0.status == 0)
     }
 }

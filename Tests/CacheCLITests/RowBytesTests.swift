@@ -4,8 +4,8 @@ import Testing
 @testable import CacheCLI
 
 /// Rows written as bytes must read exactly as the String-built forms they replace.
-@Suite struct RowBytesTests {
-    @Test func rowsWriteWhatJSONValueAndCSVTextWrite() throws {
+@Suite(.gated) struct RowBytesTests {
+    @Test func rowsWriteWhatJSONValueAndCSVTextWrite() async throws {
         let db = try Connection(path: ":memory:")
         try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, n TEXT, flag INTEGER)")
         let texts = ["plain", "comma, inside", "quote \" inside", "line\nbreak", "crlf\r\nend", "Café ☕", "", "tab\there", "\u{1}"]

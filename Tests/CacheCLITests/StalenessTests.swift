@@ -4,63 +4,63 @@ import Testing
 /// Rows turn stale once upstream has not confirmed them within the TTL; `list --stale`,
 /// `status` and a plain `sqlite3` query of the views all agree; a failed sync changes none of it.
 /// (Reads here are `--offline`: a stale read would otherwise start a refresh that confirms the rows.)
-@Suite struct StalenessTests {
+@Suite(.gated) struct StalenessTests {
     func sqlite3(_ box: Sandbox, _ sql: String) throws -> String {
         try box.run("/usr/bin/env", ["sqlite3", box.database, sql]).stdout
     }
 
-    @Test func replaceSourceRowsTurnStaleAfterTheTTL() throws {
+    @Test func replaceSourceRowsTurnStaleAfterTheTTL() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1")
-        try box.cache("sync")
-        let fresh = try box.cache("list", "bank", "--offline", "--json").jsonArray()
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1")
+        try await box.cache("sync")
+        let fresh = try await box.cache("list", "bank", "--offline", "--json").jsonArray()
         #expect(fresh.count == 6 && fresh.allSatisfy { $0["stale"] as? Bool == false })
-        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
+        #expect(try await box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
 
-        Thread.sleep(forTimeInterval: 1.3)
-        let stale = try box.cache("list", "bank", "--offline", "--json").jsonArray()
+        try await pause(1.3)
+        let stale = try await box.cache("list", "bank", "--offline", "--json").jsonArray()
         #expect(stale.count == 6 && stale.allSatisfy { $0["stale"] as? Bool == true })
-        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
-        let status = try #require(try box.cache("status", "--json").jsonArray().first)
+        #expect(try await box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
+        let status = try #require(try await box.cache("status", "--json").jsonArray().first)
         #expect(status["stale_rows"] as? Int == 6)
         #expect(status["stale"] as? Bool == true)
         #expect(try sqlite3(box, "SELECT count(*) FROM cached_transactions WHERE stale = 1 AND age_s >= 1") == "6\n")
         #expect(try sqlite3(box, "SELECT stale FROM cached_accounts") == "1\n")
         // The age shown is the age stored: at least the 1 s slept, whatever the machine's load.
-        let human = try box.cache("list", "bank", "--offline")
+        let human = try await box.cache("list", "bank", "--offline")
         let ages = human.stdout.components(separatedBy: "stale, ").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
         #expect(ages.count == 7 && ages.allSatisfy { $0 >= 1 }, "\(human.stdout)")
 
         // A failed sync confirms nothing: the rows stay stale, unchanged.
         let before = try cacheDump(box.database)
         try upstream.control(["status": "503"])
-        #expect(try box.cache("sync", "bank").status == 75)
+        #expect(try await box.cache("sync", "bank").status == 75)
         #expect(try cacheDump(box.database) == before)
-        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
+        #expect(try await box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
 
         // A successful sync confirms every row again.
         try upstream.control(["reset": true])
-        #expect(try box.cache("sync", "bank").status == 0)
-        #expect(try box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
+        #expect(try await box.cache("sync", "bank").status == 0)
+        #expect(try await box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().isEmpty)
     }
 
-    @Test func mergeSourceRowsAreStaleUnlessTheLastSamplesReturnedThem() throws {
+    @Test func mergeSourceRowsAreStaleUnlessTheLastSamplesReturnedThem() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         // A TTL long enough that the reads below, however loaded the machine, come before the
         // second sample turns stale.
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/20", "--ttl", "6s")
-        try box.cache("sync")
-        Thread.sleep(forTimeInterval: 6.2)
-        try box.cache("sync")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/20", "--ttl", "6s")
+        try await box.cache("sync")
+        try await pause(6.2)
+        try await box.cache("sync")
         let served = try #require(try upstream.stats()["served_jokes"] as? [[Int]])
         let recent = Set(served[1])
         let all = Set(served.joined())
 
         // Read everything at once, well inside the 6 s the second sample stays fresh.
-        let staleListed = try box.cache("list", "jokes", "--offline", "--stale", "--json").jsonArray()
-        let status = try #require(try box.cache("status", "--json").jsonArray().first)
+        let staleListed = try await box.cache("list", "jokes", "--offline", "--stale", "--json").jsonArray()
+        let status = try #require(try await box.cache("status", "--json").jsonArray().first)
         let viewStale = try sqlite3(box, "SELECT id FROM cached_jokes WHERE stale = 1 ORDER BY id")
 
         let expectedStale = all.subtracting(recent)

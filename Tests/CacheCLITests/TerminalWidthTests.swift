@@ -4,7 +4,7 @@ import Testing
 /// The human output fits the terminal at any width, measured in display columns (CJK and emoji
 /// take two), through a pseudo-terminal; `Scripts/pty-capture.py` measures with Python's
 /// unicodedata, not with `cache`'s own code.
-@Suite struct TerminalWidthTests {
+@Suite(.gated) struct TerminalWidthTests {
     static let longVendor = "The Extremely Long Name Of A Vendor That Goes On And On Incorporated"
     static let cjkVendor = "東京スーパー"
     static let emojiVendor = "😀 Smiles"
@@ -23,12 +23,12 @@ import Testing
     }
 
     @Test(arguments: [40, 120])
-    func everyLineFitsAndWideCharactersAreMeasuredAsShown(_ columns: Int) throws {
+    func everyLineFitsAndWideCharactersAreMeasuredAsShown(_ columns: Int) async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bankWithWideVendors(upstream, box)
         for environment in [["NO_COLOR": "1"], ["NO_COLOR": ""]] {
-            let screen = try box.terminal(["list", "bank"], environment: environment, columns: columns)
+            let screen = try await box.terminal(["list", "bank"], environment: environment, columns: columns)
             #expect(screen.status == 0)
             let widest = try #require(screen.widestLine)
             #expect(widest <= columns, "\(widest) columns at \(columns): \(screen.stdout)")
@@ -47,36 +47,36 @@ import Testing
         }
     }
 
-    @Test func tablesFitAt40Columns() throws {
+    @Test func tablesFitAt40Columns() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bankWithWideVendors(upstream, box)
         for command in [["status"], ["sources", "list"], ["history"], ["diff", "bank"]] {
-            let screen = try box.terminal(command, columns: 40)
+            let screen = try await box.terminal(command, columns: 40)
             #expect(screen.status == 0, "\(command)")
             #expect(try #require(screen.widestLine) <= 40, "\(command): \(screen.stdout)")
         }
     }
 
-    @Test func staleRowsAndTheRedrawFitAt40Columns() throws {
+    @Test func staleRowsAndTheRedrawFitAt40Columns() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try bankWithWideVendors(upstream, box, ttl: "1s")
-        Thread.sleep(forTimeInterval: 1.2)
+        try await pause(1.2)
         try upstream.control(["delay": 1])
-        let screen = try box.terminal(["list", "bank"], columns: 40)
+        let screen = try await box.terminal(["list", "bank"], columns: 40)
         #expect(screen.status == 0)
         #expect(screen.stdout.contains("stale"))
         #expect(screen.stdout.contains("refreshed") || screen.stdout.contains("up to date"))
         #expect(try #require(screen.widestLine) <= 40, "\(screen.stdout)")
     }
 
-    @Test func jokesAndSkeletonRowsFitAt40Columns() throws {
+    @Test func jokesAndSkeletonRowsFitAt40Columns() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        #expect(try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten").status == 0)
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten").status == 0)
         try upstream.control(["delay": 1.5])
-        let screen = try box.terminal(["list", "jokes"], environment: ["NO_COLOR": ""], columns: 40)
+        let screen = try await box.terminal(["list", "jokes"], environment: ["NO_COLOR": ""], columns: 40)
         #expect(screen.status == 0)
         #expect(screen.stdout.contains("▆▆▆") && screen.stdout.contains("jokes: 10 rows"))
         #expect(try #require(screen.widestLine) <= 40, "\(screen.stdout)")
@@ -87,14 +87,14 @@ import Testing
 
     /// 50,000 rows on a 24-row terminal while a refresh runs: a screenful and "… N more rows",
     /// before and after the redraw, instead of the whole list printed twice.
-    @Test func aTallListShowsAScreenfulWhileItRefreshes() throws {
+    @Test func aTallListShowsAScreenfulWhileItRefreshes() async throws {
         let upstream = try LoopbackUpstream(arguments: ["--transactions", "50000"])
         let box = try Sandbox()
-        #expect(try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account",
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account",
                               "--ttl", "1s").status == 0)
-        #expect(try box.cache("sync").status == 0)
-        Thread.sleep(forTimeInterval: 1.2)
-        let screen = try box.terminal(["list", "bank"], rows: 24, columns: 80)
+        #expect(try await box.cache("sync").status == 0)
+        try await pause(1.2)
+        let screen = try await box.terminal(["list", "bank"], rows: 24, columns: 80)
         #expect(screen.status == 0)
         let lines = screen.stdout.components(separatedBy: "\r\n")
         #expect(lines.count < 60, "\(lines.count) lines")
@@ -102,21 +102,21 @@ import Testing
         #expect(screen.stdout.contains("49,97"))  // "… 49,97x more rows"
         #expect(try #require(screen.widestLine) <= 80)
         // Without a terminal every row is printed.
-        #expect(try box.cache("list", "bank", "--offline").stdout.split(separator: "\n").count == 50_001)
+        #expect(try await box.cache("list", "bank", "--offline").stdout.split(separator: "\n").count == 50_001)
     }
 
     /// Ctrl-C while the live view waits: the spinner line is cleared, the refresh goes on and lands.
-    @Test func ctrlCLeavesTheRefreshRunning() throws {
+    @Test func ctrlCLeavesTheRefreshRunning() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)
         try upstream.control(["delay": 2])
-        let screen = try box.terminal(["list", "bank"], answer: "\u{03}")
+        let screen = try await box.terminal(["list", "bank"], answer: "\u{03}")
         #expect(screen.status == 130, "\(screen.stdout)")
         #expect(screen.stdout.contains("\r\u{1B}[KStopped watching; the refresh of bank goes on in the background."))
         let deadline = ContinuousClock.now + .seconds(15)
         while try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] != "2" && ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.1)
+            try await pause(0.1)
         }
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "2")
     }

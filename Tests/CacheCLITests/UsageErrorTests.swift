@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Usage errors through the built binary: the message, the usage line, the help pointer, exit 64.
-@Suite struct UsageErrorTests {
+@Suite(.gated) struct UsageErrorTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var arguments: [String]
         var message: String
@@ -28,9 +28,9 @@ import Testing
     ]
 
     @Test(arguments: cases)
-    func usageError(_ test: Case) throws {
+    func usageError(_ test: Case) async throws {
         let box = try Sandbox()
-        let result = try box.cache(test.arguments)
+        let result = try await box.cache(test.arguments)
         #expect(result.status == test.exitCode)
         #expect(result.stdout.isEmpty)
         let lines = result.stderr.split(separator: "\n").map(String.init)
@@ -40,12 +40,12 @@ import Testing
         #expect(lines.last?.hasPrefix("See 'cache") == true && lines.last?.hasSuffix("--help' for more information.") == true)
     }
 
-    @Test func unknownSourceIsNoInput() throws {
+    @Test func unknownSourceIsNoInput() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
         for arguments in [["list", "jokse"], ["sync", "jokse"], ["sources", "remove", "jokse"]] {
-            let result = try box.cache(arguments)
+            let result = try await box.cache(arguments)
             #expect(result.status == 66)
             #expect(result.stderr == "cache: no source named 'jokse'. Did you mean 'jokes'?\n")
         }
@@ -53,46 +53,46 @@ import Testing
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "0")
     }
 
-    @Test func readingWithoutADatabaseIsNoInput() throws {
+    @Test func readingWithoutADatabaseIsNoInput() async throws {
         let box = try Sandbox()
         // (`status` and `sources list` print an empty list instead: ExitCodeTests.)
         for arguments in [["list", "jokes"], ["sync"], ["history"], ["diff", "jokes"]] {
-            let result = try box.cache(arguments)
+            let result = try await box.cache(arguments)
             #expect(result.status == 66)
             #expect(result.stderr.contains("no database at"))
         }
         #expect(!FileManagerExists(box.database))
     }
 
-    @Test func unsafeSchemesAreRefusedWhenAdded() throws {
+    @Test func unsafeSchemesAreRefusedWhenAdded() async throws {
         let box = try Sandbox()
-        let result = try box.cache("sources", "add", "x", "--kind", "jokes", "--url", "ftp://host/jokes")
+        let result = try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", "ftp://host/jokes")
         #expect(result.status == 78)
         #expect(result.stderr.contains("refused URL scheme 'ftp'"))
     }
 
-    @Test func addingASourceTwiceIsRefused() throws {
+    @Test func addingASourceTwiceIsRefused() async throws {
         let box = try Sandbox()
-        try box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
-        let again = try box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        let again = try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
         #expect(again.status == 64)
         #expect(again.stderr.contains("already exists"))
     }
 
-    @Test func helpIsTheSameThreeWays() throws {
+    @Test func helpIsTheSameThreeWays() async throws {
         let box = try Sandbox()
-        let a = try box.cache("help", "sync"), b = try box.cache("sync", "--help"), c = try box.cache("sync", "-h")
+        let a = try await box.cache("help", "sync"), b = try await box.cache("sync", "--help"), c = try await box.cache("sync", "-h")
         #expect(a.status == 0 && b.status == 0 && c.status == 0)
         #expect(a.stdout == b.stdout && b.stdout == c.stdout)
         #expect(a.stdout.hasPrefix("OVERVIEW: "))
         #expect(a.stdout.contains("USAGE: cache sync") && a.stdout.contains("OPTIONS:"))
         for command in ["sources", "sources add", "sources list", "sources remove", "list", "status"] {
-            let help = try box.cache(command.split(separator: " ").map(String.init) + ["--help"])
+            let help = try await box.cache(command.split(separator: " ").map(String.init) + ["--help"])
             #expect(help.status == 0 && help.stdout.contains("USAGE: cache \(command)"), "\(command)")
         }
-        let top = try box.cache("--help")
+        let top = try await box.cache("--help")
         #expect(top.stdout.contains("SUBCOMMANDS:"))
-        #expect(try box.cache("--version").stdout.hasPrefix("cache "))
+        #expect(try await box.cache("--version").stdout.hasPrefix("cache "))
     }
 }
 

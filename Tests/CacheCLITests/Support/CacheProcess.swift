@@ -138,3 +138,57 @@ private final class ReadAll: @unchecked Sendable {
         return data
     }
 }
+
+/// The same runs, awaited: the waiting happens on a thread of its own, so a test that waits (for
+/// a child, a timeout, a TTL) leaves the test runner's few threads to the tests that compute.
+/// The tests are `async`, so these overloads are the ones they call.
+extension Sandbox {
+    @discardableResult
+    func cache(_ arguments: String..., environment: [String: String] = [:]) async throws -> RunResult {
+        try await cache(arguments, environment: environment)
+    }
+
+    @discardableResult
+    func cache(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunResult {
+        try await start(arguments, environment: environment).finished().0
+    }
+
+    func terminal(_ arguments: [String], environment: [String: String] = [:], rows: Int = 30, columns: Int = 100,
+                  answer: String? = nil) async throws -> RunResult {
+        let box = UncheckedSendable(self)
+        return try await offThePool { try box.value.terminal(arguments, environment: environment, rows: rows, columns: columns, answer: answer) }
+    }
+
+    func run(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) async throws -> RunResult {
+        try await RunningProcess(executable, arguments, environment: extra).finished().0
+    }
+}
+
+extension RunningProcess {
+    /// `wait()`, on a thread of its own.
+    func finished() async -> (RunResult, Duration) {
+        let process = UncheckedSendable(self)
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: process.value.wait()) }
+        }
+    }
+}
+
+/// Runs blocking work on a thread of its own and awaits it. (It only computes and returns: an
+/// `#expect` inside would not reach the test.)
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+/// Sleeps without holding one of the test runner's threads.
+func pause(_ seconds: Double) async throws {
+    try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+}
+
+/// A value handed to the one thread that uses it from then on.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,53 @@
+import Testing
+
+/// At most four of the command-line tests at once. They are `async` and wait for their
+/// processes off the test runner's threads, so without a limit every one of them would start
+/// at once: hundreds of processes on two cores, and timing checks measuring the crowd. Four
+/// keep both cores busy while others wait on timeouts and TTLs (the suite went from about
+/// 155 s to 80 s here).
+struct Gated: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        guard testCase != nil else { return try await function() }  // a suite: its tests are gated one by one
+        await TestGate.shared.enter()
+        do {
+            try await function()
+        } catch {
+            await TestGate.shared.leave()
+            throw error
+        }
+        await TestGate.shared.leave()
+    }
+}
+
+extension Trait where Self == Gated {
+    /// Runs the suite's tests at most four at a time, with every other gated suite's.
+    static var gated: Gated { Gated() }
+}
+
+/// A counting semaphore for tasks.
+actor TestGate {
+    static let shared = TestGate(slots: 4)
+
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(slots: Int) { free = slots }
+
+    func enter() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}
