@@ -4,8 +4,8 @@ import Glibc
 /// The transactions' reconcile. The table is clustered on (source, date, vendor, ordinal), so
 /// the response is put in that order first; then an empty cache is loaded with appends only,
 /// and a filled one is compared in one ordered pass beside the cached rows (a merge join),
-/// which `readCachedTransactions` read while the response was still being decoded. Only new,
-/// changed and (replace) absent rows are written, each logged.
+/// which `readCachedTransactions` reads in the same transaction. Only new, changed and
+/// (replace) absent rows are written, each logged.
 extension Reconciler {
     /// The source's cached transactions in table order, keys and values only: what the merge
     /// join compares the response with. Nil for a jokes source.
