@@ -96,6 +96,25 @@ import Testing
         #expect(json.status == 64 && json.stderr.contains("'--delimiter' is for csv sources"), "\(json.stderr)")
     }
 
+    /// A csv key is a column's name, dots and all, at add and at `sources set --key` alike.
+    @Test func aDottedColumnNameIsAKey() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try Self.serve("station.id,name\nA1,North\nB2,South\n", upstream, box)
+        #expect(try await box.cache("sources", "add", "st", "--kind", "csv", "--url", upstream.baseURL + "/fruit.csv",
+                                    "--key", "station.id").status == 0)
+        #expect(try await box.cache("sync", "st").status == 0)
+        let byName = try await box.cache("sources", "set", "st", "--key", "name")
+        #expect(byName.status == 0, "\(byName.stderr)")
+        let back = try await box.cache("sources", "set", "st", "--key", "station.id")
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try await box.cache("list", "st", "--offline", "--json").jsonArray().compactMap { $0["key"] as? String } == ["A1", "B2"])
+        // A new delimiter reads the rows anew: the next sync is not skipped as the same bytes.
+        #expect(try await box.cache("sources", "set", "st", "--delimiter", ";").status == 0)
+        let resync = try await box.cache("sync", "st")
+        #expect(resync.status == 65 && resync.stderr.contains("the key column 'station.id' is not in the header"), "\(resync.stderr)")
+    }
+
     struct Malformed: CustomTestStringConvertible, Sendable {
         var name: String
         var body: [UInt8]

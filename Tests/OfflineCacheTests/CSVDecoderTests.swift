@@ -45,18 +45,42 @@ import Testing
         #expect(RecordLayout.delimiter("\"") == nil && RecordLayout.delimiter(",,") == nil && RecordLayout.delimiter("") == nil)
     }
 
-    /// A column is numbers only when every value in it is a JSON number.
-    @Test func aColumnOfNumbersHoldsNumbers() throws {
+    /// A value that is a JSON number is a number; anything else is text. Each row on its own.
+    @Test func numbersAreNumbersAndTheRestText() throws {
         let records = try Self.records("id,price,zip,mixed,blank\n1,1.50,007,3,\n2,2e1,010,x,\n")
-        #expect(records["1"] == #"{"blank":"","id":1,"mixed":"3","price":1.5,"zip":"007"}"#)
+        #expect(records["1"] == #"{"blank":"","id":1,"mixed":3,"price":1.5,"zip":"007"}"#)
         #expect(records["2"] == #"{"blank":"","id":2,"mixed":"x","price":20,"zip":"010"}"#)
+        // Another row's text changes nothing in this one.
+        let alone = try Self.records("id,price,zip,mixed,blank\n1,1.50,007,3,\n")
+        #expect(alone["1"] == records["1"])
         #expect(CSVDecoder.canonicalNumber("-0.5") == "-0.5" && CSVDecoder.canonicalNumber(" 1") == nil
                 && CSVDecoder.canonicalNumber("1.") == nil && CSVDecoder.canonicalNumber("+1") == nil)
     }
 
     @Test func keysOfSeveralColumnsAreJSONArrays() throws {
         let records = try Self.records("code,year,v\nab,2024,1\nab,2025,2\n", key: "code,year")
-        #expect(Set(records.keys) == [#"["ab",2024]"#, #"["ab",2025]"#])
+        #expect(Set(records.keys) == [#"["ab","2024"]"#, #"["ab","2025"]"#])
+    }
+
+    /// A key is its field's text: versions 1.1 and 1.10 are two records, and 1.0 stays 1.0.
+    @Test func keysAreTheFieldsText() throws {
+        #expect(Set(try Self.records("id,n\n1.1,a\n1.10,b\n1.0,c\n").keys) == ["1.1", "1.10", "1.0"])
+    }
+
+    @Test func anOpenQuoteIsReportedWhereItOpens() {
+        #expect(throws: UpstreamError.badData("line 3: a quoted field is not closed before the end of the body")) {
+            // The row starts on line 2; its second field's quote opens on line 3.
+            try Self.records("id,n,m\n1,\"x\ny\",\"z\n")
+        }
+    }
+
+    @Test func theDeadlineEndsALongTable() throws {
+        var text = "id,n\n"
+        for row in 0..<200_000 { text += "\(row),\"row \(row)\"\n" }
+        let deadline = DecodeDeadline(ContinuousClock.now, seconds: 0.01)
+        #expect(throws: UpstreamError.decodeTimedOut(seconds: 0.01)) {
+            try CSVDecoder.decode(Data(text.utf8), layout: Self.layout(), deadline: deadline)
+        }
     }
 
     @Test func theSameRowTwiceIsKeptOnce() throws {

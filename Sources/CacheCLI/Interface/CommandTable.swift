@@ -151,7 +151,7 @@ enum CommandTable {
                 OptionSpec(name: "--offline", help: "Read the cache only; start no refresh."),
                 OptionSpec(name: "--wait", help: "Wait for the refresh to land, also without a terminal (then print once, after it)."),
                 OptionSpec(name: "--no-wait", help: "Never wait, even on a terminal."),
-                OptionSpec(name: "--columns", value: "fields", help: "json sources: the fields to show, comma separated (default: as many as fit)."),
+                OptionSpec(name: "--columns", value: "fields", help: "json and csv sources: the fields to show, comma separated (default: as many as fit)."),
             ],
             exclusive: [["--json", "--csv"], ["--wait", "--no-wait"]],
             examples: ["cache list bank", "cache list jokes --stale --json"]),

@@ -28,6 +28,10 @@ public enum SourceKind: String, Sendable, CaseIterable {
     /// The options of `sources add` and `sources set` that only this kind takes, such as `--key`.
     public var layoutOptions: [String] { definition.layoutOptions }
 
+    /// Where a record's key fields are in the record as the cache keeps it: JSON paths for json
+    /// sources; for csv sources each name is one column, dots and all (`station.id`).
+    func keyPaths(_ key: [JSONPath]) -> [JSONPath] { definition.keyPaths(key) }
+
     /// The kinds that take `option`, for messages ("'--rows' is for json sources").
     public static func taking(_ option: String) -> [SourceKind] {
         allCases.filter { $0.layoutOptions.contains(option) }
@@ -43,6 +47,11 @@ protocol KindDefinition: Sendable {
     /// one copy of the data) into what the reconcile writes. Runs before the write transaction,
     /// and stops at `deadline`.
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload
+    func keyPaths(_ key: [JSONPath]) -> [JSONPath]
+}
+
+extension KindDefinition {
+    func keyPaths(_ key: [JSONPath]) -> [JSONPath] { key }
 }
 
 /// How a kind's rows are kept: its tables and views, how `list` reads them and how the reconcile

@@ -38,7 +38,7 @@ public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringCo
 
     public var description: String {
         guard primaryCode == SQLITE_BUSY else { return "SQLite error \(extendedCode): \(message)" }
-        let holder = lockHolder.map { "another process, \($0), holds its write lock" } ?? "another connection holds its write lock"
+        let holder = lockHolder.map { "another process, \($0), holds its write lock" } ?? "another connection holds a lock on it"
         return "the database is busy: \(holder); try again when it is done"
     }
 

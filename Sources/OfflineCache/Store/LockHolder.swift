@@ -4,8 +4,10 @@ import Glibc
 /// Who holds a WAL database's write lock, for a message better than "database is locked".
 ///
 /// In WAL mode SQLite's writer holds a POSIX lock on byte 120 of the `-shm` file
-/// (`WAL_WRITE_LOCK`); `F_GETLK` names the process holding it. A lock held by this very process
-/// is not reported (POSIX locks belong to the process), nor one on a filesystem without locks.
+/// (`WAL_WRITE_LOCK`). The holder is read from `/proc/locks`, matched by the file's device and
+/// inode: the `-shm` file itself is never opened here, because closing any descriptor of a file
+/// drops every POSIX lock this process holds on it, SQLite's own included. A lock held by this
+/// very process is not reported.
 enum LockHolder {
     /// "pid 1234 (cache sync bank)", or nil when no other process holds the write lock.
     static func describe(databaseFile path: String) -> String? {
@@ -14,32 +16,48 @@ enum LockHolder {
     }
 
     static func writer(of path: String) -> pid_t? {
-        let fd = open(path + "-shm", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = 120
-        lock.l_len = 1
-        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK), lock.l_pid > 0 else { return nil }
-        return lock.l_pid
+        var info = stat()
+        guard stat(path + "-shm", &info) == 0, let locks = read("/proc/locks", limit: 1 << 20) else { return nil }
+        // /proc/locks names a file as MAJOR:MINOR:INODE, the device numbers in hex.
+        let device = UInt64(info.st_dev)
+        let major = (device >> 8) & 0xFFF | ((device >> 32) & ~0xFFF), minor = (device & 0xFF) | ((device >> 12) & ~0xFF)
+        func hex(_ value: UInt64) -> String { let text = String(value, radix: 16); return text.count < 2 ? "0" + text : text }
+        let file = "\(hex(major)):\(hex(minor)):\(info.st_ino)"
+        // "1: POSIX  ADVISORY  WRITE 18602 fe:00:16220814 120 120"
+        for line in locks.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 8, fields[1] == "POSIX", fields[3] == "WRITE", fields[5] == file,
+                  let start = Int(fields[6]), let pid = pid_t(fields[4]), pid != getpid() else { continue }
+            let end = Int(fields[7]) ?? Int.max  // "EOF" for a lock to the end of the file
+            if start <= 120 && 120 <= end { return pid }
+        }
+        return nil
     }
 
     /// The program's name and arguments, as `ps` shows them, cut to a readable length.
     static func commandLine(of pid: pid_t) -> String? {
-        let fd = open("/proc/\(pid)/cmdline", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let count = read(fd, &buffer, buffer.count)
-        guard count > 0 else { return nil }
-        var words = buffer[..<count].split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        guard let bytes = read("/proc/\(pid)/cmdline", limit: 512), !bytes.isEmpty else { return nil }
+        var words = bytes.split(separator: "\0").map(String.init)
         guard !words.isEmpty else { return nil }
         // The program by its name, not its whole path; arguments as given.
         words[0] = words[0].split(separator: "/").last.map(String.init) ?? words[0]
-        let text = words.joined(separator: " ").map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? " " : $0 }
-        let line = String(text)
+        let line = String(words.joined(separator: " ").map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? " " : $0 })
         return line.count > 80 ? String(line.prefix(79)) + "…" : line
+    }
+
+    /// Up to `limit` bytes of a /proc file, as text.
+    private static func read(_ path: String, limit: Int) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var text: [UInt8] = []
+        while text.count < limit {
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            text.append(contentsOf: buffer[..<count])
+        }
+        return String(decoding: text.prefix(limit), as: UTF8.self)
     }
 }

@@ -15,7 +15,7 @@ public struct Migrator {
     public struct Migration: Sendable {
         /// The number the file name starts with: `0001_initial.sql` is 1.
         public let id: Int
-        /// The file, or for Swift code its name in the same form (`0011_no_kind_checks.swift`).
+        /// The file, or for Swift code its name in the same form (`0011_kinds_without_checks.swift`).
         public let file: String
         public let change: Change
 
@@ -90,7 +90,7 @@ public struct Migrator {
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 id INTEGER PRIMARY KEY, file TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT
             """)
-        guard migrations.contains(where: { $0.id > (try? Self.appliedVersion(db)) ?? 0 }) else { return }
+        guard try Self.appliedVersion(db) < latestVersion else { return }
         // Foreign keys off around the migrations, as SQLite's table-rebuild procedure asks: with
         // them on, dropping `sources` to rebuild it would cascade-delete every cached row and all
         // history. The pragma cannot change inside a transaction, so it is set outside it, and

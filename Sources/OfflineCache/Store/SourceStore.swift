@@ -66,10 +66,11 @@ public struct SourceStore {
                           .optionalText(after.maxDelete?.description), .optionalInt(after.alertAfterSeconds)]
                           + Self.layoutValues(after.layout) + [.text(name)])
                 if let key = after.layout?.key, key != before.layout?.key {
-                    try rekey(name, to: key)
+                    try rekey(name, to: after.kind.keyPaths(key))
                 }
-                // Another URL, or records found or keyed differently: nothing cached is confirmed.
-                if after.url != before.url || after.layout?.rows != before.layout?.rows || after.layout?.key != before.layout?.key {
+                // Another URL, or records found, keyed or split differently: nothing cached is confirmed.
+                if after.url != before.url || after.layout?.rows != before.layout?.rows || after.layout?.key != before.layout?.key
+                    || after.layout?.delimiter != before.layout?.delimiter {
                     try db.run("""
                         UPDATE sync_state SET etag = NULL, last_modified = NULL, body_hash = NULL, confirmed_at = NULL,
                                               failures = 0, next_attempt_at = NULL
@@ -89,7 +90,7 @@ public struct SourceStore {
         }
     }
 
-    /// Gives every cached record of a json source its key under `key`, read from the record
+    /// Gives every cached record of a json or csv source its key under `key`, read from the record
     /// itself, so the next sync matches records instead of replacing them all. A record without
     /// the new key, or two with the same one, refuse the change: nothing is rewritten.
     private func rekey(_ name: String, to key: [JSONPath]) throws {
@@ -222,5 +223,5 @@ public struct SourceStore {
 
     /// `Source.identity` as SQL over the `sources` table: the row, and the settings that decide
     /// what a sync writes (a sync begun before `sources set` changed them must not land).
-    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url || ':' || coalesce(rows_path, '') || ':' || coalesce(key_fields, '')"
+    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url || ':' || coalesce(rows_path, '') || ':' || coalesce(key_fields, '') || ':' || coalesce(delimiter, '')"
 }

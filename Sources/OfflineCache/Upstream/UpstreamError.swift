@@ -55,7 +55,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .unreachable(url, reason): "cannot reach \(url): \(reason)"
         case let .timedOut(url, seconds): "timed out after \(Self.seconds(seconds)) waiting for \(url)"
-        case let .decodeTimedOut(seconds): "timed out after \(Self.seconds(seconds)): decoding the body took longer than the sync's timeout"
+        case let .decodeTimedOut(seconds): "timed out after \(Self.seconds(seconds)): the sync's time ran out while decoding the body"
         case let .truncated(url, received, expected) where expected < 0:
             "truncated body from \(url): the connection broke after \(received) bytes"
         case let .truncated(url, received, expected): "truncated body from \(url): \(received) of \(expected) bytes"

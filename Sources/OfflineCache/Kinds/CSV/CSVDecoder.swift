@@ -7,8 +7,10 @@ import FoundationEssentials
 ///   doubled quotes (`""` is one `"`); a quote inside an unquoted field is kept as it is.
 /// - A UTF-8 byte-order mark is skipped; blank lines are skipped.
 /// - The first row names the columns. Each later row is a record: an object of column → value,
-///   keyed by the `--key` columns. A column whose every value is a JSON number holds numbers
-///   (so `cached_NAME` gives numbers); any other column holds strings (`007` stays `"007"`).
+///   keyed by the `--key` columns' text (`1.10` is not `1.1`). A value that is a JSON number
+///   is kept as a number (so a column of numbers is numbers in `cached_NAME`); any other value
+///   as a string (`007` stays `"007"`, an empty field `""`). Each row is read on its own: a
+///   record never changes because another row did.
 /// - Bad data, naming the line, and nothing written: a header with an empty or repeated name, a
 ///   row with more or fewer fields than the header, a row without its key, two rows with one key
 ///   and different contents, bytes that are not UTF-8, a quoted field left open.
@@ -39,26 +41,14 @@ enum CSVDecoder {
             }
         }
 
-        // A column is numeric when every value in it is a JSON number; its values are then
-        // written in canonical form (1.50 is 1.5).
-        let numbers: [[String]?] = header.fields.indices.map { column in
-            var texts: [String] = []
-            texts.reserveCapacity(records.count)
-            for row in records {
-                guard let text = canonicalNumber(row.fields[column]) else { return nil }
-                texts.append(text)
-            }
-            return records.isEmpty ? nil : texts
-        }
-
         var page = RecordPage(records: RecordArena(), positions: [], fields: header.fields, next: nil)
         var lineOfKey: [String: (line: Int, json: Range<Int>)] = [:]
         for (index, row) in records.enumerated() {
-            func value(_ column: Int) -> JSONNode {
-                numbers[column].map { .number($0[index]) } ?? .string(row.fields[column])
-            }
-            let record = JSONNode.object(keys: header.fields, values: header.fields.indices.map(value))
-            let key = JSONNode.recordKey(keyColumns.map(value))
+            if index & 0xFFF == 0xFFF, let deadline, ContinuousClock.now >= deadline.instant { throw deadline.error }
+            let values = row.fields.map { text in canonicalNumber(text).map(JSONNode.number) ?? .string(text) }
+            let record = JSONNode.object(keys: header.fields, values: values)
+            // The key from the fields' text, whatever else the row holds.
+            let key = JSONNode.recordKey(keyColumns.map { .string(row.fields[$0]) })
             let start = page.records.bytes.count
             record.write(into: &page.records.bytes)
             let json = start..<page.records.bytes.count
@@ -92,6 +82,13 @@ enum CSVDecoder {
             var line = 1, rowLine = 1
             var position = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
             var atFieldStart = true
+            // The deadline is looked at every 64 KiB read.
+            var nextCheck = position + (1 << 16)
+            func pastDeadline() -> Bool {
+                guard position >= nextCheck, let deadline else { return false }
+                nextCheck = position + (1 << 16)
+                return ContinuousClock.now >= deadline.instant
+            }
             func endField() -> UpstreamError? {
                 guard let text = String(validating: field, as: UTF8.self) else {
                     return .badData("line \(rowLine): field \(fields.count + 1) is not valid UTF-8")
@@ -107,16 +104,16 @@ enum CSVDecoder {
                 fields.removeAll(keepingCapacity: true)
             }
             while position < bytes.count {
-                if rows.count & 0xFFF == 0xFFF, let deadline, ContinuousClock.now >= deadline.instant {
-                    return .failure(deadline.error)
-                }
+                if pastDeadline() { return .failure(deadline!.error) }
                 let byte = bytes[position]
                 if atFieldStart && byte == quote {
                     // A quoted field: up to the quote not doubled.
+                    let opened = line
                     position += 1
                     while true {
+                        if pastDeadline() { return .failure(deadline!.error) }
                         guard position < bytes.count else {
-                            return .failure(.badData("line \(rowLine): a quoted field is not closed before the end of the body"))
+                            return .failure(.badData("line \(opened): a quoted field is not closed before the end of the body"))
                         }
                         let next = bytes[position]
                         if next == quote {

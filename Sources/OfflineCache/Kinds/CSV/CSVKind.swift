@@ -14,4 +14,7 @@ struct CSVKind: KindDefinition {
             try CSVDecoder.decode(body, layout: layout, deadline: deadline)
         })
     }
+
+    /// A key field is a column's name, dots and all.
+    func keyPaths(_ key: [JSONPath]) -> [JSONPath] { key.map { JSONPath([$0.dotted]) } }
 }
