@@ -106,10 +106,7 @@ public struct CacheReader {
     /// True when the source has never synced, or its last success is older than its TTL:
     /// the moment a read starts a background refresh, and `sync --if-stale` syncs.
     public func isStale(_ source: Source) throws -> Bool {
-        try db.scalarInt("""
-            SELECT last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?
-            FROM sync_state WHERE source = ?
-            """, [.int(Int64(source.ttlSeconds)), .text(source.name)]) ?? 1 != 0
+        try SourceStore(database).isStale(source)
     }
 
     /// Whether the source has ever synced successfully (its cache may still hold no row).

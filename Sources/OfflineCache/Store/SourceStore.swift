@@ -117,6 +117,15 @@ public struct SourceStore {
         }
     }
 
+    /// True when the source has never synced, or its last success is older than its TTL (see
+    /// `CacheReader.isStale`; the sync's `--if-stale` asks here).
+    func isStale(_ source: Source) throws -> Bool {
+        try db.scalarInt("""
+            SELECT last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?
+            FROM sync_state WHERE source = ?
+            """, [.int(Int64(source.ttlSeconds)), .text(source.name)]) ?? 1 != 0
+    }
+
     public func all() throws(CacheError) -> [Source] {
         do {
             return try db.query("""

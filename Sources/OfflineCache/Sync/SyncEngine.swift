@@ -94,7 +94,7 @@ public struct SyncEngine {
                     run.report.note = "backing off after \(state.failures) failure\(state.failures == 1 ? "" : "s"); next try in \(DurationText.age(seconds)) (\(next))"
                     return run.finished()
                 }
-                if try !CacheReader(database).isStale(source) {
+                if try !SourceStore(database).isStale(source) {
                     run.report.outcome = .skipped
                     run.report.note = "fresh"
                     return run.finished()
