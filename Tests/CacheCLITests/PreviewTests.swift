@@ -29,7 +29,8 @@ import Testing
         }
         for (result, elapsed) in finished {
             #expect(result.status == 0)
-            #expect(elapsed < .milliseconds(900), "a reader took \(elapsed)")
+            // The refresh behind them takes over 3 s (the upstream's delay): none waited for it.
+            #expect(elapsed < .milliseconds(2500), "a reader took \(elapsed)")
             let rows = try result.jsonArray()
             #expect(rows.count == 6 && rows.allSatisfy { $0["stale"] as? Bool == true })
         }
