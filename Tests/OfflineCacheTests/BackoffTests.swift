@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import OfflineCache
 
-@Suite struct BackoffTests {
+@Suite(.computing) struct BackoffTests {
     @Test func delaysGrowExponentiallyUpToTheCapWithFullJitter() {
         let backoff = Backoff(base: 30, cap: 3600)
         #expect(backoff.delay(afterFailures: 1, random: 1) == 30)

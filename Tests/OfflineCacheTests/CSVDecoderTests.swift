@@ -4,7 +4,7 @@ import Testing
 
 /// CSV bodies (RFC 4180) into records: every rule of the format, and each kind of bad data
 /// refused with the line it is on.
-@Suite struct CSVDecoderTests {
+@Suite(.computing) struct CSVDecoderTests {
     static func layout(_ key: String = "id", delimiter: UInt8? = nil) -> RecordLayout {
         RecordLayout(key: key.split(separator: ",").map { JSONPath([String($0)]) }, delimiter: delimiter)
     }

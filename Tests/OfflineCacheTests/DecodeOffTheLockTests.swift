@@ -5,7 +5,7 @@ import Testing
 
 /// A body is decoded and validated before the write transaction starts, under the sync's
 /// deadline, and in time linear in its size: a slow decode holds no lock.
-@Suite struct DecodeOffTheLockTests {
+@Suite(.computing) struct DecodeOffTheLockTests {
     /// Returns its body, and says when it did: the decode starts right after.
     final class SignallingFetcher: Fetching, @unchecked Sendable {
         let body: Data

@@ -4,7 +4,7 @@ import Testing
 
 /// The byte-level reading must equal Foundation's JSONDecoder reading on the same inputs:
 /// the same payload, or the same failure.
-@Suite struct DecoderEqualityTests {
+@Suite(.computing) struct DecoderEqualityTests {
     func outcome(_ decode: (Data, PayloadShape) throws(UpstreamError) -> Payload, _ body: Data, _ kind: PayloadShape) -> String {
         do { return "ok \(try decode(body, kind))" } catch { return "failed \(error)" }
     }

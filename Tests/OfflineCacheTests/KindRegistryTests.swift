@@ -5,7 +5,7 @@ import Testing
 /// The kinds are one registry (Kinds/SourceKind.swift) and a folder each: nothing outside
 /// Sources/OfflineCache/Kinds/ compares or switches on a source's kind, so a new kind is found
 /// by the compiler in its definition, not missed by a `==` that falls through.
-@Suite struct KindRegistryTests {
+@Suite(.computing) struct KindRegistryTests {
     static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources")
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import OfflineCache
 
-@Suite struct MigrationTests {
+@Suite(.computing) struct MigrationTests {
     static let migrationsFolder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Migrations")

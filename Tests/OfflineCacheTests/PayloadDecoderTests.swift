@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import OfflineCache
 
-@Suite struct PayloadDecoderTests {
+@Suite(.computing) struct PayloadDecoderTests {
     func decode(_ json: String, _ kind: PayloadShape) throws(UpstreamError) -> Payload {
         try PayloadDecoder.decode(Data(json.utf8), shape: kind)
     }

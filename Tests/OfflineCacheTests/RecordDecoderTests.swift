@@ -3,7 +3,7 @@ import Testing
 @testable import OfflineCache
 
 /// Generic records: the canonical form, and the fast reader held equal to the tree reader.
-@Suite struct RecordDecoderTests {
+@Suite(.computing) struct RecordDecoderTests {
     static let records = [
         #"{"b": 1, "id": 1, "a": "x"}"#,
         "{ \"a\" : \"x\" , \"id\":1,\n    \"b\" : 1 }",

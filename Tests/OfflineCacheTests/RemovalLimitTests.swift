@@ -1,7 +1,7 @@
 import Testing
 @testable import OfflineCache
 
-@Suite struct RemovalLimitTests {
+@Suite(.computing) struct RemovalLimitTests {
     @Test func limitsParseAndPrint() {
         #expect(RemovalLimit("50%") == .percent(50))
         #expect(RemovalLimit("12.5%") == .percent(12.5))

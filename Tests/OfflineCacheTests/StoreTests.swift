@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import OfflineCache
 
-@Suite struct StoreTests {
+@Suite(.computing) struct StoreTests {
     @Test func aTransactionRollsBackAndRethrowsTheFirstError() throws {
         let db = try Connection(path: ":memory:")
         try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
@@ -61,7 +61,7 @@ import Testing
     }
 }
 
-@Suite struct SupportTests {
+@Suite(.computing) struct SupportTests {
     @Test(arguments: [("90", 90), ("90s", 90), ("15m", 900), ("2h", 7200), ("1d", 86_400),
                       ("1h30m", 5400), ("2d12h", 216_000), ("1m30s", 90), ("1d1h1m1s", 90_061), ("0h5m", 300)])
     func durationsParse(_ text: String, _ seconds: Int) {

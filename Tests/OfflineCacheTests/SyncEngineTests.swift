@@ -4,7 +4,7 @@ import Testing
 
 /// The engine's reconcile rules, with a canned fetcher at the network seam and a real SQLite file.
 /// (The same paths over real HTTP are in CacheCLITests.)
-@Suite struct SyncEngineTests {
+@Suite(.computing) struct SyncEngineTests {
     struct CannedFetcher: Fetching {
         let body: String
         func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {

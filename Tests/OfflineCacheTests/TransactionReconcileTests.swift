@@ -6,7 +6,7 @@ import Testing
 /// series of responses — sorted, reversed and shuffled, with repeats of one date and vendor,
 /// vendors that differ only in bytes or case, and empty responses — must leave exactly the
 /// rows, ids, counts and change log the model predicts.
-@Suite struct TransactionReconcileTests {
+@Suite(.computing) struct TransactionReconcileTests {
     /// A row as the model keys it: the vendor as bytes, as SQLite compares text (Swift's String
     /// equality would take "é" and "e\u{301}" for one vendor).
     struct Key: Hashable {

@@ -5,7 +5,7 @@ import Testing
 /// A cache made by the last release (Scripts/make-upgrade-fixture, kept as SQL) upgrades to this
 /// binary's schema with every row and every view, its json sources' views included; and so it
 /// would through a later migration that rebuilds `sources` the way 0010 did.
-@Suite struct UpgradeTests {
+@Suite(.computing) struct UpgradeTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/cache-at-schema-10.sql")
 
