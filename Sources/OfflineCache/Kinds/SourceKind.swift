@@ -20,20 +20,20 @@ public enum SourceKind: String, Sendable, CaseIterable {
     public var defaultMode: SyncMode { definition.defaultMode }
 
     /// Where and how its rows are kept.
-    public var storage: RowStorage { definition.storage }
+    package var storage: RowStorage { definition.storage }
 
     /// What its rows are called in messages.
     public var rowNoun: String { storage.rowNoun }
 
     /// The options of `sources add` and `sources set` that only this kind takes, such as `--key`.
-    public var layoutOptions: [String] { definition.layoutOptions }
+    package var layoutOptions: [String] { definition.layoutOptions }
 
     /// Where a record's key fields are in the record as the cache keeps it: JSON paths for json
     /// sources; for csv sources each name is one column, dots and all (`station.id`).
     func keyPaths(_ key: [JSONPath]) -> [JSONPath] { definition.keyPaths(key) }
 
     /// The kinds that take `option`, for messages ("'--rows' is for json sources").
-    public static func taking(_ option: String) -> [SourceKind] {
+    package static func taking(_ option: String) -> [SourceKind] {
         allCases.filter { $0.layoutOptions.contains(option) }
     }
 }
@@ -56,7 +56,7 @@ extension KindDefinition {
 
 /// How a kind's rows are kept: its tables and views, how `list` reads them and how the reconcile
 /// writes them. Kinds share a storage (json and csv sources both keep records).
-public enum RowStorage: Sendable, CaseIterable {
+package enum RowStorage: Sendable, CaseIterable {
     /// `accounts` and `transactions`.
     case account
     /// `jokes`.

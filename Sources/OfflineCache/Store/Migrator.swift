@@ -17,9 +17,9 @@ public struct Migrator {
         public let id: Int
         /// The file, or for Swift code its name in the same form (`0011_kinds_without_checks.swift`).
         public let file: String
-        public let change: Change
+        package let change: Change
 
-        public enum Change: Sendable {
+        package enum Change: Sendable {
             case sql(String)
             case swift(@Sendable (Connection) throws -> Void)
         }
@@ -28,7 +28,7 @@ public struct Migrator {
             self.init(id: id, file: file, change: .sql(sql))
         }
 
-        public init(id: Int, file: String, change: Change) {
+        package init(id: Int, file: String, change: Change) {
             self.id = id
             self.file = file
             self.change = change

@@ -11,7 +11,7 @@ extension PayloadDecoder {
     /// for a syntax error anywhere, which then is the answer.
     ///
     /// Past `deadline` it stops with `.decodeTimedOut`.
-    public static func decode(_ body: Data, shape: PayloadShape, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> Payload {
+    package static func decode(_ body: Data, shape: PayloadShape, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> Payload {
         let first = try precheck(body)
         let result: Result<Payload, UpstreamError> = body.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)

@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 
 /// The two formats this tool was made for, each read into its own payload.
-public enum PayloadShape: Sendable {
+package enum PayloadShape: Sendable {
     /// The `{status, message, body}` envelope of an account.
     case account
     /// The Official Joke API's jokes: an array, or one joke.

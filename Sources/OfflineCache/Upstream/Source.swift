@@ -15,7 +15,7 @@ public struct RecordLayout: Sendable, Equatable {
     /// Reaching this many pages fails the sync rather than caching part of the data.
     public var maxPages: Int
     /// For a csv source: the byte between fields (`,` unless set).
-    public var delimiter: UInt8?
+    package var delimiter: UInt8?
 
     public static let defaultMaxPages = 100
 
@@ -31,7 +31,7 @@ public struct RecordLayout: Sendable, Equatable {
 
     /// A CSV delimiter from the command line: one printable ASCII character other than a quote,
     /// or `tab` (also `\t`).
-    public static func delimiter(_ text: String) -> UInt8? {
+    package static func delimiter(_ text: String) -> UInt8? {
         if text == "tab" || text == "\\t" || text == "\t" { return UInt8(ascii: "\t") }
         guard text.utf8.count == 1, let byte = text.utf8.first, (0x21...0x7E).contains(byte) || byte == 0x20,
               byte != UInt8(ascii: "\"") else { return nil }
@@ -39,7 +39,7 @@ public struct RecordLayout: Sendable, Equatable {
     }
 
     /// The delimiter as `sources list` shows it and the database keeps it.
-    public static func delimiterText(_ byte: UInt8) -> String { byte == UInt8(ascii: "\t") ? "tab" : String(UnicodeScalar(byte)) }
+    package static func delimiterText(_ byte: UInt8) -> String { byte == UInt8(ascii: "\t") ? "tab" : String(UnicodeScalar(byte)) }
 
     public enum NextPage: Sendable, Equatable {
         /// `Link: <…>; rel="next"` response headers (GitHub's style).

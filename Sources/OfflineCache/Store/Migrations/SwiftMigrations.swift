@@ -1,7 +1,7 @@
 extension Migrator {
     /// The migrations written in Swift, beside the SQL files under `Migrations/`; ids are one
     /// sequence across both.
-    public static let swiftMigrations: [Migration] = [
+    package static let swiftMigrations: [Migration] = [
         Migration(id: 11, file: "0011_kinds_without_checks.swift", change: .swift(dropKindChecks)),
     ]
 
