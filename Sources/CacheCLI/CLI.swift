@@ -59,7 +59,7 @@ public enum CLI {
             report(error, console: console)
             return ExitCode.usage
         } catch {
-            console.err("cache: \(Context.escapeControl(String(describing: error)))" + suggestion(for: error, context))
+            console.err("cache: \(TerminalSafe.escapeControl(String(describing: error)))" + suggestion(for: error, context))
             return ExitCode.of(error)
         }
     }
@@ -98,46 +98,5 @@ public enum CLI {
         console.err("Usage: \(help.usage)")
         let topic = error.command.map { "cache \($0) --help" } ?? "cache --help"
         console.err("See '\(topic)' for more information.")
-    }
-}
-
-/// What every command needs: where the database is, the environment, and where to write.
-struct Context {
-    let databasePath: String
-    let environment: [String: String]
-    let console: Console
-
-    /// Opens the database; `create` for commands that may make it.
-    func open(create: Bool) throws(CacheError) -> CacheDatabase {
-        try CacheDatabase(path: databasePath, create: create)
-    }
-
-    /// For commands that only read: a read-only connection (see `CacheDatabase.Access.read`).
-    func openForReading() throws(CacheError) -> CacheDatabase {
-        try CacheDatabase(path: databasePath, access: .read)
-    }
-
-    /// The same, or nil when there is no database file yet (nothing is created).
-    func openForReadingIfPresent() throws(CacheError) -> CacheDatabase? {
-        FileManager.default.fileExists(atPath: databasePath) ? try openForReading() : nil
-    }
-
-    /// Upstream text may carry terminal escapes; show them as text instead of obeying them.
-    static func escapeControl(_ text: String) -> String {
-        // The controls a header may not hold, and the bidirectional overrides that reorder what
-        // a terminal shows.
-        func isControl(_ scalar: Unicode.Scalar) -> Bool {
-            Source.Header.isControl(scalar) || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
-        }
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import OfflineCache
 
-/// The kinds are one registry (Kinds/SourceKind.swift) and a folder each: nothing outside
-/// Sources/OfflineCache/Kinds/ compares or switches on a source's kind, so a new kind is found
-/// by the compiler in its definition, not missed by a `==` that falls through.
+/// The kinds are one registry (Kinds/SourceKind.swift, Kinds/RowStorage.swift) and a folder
+/// each: nothing outside Sources/OfflineCache/Kinds/ compares or switches on a source's kind or
+/// its storage, so a new kind is found by the compiler in its definition, not missed by a `==`
+/// that falls through. (Renderers switch on the rows themselves, `CachedRows`, exhaustively.)
 @Suite(.computing) struct KindRegistryTests {
     static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources")
@@ -16,6 +17,11 @@ import Testing
         #"switch\s+[\w.]*(source|current)\.kind\s*\{"#,
         #"\bSourceKind\.(account|jokes|json|csv)\b"#,
         #"\b(source|current|before|after)\.kind\s*\?"#,
+        // The same for the storage kinds share.
+        #"\bstorage\s*(==|!=)"#,
+        #"(==|!=)\s*\.?(account|jokes|records)\b.*\bstorage\b"#,
+        #"switch\s+[\w.]*storage\s*\{"#,
+        #"\bRowStorage\.(account|jokes|records)\b"#,
     ]
 
     @Test func nothingOutsideTheKindsFolderComparesTheKind() throws {
@@ -39,7 +45,7 @@ import Testing
         for kind in SourceKind.allCases {
             #expect(RowStorage.allCases.contains(kind.storage))
             // A kind that keeps records takes a key: its records are found by it.
-            #expect((kind.storage == .records) == kind.layoutOptions.contains("--key"), "\(kind)")
+            #expect(kind.keepsRecords == kind.layoutOptions.contains("--key"), "\(kind)")
         }
         let views = RowStorage.allCases.flatMap(\.views).map(\.name)
         #expect(Set(views).count == views.count)

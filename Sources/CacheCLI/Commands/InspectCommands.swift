@@ -32,7 +32,7 @@ enum InspectCommands {
             table.add([String(run.id), when(run.finishedAt), run.source, run.outcome, String(run.counts.inserted),
                        String(run.counts.updated), String(run.counts.deleted), run.httpStatus.map(String.init) ?? "-",
                        run.bytes.map(byteCount) ?? "-", "\(run.durationMs) ms",
-                       Context.escapeControl(run.error ?? run.note ?? "")])
+                       TerminalSafe.escapeControl(run.error ?? run.note ?? "")])
         }
         console.out(table.render(columns: console.terminalColumns))
         return ExitCode.success
@@ -87,7 +87,7 @@ enum InspectCommands {
         let row = after ?? before ?? [:]
         switch change.rowKind {
         case "transaction":
-            let vendor = Context.escapeControl(row["vendor"]?.string ?? "?")
+            let vendor = TerminalSafe.escapeControl(row["vendor"]?.string ?? "?")
             let date = ListRendering.shortDate(row["date"]?.string ?? "")
             if change.change == "updated", let before, let after {
                 var fields: [String] = []
@@ -102,23 +102,23 @@ enum InspectCommands {
             let amount = (row["amount"]?.double).map { ListRendering.money($0) } ?? "?"
             return "\(mark) \(vendor)  \(date)  \((row["type"]?.int) == 0 ? "+" : "-") \(amount)"
         case "record":
-            let key = Context.escapeControl(change.rowID)
+            let key = TerminalSafe.escapeControl(change.rowID)
             guard change.change == "updated", let before = change.before, let after = change.after else {
                 return "\(mark) \(key)"
             }
             let fields = RecordDiff.changes(before: before, after: after).map { field in
                 "\(field.field) \(field.before ?? "(none)") → \(field.after ?? "(none)")"
             }
-            return "\(mark) \(key)  \(Context.escapeControl(fields.joined(separator: ", ")))"
+            return "\(mark) \(key)  \(TerminalSafe.escapeControl(fields.joined(separator: ", ")))"
         case "joke":
-            let setup = Context.escapeControl((row["setup"]?.string ?? "").replacingScalars { $0 == "\n" ? " " : nil })
+            let setup = TerminalSafe.escapeControl((row["setup"]?.string ?? "").replacingScalars { $0 == "\n" ? " " : nil })
             if change.change == "updated", let before, let after {
                 let fields = ["type", "setup", "punchline"].filter { before[$0]?.string != after[$0]?.string }
                 return "\(mark) #\(change.rowID)  \(setup)  (\(fields.joined(separator: ", ")) changed)"
             }
             return "\(mark) #\(change.rowID)  \(setup)"
         default:
-            let name = Context.escapeControl(row["name"]?.string ?? "?")
+            let name = TerminalSafe.escapeControl(row["name"]?.string ?? "?")
             if let before, let after, change.change == "updated" {
                 let old = (before["balance"]?.double).map(ListRendering.money) ?? "?"
                 let new = (after["balance"]?.double).map(ListRendering.money) ?? "?"
@@ -177,7 +177,7 @@ enum InspectCommands {
                 case .csv:
                     console.out(CSVText.row(values.map(text)))
                 case .human:
-                    table?.add(values.map { Context.escapeControl(text($0)) })
+                    table?.add(values.map { TerminalSafe.escapeControl(text($0)) })
                 }
                 first = false
             })
@@ -208,7 +208,7 @@ enum InspectCommands {
         console.out("foreign keys: \(report.foreignKeyProblems.isEmpty ? "ok" : "\(report.foreignKeyProblems.count) problem(s)")\n")
         console.out("schema version: \(report.schemaVersion) (this cache knows \(report.knownVersion))\n")
         for problem in (report.problems + report.foreignKeyProblems).prefix(20) {
-            console.err("cache: check: \(Context.escapeControl(problem))")
+            console.err("cache: check: \(TerminalSafe.escapeControl(problem))")
         }
         if report.schemaVersion > report.knownVersion {
             console.err("cache: check: the database is from a newer cache")
@@ -227,7 +227,7 @@ enum InspectCommands {
         let console = context.console
         var writer: RowBytes?
         if format == .json { console.out("[") }
-        let asRecords = source.kind.storage == .records && format != .csv
+        let asRecords = source.kind.keepsRecords && format != .csv
         try CacheReader(database).forEachRow(of: source, asRecords: asRecords) { columns, row in
             if writer == nil {
                 writer = RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"),

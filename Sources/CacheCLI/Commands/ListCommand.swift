@@ -12,8 +12,8 @@ enum ListCommand {
         let read = { try reader.rows(of: source, staleOnly: options.staleOnly, limit: options.limit) }
         // The baseline comes before the staleness check, so a sync landing in between is seen.
         if let columns = options.columns {
-            guard source.kind.storage == .records else {
-                let kinds = SourceKind.allCases.filter { $0.storage == .records }.map(\.rawValue).joined(separator: " and ")
+            guard source.kind.keepsRecords else {
+                let kinds = SourceKind.allCases.filter(\.keepsRecords).map(\.rawValue).joined(separator: " and ")
                 throw UsageError(message: "'--columns' is for \(kinds) sources; '\(source.name)' is \(source.kind.rawValue).", command: "list")
             }
             let fields = try reader.viewColumns(of: source)
@@ -32,7 +32,7 @@ enum ListCommand {
             // Failing upstreams are left alone until their backoff ends, by readers as by cron.
             if options.wait ?? interactive {
                 console.err("cache: list \(source.name): not refreshing: backing off after failures; next try \(ListRendering.untilText(backoff.until))"
-                    + (backoff.lastError.map { " (last error: \(Context.escapeControl($0)))" } ?? ""))
+                    + (backoff.lastError.map { " (last error: \(TerminalSafe.escapeControl($0)))" } ?? ""))
             }
         } else if stale {
             refreshing = true
@@ -64,8 +64,8 @@ enum ListCommand {
 
         // --wait without a terminal: one answer, after the refresh.
         let landing = try waitForLanding(watcher, child: child, tick: { _ in })
-        if let problem = failureText(landing) {
-            console.err("cache: list \(source.name): refresh failed: \(Context.escapeControl(problem)); serving cached rows")
+        if let problem = LiveList.failureText(landing) {
+            console.err("cache: list \(source.name): refresh failed: \(TerminalSafe.escapeControl(problem)); serving cached rows")
         }
         let count = options.format == .human ? try printHuman(read(), console, columns: options.columns, keyField: source.layout?.singleKeyField) : try stream(reader, source, options, console)
         // Nothing cached and the refresh failed: unavailable, as `sync` says it.
@@ -89,7 +89,7 @@ enum ListCommand {
         if options.format == .csv { console.out(CSVText.row(try reader.viewColumns(of: source))) }
         var writer: RowBytes?
         // A json source's records go into JSON whole, with their key and staleness.
-        let asRecords = source.kind.storage == .records && options.format == .json
+        let asRecords = source.kind.keepsRecords && options.format == .json
         try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit, asRecords: asRecords) { columns, row in
             // The README's list rows ("Output of `list`"), the same fields as `export`; the stale flag a boolean in JSON.
             let rowWriter = writer ?? RowBytes(names: columns, columns: Array(columns.indices),
@@ -123,10 +123,5 @@ enum ListCommand {
             sleepSeconds(0.08)
         }
         return nil
-    }
-
-    static func failureText(_ landing: RefreshWatcher.Landing?) -> String? {
-        guard let landing else { return "the refresh ended without a result" }
-        return landing.outcome == .failed ? (landing.error ?? "unknown error") : nil
     }
 }

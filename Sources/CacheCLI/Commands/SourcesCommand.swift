@@ -71,7 +71,7 @@ enum SourcesCommand {
 
     /// Each setting as people read it, in a fixed order, for saying what `set` changed.
     private static func settings(of source: Source) -> [(String, String)] {
-        [("url", Context.escapeControl(source.displayURL)), ("ttl", DurationText.format(source.ttlSeconds)),
+        [("url", TerminalSafe.escapeControl(source.displayURL)), ("ttl", DurationText.format(source.ttlSeconds)),
          ("mode", source.mode.rawValue),
          ("headers", source.headers.isEmpty ? "none" : source.headers.map(\.name).joined(separator: ", ")),
          ("token", source.tokenEnv.map { "$\($0)" } ?? "none"),

@@ -50,7 +50,7 @@ enum StatusCommand {
         }
         console.out(table.render(columns: console.terminalColumns))
         for status in statuses where status.lastOutcome == "failed" {
-            console.out("\(status.source.name): last error: \(Context.escapeControl(status.lastError ?? "unknown"))\n")
+            console.out("\(status.source.name): last error: \(TerminalSafe.escapeControl(status.lastError ?? "unknown"))\n")
         }
         return ExitCode.success
     }
@@ -82,10 +82,10 @@ enum StatusCommand {
                 let name = verdict.status.source.name, limit = DurationText.format(verdict.limit)
                 if let since = verdict.status.lastSuccessAt, let age = verdict.status.ageSeconds {
                     console.out("\(name): no successful sync for \(DurationText.age(age)) (since \(InspectCommands.when(since))), more than \(limit)"
-                        + (verdict.status.lastError.map { "; last error: \(Context.escapeControl($0))" } ?? "") + "\n")
+                        + (verdict.status.lastError.map { "; last error: \(TerminalSafe.escapeControl($0))" } ?? "") + "\n")
                 } else {
                     console.out("\(name): never synced successfully"
-                        + (verdict.status.lastError.map { "; last error: \(Context.escapeControl($0))" } ?? "") + "\n")
+                        + (verdict.status.lastError.map { "; last error: \(TerminalSafe.escapeControl($0))" } ?? "") + "\n")
                 }
             }
         }

@@ -31,7 +31,7 @@ enum SyncCommand {
         let report: (Source, SyncReport) -> Void = { source, report in
             reports.append(report)
             if let failure = report.failure {
-                console.err("cache: sync \(source.name): \(Context.escapeControl(report.errorText ?? failure.description))")
+                console.err("cache: sync \(source.name): \(TerminalSafe.escapeControl(report.errorText ?? failure.description))")
                 if exitCode == ExitCode.success {
                     exitCode = ExitCode.of(failure, hadCachedRows: report.hadCachedRows)
                 }

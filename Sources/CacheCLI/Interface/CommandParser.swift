@@ -123,7 +123,7 @@ enum CommandParser {
                 throw UsageError(message: "'\(option)' is for \(SourceSettings.kinds(taking: option)) sources.", command: name)
             }
             var layout: RecordLayout?
-            if kind.storage == .records {
+            if kind.keepsRecords {
                 guard let key = settings.key else {
                     throw UsageError(message: "A \(kind.rawValue) source needs '--key <fields>': the field or fields that identify a record.", command: name)
                 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import OfflineCache
 
 /// Where a command writes: stdout for data, stderr for messages. Buffered, so a long listing
 /// costs one write per 64 KiB rather than one per line.
@@ -112,6 +113,25 @@ final class Console {
 /// (U+202A–U+202E, U+2066–U+2069, which reorder what is shown) become visible escapes. In JSON
 /// they become JSON escapes (`\u0085`), so the text parses to the same data.
 enum TerminalSafe {
+    /// Upstream text may carry terminal escapes; show them as text instead of obeying them.
+    static func escapeControl(_ text: String) -> String {
+        // The controls a header may not hold, and the bidirectional overrides that reorder what
+        // a terminal shows.
+        func isControl(_ scalar: Unicode.Scalar) -> Bool {
+            Source.Header.isControl(scalar) || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+        }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     enum Format { case json, text }
 
     static func escaped(_ bytes: [UInt8], as format: Format) -> [UInt8] {

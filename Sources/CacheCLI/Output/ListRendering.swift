@@ -304,7 +304,7 @@ struct ListRendering {
     }
 
     private func money(_ value: Double) -> String { Self.money(value) }
-    func clean(_ text: String) -> String { Context.escapeControl(text) }
+    func clean(_ text: String) -> String { TerminalSafe.escapeControl(text) }
 
     /// Upstream line breaks kept as separate lines; other control characters escaped.
     private func multiline(_ text: String) -> [String] {
@@ -315,7 +315,8 @@ struct ListRendering {
 /// Grey placeholder rows in the shape of the real ones, shown while nothing is cached yet.
 enum Skeleton {
     /// `columns`: the terminal's width; the bars are cut to it, so no skeleton row wraps.
-    static func lines(storage: RowStorage, count: Int, phase: Int, columns: Int? = nil) -> [String] {
+    /// `shape`: the (empty) rows whose placeholders these are.
+    static func lines(shape: CachedRows, count: Int, phase: Int, columns: Int? = nil) -> [String] {
         // Two shades of grey, alternating: the pulse.
         let shade = phase % 2 == 0 ? 238 : 243
         let block = { (width: Int) in String(repeating: "▆", count: width) }
@@ -323,7 +324,7 @@ enum Skeleton {
         return (0..<count).map { index in
             let (a, b) = widths[index % widths.count]
             let body: String
-            switch storage {
+            switch shape {
             case .account: body = "  " + block(3) + " " + block(a) + String(repeating: " ", count: 16 - a) + block(11) + "  " + block(b)
             case .jokes, .records: body = "  " + block(a + 20) + "  " + block(b + 6)
             }

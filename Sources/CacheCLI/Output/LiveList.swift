@@ -26,7 +26,7 @@ struct LiveList {
         let skeletonRows = min(6, max(1, height - 3))
         // One line is left for the spinner: the list is redrawn in place, so it must fit the screen.
         var drawn = skeleton
-            ? Skeleton.lines(storage: source.kind.storage, count: skeletonRows, phase: 0, columns: columns)
+            ? Skeleton.lines(shape: preview, count: skeletonRows, phase: 0, columns: columns)
             : rendering.screenful(preview, height: height - 1, source: source.name)
         Interrupt.sayOnCtrlC("\(Self.clearLine)Stopped watching; the refresh of \(source.name) goes on in the background. 'cache list \(source.name)' shows it when it lands.\n")
         defer { Interrupt.restore() }
@@ -40,7 +40,7 @@ struct LiveList {
                 frame += 1
                 if skeleton && frame % 5 == 0 {
                     // Pulse: repaint the skeleton rows in the other shade.
-                    drawn = Skeleton.lines(storage: source.kind.storage, count: skeletonRows, phase: frame / 5, columns: columns)
+                    drawn = Skeleton.lines(shape: preview, count: skeletonRows, phase: frame / 5, columns: columns)
                     console.errRaw(Self.clearLine + "\u{1B}[\(drawn.count)A")
                     console.out(drawn.map { "\u{1B}[K" + $0 + "\n" }.joined())
                     console.flush()
@@ -55,12 +55,12 @@ struct LiveList {
         }
         console.errRaw(Self.clearLine)
 
-        if let problem = ListCommand.failureText(landing) {
+        if let problem = Self.failureText(landing) {
             if skeleton {
                 erase(drawn)
-                console.err("✗ nothing cached for \(source.name), and the refresh failed: \(Context.escapeControl(problem))")
+                console.err("✗ nothing cached for \(source.name), and the refresh failed: \(TerminalSafe.escapeControl(problem))")
             } else {
-                console.err("✗ refresh failed: \(Context.escapeControl(problem)) — showing cached rows\(ageText())")
+                console.err("✗ refresh failed: \(TerminalSafe.escapeControl(problem)) — showing cached rows\(ageText())")
             }
             return
         }
@@ -101,13 +101,7 @@ struct LiveList {
     }
 
     private func ageText() -> String {
-        let ages: [Int]
-        switch preview {
-        case .account(_, let rows): ages = rows.map(\.ageSeconds)
-        case .jokes(let rows): ages = rows.map(\.ageSeconds)
-        case .records(_, let rows): ages = rows.map(\.ageSeconds)
-        }
-        guard let oldest = ages.max() else { return "" }
+        guard let oldest = preview.ages.max() else { return "" }
         return " from \(DurationText.age(oldest)) ago"
     }
 }
@@ -136,5 +130,13 @@ enum Interrupt {
         var current = sigaction()
         sigaction(SIGINT, nil, &current)
         return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1  // SIG_IGN
+    }
+}
+
+extension LiveList {
+    /// What a refresh that landed (or did not) failed with; nil when it did not fail.
+    static func failureText(_ landing: RefreshWatcher.Landing?) -> String? {
+        guard let landing else { return "the refresh ended without a result" }
+        return landing.outcome == .failed ? (landing.error ?? "unknown error") : nil
     }
 }

@@ -1,12 +1,10 @@
 import FoundationEssentials
 
-/// The kinds of upstream this tool understands: the two it was made for, any JSON API described
-/// by a `RecordLayout`, and CSV tables. This is the registry: the one place that switches on the
-/// kind. Everything else asks the kind's definition (`KindDefinition`), which lives in the kind's
-/// own folder, so a new kind is a case here and a type the compiler holds to the protocol.
-public enum SourceKind: String, Sendable, CaseIterable {
-    case account, jokes, json, csv
-
+/// The registry: the one place that switches on a source's kind (declared with the model, in
+/// `Model/Source.swift`). Everything else asks the kind's definition (`KindDefinition`), which
+/// lives in the kind's own folder, so a new kind is a case there, a line here and a type the
+/// compiler holds to the protocol.
+extension SourceKind {
     var definition: any KindDefinition {
         switch self {
         case .account: AccountKind()
@@ -24,6 +22,9 @@ public enum SourceKind: String, Sendable, CaseIterable {
 
     /// What its rows are called in messages.
     public var rowNoun: String { storage.rowNoun }
+
+    /// Whether its rows are records found by a key (json, csv): it takes a `RecordLayout`.
+    package var keepsRecords: Bool { storage.keepsRecords }
 
     /// The options of `sources add` and `sources set` that only this kind takes, such as `--key`.
     package var layoutOptions: [String] { definition.layoutOptions }
@@ -52,51 +53,4 @@ protocol KindDefinition: Sendable {
 
 extension KindDefinition {
     func keyPaths(_ key: [JSONPath]) -> [JSONPath] { key }
-}
-
-/// How a kind's rows are kept: its tables and views, how `list` reads them and how the reconcile
-/// writes them. Kinds share a storage (json and csv sources both keep records).
-package enum RowStorage: Sendable, CaseIterable {
-    /// `accounts` and `transactions`.
-    case account
-    /// `jokes`.
-    case jokes
-    /// `records`: canonical JSON by key, with a view per source (`RecordView`).
-    case records
-
-    /// The table holding the rows `list` shows, counted by `status` and the removal guard.
-    var rowTable: String {
-        switch self {
-        case .account: "transactions"
-        case .jokes: "jokes"
-        case .records: "records"
-        }
-    }
-
-    /// Every table holding a source's cached data.
-    var cachedTables: [String] {
-        switch self {
-        case .account: ["accounts", "transactions"]
-        case .jokes: ["jokes"]
-        case .records: ["records"]
-        }
-    }
-
-    /// What its rows are called in messages.
-    var rowNoun: String {
-        switch self {
-        case .account: "transactions"
-        case .jokes: "jokes"
-        case .records: "records"
-        }
-    }
-
-    /// The views every cache has for it (see `DerivedViews`).
-    var views: [ViewDefinition] {
-        switch self {
-        case .account: AccountKind.views
-        case .jokes: JokesKind.views
-        case .records: RecordTables.views
-        }
-    }
 }

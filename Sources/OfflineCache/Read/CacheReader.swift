@@ -12,53 +12,7 @@ public struct CacheReader {
     ///   - limit: at most this many rows.
     public func rows(of source: Source, staleOnly: Bool = false, limit: Int? = nil) throws -> CachedRows {
         // The account header and its transactions come from one snapshot: never half a sync.
-        try db.inReadTransaction { try readRows(of: source, staleOnly: staleOnly, limit: limit) }
-    }
-
-    private func readRows(of source: Source, staleOnly: Bool, limit: Int?) throws -> CachedRows {
-        let filter = staleOnly ? "AND stale = 1" : ""
-        let values: [SQLValue] = [.text(source.name), .int(Int64(limit ?? -1))]
-        switch source.kind.storage {
-        case .account:
-            let account = try db.query("""
-                SELECT source, name, balance, seen_at, age_s, stale FROM cached_accounts WHERE source = ?
-                """, [.text(source.name)]) {
-                CachedAccount(source: $0.text(0) ?? "", name: $0.text(1) ?? "", balance: $0.double(2),
-                              seenAt: $0.text(3) ?? "", ageSeconds: $0.int(4), stale: $0.int(5) != 0)
-            }.first
-            let rows = try db.query("""
-                SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale
-                FROM cached_transactions WHERE source = ? \(filter)
-                ORDER BY date DESC, vendor, ordinal LIMIT ?
-                """, values) {
-                CachedTransaction(id: $0.text(0) ?? "", source: $0.text(1) ?? "", account: $0.text(2),
-                                  type: $0.int(3), vendor: $0.text(4) ?? "", amount: $0.double(5),
-                                  date: $0.text(6) ?? "", seenAt: $0.text(7) ?? "", ageSeconds: $0.int(8),
-                                  stale: $0.int(9) != 0)
-            }
-            return .account(account, rows)
-        case .jokes:
-            let rows = try db.query("""
-                SELECT id, type, setup, punchline, source, seen_at, age_s, stale
-                FROM cached_jokes WHERE source = ? \(filter) ORDER BY id LIMIT ?
-                """, values) {
-                CachedJoke(id: $0.int(0), type: $0.text(1) ?? "", setup: $0.text(2) ?? "",
-                           punchline: $0.text(3) ?? "", source: $0.text(4) ?? "", seenAt: $0.text(5) ?? "",
-                           ageSeconds: $0.int(6), stale: $0.int(7) != 0)
-            }
-            return .jokes(rows)
-        case .records:
-            let columns = try RecordView.columns(db, source: source.name)
-            let extracts = columns.map { ", " + RecordView.extract($0) }.joined()
-            let rows = try db.query("""
-                SELECT key, record, seen_at, age_s, stale\(extracts)
-                FROM cached_records WHERE source = ? \(filter) ORDER BY key LIMIT ?
-                """, values) { row in
-                CachedRecord(key: row.text(0) ?? "", fields: columns.indices.map { row.text(5 + $0) },
-                             record: row.text(1) ?? "{}", seenAt: row.text(2) ?? "", ageSeconds: row.int(3), stale: row.int(4) != 0)
-            }
-            return .records(columns: columns, rows)
-        }
+        try db.inReadTransaction { try source.kind.storage.definition.rows(db, source: source.name, staleOnly: staleOnly, limit: limit) }
     }
 
     /// Streams every row of `source` from its view, with its stale flag, one statement step at
@@ -71,20 +25,7 @@ public struct CacheReader {
     /// JSON) instead of the view's columns.
     public func forEachRow(of source: Source, staleOnly: Bool = false, limit: Int? = nil, asRecords: Bool = false,
                            _ body: ([String], Statement) throws -> Void) throws {
-        let filter = staleOnly ? "AND stale = 1" : ""
-        let sql: String
-        switch source.kind.storage {
-        case .account:
-            sql = "SELECT id, source, account, type, vendor, amount, date, seen_at, age_s, stale FROM cached_transactions WHERE source = ? \(filter) ORDER BY date DESC, vendor, ordinal LIMIT ?"
-        case .jokes:
-            sql = "SELECT id, type, setup, punchline, source, seen_at, age_s, stale FROM cached_jokes WHERE source = ? \(filter) ORDER BY id LIMIT ?"
-        case .records where asRecords:
-            sql = "SELECT key, record, seen_at, age_s, stale FROM cached_records WHERE source = ? \(filter) ORDER BY key LIMIT ?"
-        case .records:
-            // The view's columns: the key, each field, seen_at, age_s, stale (see RecordView).
-            let columns = try RecordView.columns(db, source: source.name).map { RecordView.extract($0) + " AS " + RecordView.quoted($0) }
-            sql = "SELECT \((["key"] + columns + ["seen_at", "age_s", "stale"]).joined(separator: ", ")) FROM cached_records WHERE source = ? \(filter) ORDER BY key LIMIT ?"
-        }
+        let sql = try source.kind.storage.definition.rowsQuery(db, source: source.name, staleOnly: staleOnly, asRecords: asRecords)
         try db.inReadTransaction {
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
@@ -96,11 +37,7 @@ public struct CacheReader {
 
     /// The columns `forEachRow` gives for `source` (without `asRecords`).
     public func viewColumns(of source: Source) throws -> [String] {
-        switch source.kind.storage {
-        case .account: ["id", "source", "account", "type", "vendor", "amount", "date", "seen_at", "age_s", "stale"]
-        case .jokes: ["id", "type", "setup", "punchline", "source", "seen_at", "age_s", "stale"]
-        case .records: ["key"] + (try RecordView.columns(db, source: source.name)) + ["seen_at", "age_s", "stale"]
-        }
+        try source.kind.storage.definition.viewColumns(db, source: source.name)
     }
 
     /// True when the source has never synced, or its last success is older than its TTL:

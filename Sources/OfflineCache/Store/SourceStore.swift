@@ -201,7 +201,7 @@ public struct SourceStore {
         source.identity = row.text(9)
         source.maxDelete = row.text(10).flatMap(RemovalLimit.init)
         source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
-        if kind.storage == .records {
+        if kind.keepsRecords {
             guard let rows = JSONPath(row.text(12) ?? "$"),
                   let key = row.text(13).map({ $0.split(separator: ",").compactMap { JSONPath(String($0)) } }), !key.isEmpty
             else { throw CacheError.invalidSource("the stored definition of '\(name)' is damaged") }

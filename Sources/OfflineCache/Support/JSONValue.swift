@@ -13,16 +13,6 @@ public enum JSONValue: Sendable {
     public static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
     public static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
 
-    /// A column value as JSON: integers, reals, text and null.
-    public init(_ value: SQLValue) {
-        switch value {
-        case .null: self = .null
-        case .int(let v): self = .int(Int(v))
-        case .double(let v): self = .double(v)
-        case .text(let v): self = .string(v)
-        }
-    }
-
     public func write(to out: inout String) {
         switch self {
         case .null: out += "null"

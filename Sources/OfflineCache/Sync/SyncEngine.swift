@@ -122,7 +122,7 @@ public struct SyncEngine {
                 request.etag = state.etag
                 request.lastModified = state.lastModified
             }
-            let answer: FetchResponse
+            var answer: FetchResponse
             var bodies: [Data]
             if let layout = source.layout {
                 let pages = try fetchPages(request, layout: layout, options: options, run: &run, deadline: decodeDeadline)
@@ -133,6 +133,7 @@ public struct SyncEngine {
                 answer = try fetchWithRetries(request, options: options, run: &run)
                 bodies = answer.notModified ? [] : [answer.body]
                 bodyHash = answer.notModified ? nil : BodyHash.of(answer.body)
+                answer.body = Data()  // `bodies` holds the one copy, freed as the kind decodes it
             }
             run.report.bytes = bodies.reduce(0) { $0 + $1.count }
             run.report.httpStatus = answer.status
@@ -351,13 +352,6 @@ private struct Held: Error {
 
 /// Ends a `--plan` transaction once its changes have been read: nothing is kept.
 private struct PlanRollback: Error {}
-
-/// How a long sync advances, for a progress line.
-public enum SyncProgress: Sendable {
-    case downloading(bytes: Int, total: Int?)
-    case reconciling(rows: Int, total: Int)
-    case finished
-}
 
 /// One sync in progress: its report and its clock.
 struct Run {

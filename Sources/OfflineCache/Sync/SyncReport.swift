@@ -60,16 +60,3 @@ public struct SyncReport: Sendable {
 
     public static let maxErrorCharacters = 500
 }
-
-/// Rows written by a reconcile.
-public struct ChangeCounts: Sendable, Equatable {
-    public var inserted = 0
-    public var updated = 0
-    public var deleted = 0
-    public init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0) {
-        self.inserted = inserted
-        self.updated = updated
-        self.deleted = deleted
-    }
-    public var total: Int { inserted + updated + deleted }
-}

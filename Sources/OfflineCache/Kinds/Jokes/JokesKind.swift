@@ -8,19 +8,8 @@ struct JokesKind: KindDefinition {
     var layoutOptions: [String] { [] }
 
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
-        try PayloadDecoder.decode(bodies[0], shape: .jokes, deadline: deadline)
-    }
-
-    static var views: [ViewDefinition] {
-        [
-            ViewDefinition("cached_jokes", reads: ["jokes", "sources", "sync_state"], """
-                SELECT id, type, setup, punchline, source, \(ViewDefinition.staleness)
-                FROM (SELECT j.id, j.type, j.setup, j.punchline, j.source, s.ttl_s,
-                             max(j.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-                      FROM jokes j
-                      JOIN sources s ON s.name = j.source
-                      LEFT JOIN sync_state st ON st.source = j.source)
-                """),
-        ]
+        let body = bodies[0]
+        bodies[0] = Data()  // freed once decoded, before the reconcile's memory is taken
+        return try PayloadDecoder.decode(body, shape: .jokes, deadline: deadline)
     }
 }

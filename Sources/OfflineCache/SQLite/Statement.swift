@@ -17,6 +17,18 @@ extension SQLValue {
 }
 
 /// A prepared statement. Owned by its connection; not `Sendable`.
+extension JSONValue {
+    /// A column value as JSON: integers, reals, text and null.
+    public init(_ value: SQLValue) {
+        switch value {
+        case .null: self = .null
+        case .int(let v): self = .int(Int(v))
+        case .double(let v): self = .double(v)
+        case .text(let v): self = .string(v)
+        }
+    }
+}
+
 public final class Statement {
     private let handle: OpaquePointer
     private unowned let connection: Connection

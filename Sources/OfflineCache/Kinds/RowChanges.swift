@@ -26,8 +26,9 @@ public struct RowChanges: Sendable, Equatable {
             let (inserted, updated, removedKeys) = diff(before, after, id: \.key) { $0.record == $1.record }
             return RowChanges(inserted: inserted, updated: updated,
                               removed: .records(columns: columns, before.filter { removedKeys.contains($0.key) }))
-        default:
-            return RowChanges(removed: .jokes([]))
+        case (.account, _), (.jokes, _), (.records, _):
+            // The source was replaced by one of another kind between the readings: every row is new.
+            return RowChanges(inserted: Set(new.ids), removed: old)
         }
     }
 

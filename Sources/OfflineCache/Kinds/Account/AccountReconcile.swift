@@ -7,10 +7,32 @@ import Glibc
 /// which `readCachedTransactions` reads in the same transaction. Only new, changed and
 /// (replace) absent rows are written, each logged.
 extension Reconciler {
+    /// The account header, then its transactions.
+    func applyAccount(_ account: UpstreamAccount) throws -> (counts: ChangeCounts, changed: Bool) {
+        let name = SQLValue.text(source.name)
+        let old = try db.query("SELECT name, balance FROM accounts WHERE source = ?", [name]) {
+            (name: $0.text(0) ?? "", balance: $0.double(1))
+        }.first
+        let headerChanged = old?.name != account.name || old?.balance != account.balance
+        if headerChanged {
+            let after = JSONValue.object([("name", .string(account.name)), ("balance", .double(account.balance))])
+            let before = old.map { JSONValue.object([("name", .string($0.name)), ("balance", .double($0.balance))]) }
+            try log("account", source.name, old == nil ? "inserted" : "updated", before: before, after: after)
+        }
+        if headerChanged || merging {
+            try db.run("""
+                INSERT INTO accounts (source, name, balance, seen_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (source) DO UPDATE SET name = excluded.name, balance = excluded.balance, seen_at = excluded.seen_at
+                """, [name, .text(account.name), .double(account.balance), .text(now)])
+        }
+
+        let counts = try reconcileTransactions(account.transactions, cached: try readCachedTransactions())
+        return (counts, headerChanged || counts.total > 0)
+    }
+
     /// The source's cached transactions in table order, keys and values only: what the merge
-    /// join compares the response with. Nil for a jokes source.
-    func readCachedTransactions() throws -> [StoredTransaction]? {
-        guard source.kind.storage == .account else { return nil }
+    /// join compares the response with.
+    func readCachedTransactions() throws -> [StoredTransaction] {
         let scan = try db.cachedStatement("""
             SELECT date, vendor, ordinal, type, amount FROM transactions WHERE source = ?1 ORDER BY date, vendor, ordinal
             """)
@@ -106,19 +128,47 @@ extension Reconciler {
     /// then response order, which also numbers repeats of a date and vendor. Upstream usually
     /// sends rows by date already; then nothing is sorted.
     static func tableOrder(_ items: [UpstreamTransaction]) -> [Keyed] {
-        var order = (0..<items.count).map { Keyed(index: Int32($0), ordinal: 0) }
         let sorted = items.indices.dropFirst().allSatisfy { compareKeys(items[$0 - 1], items[$0]) <= 0 }
-        if !sorted {
-            order.sort { a, b in
-                let byKey = compareKeys(items[Int(a.index)], items[Int(b.index)])
-                return byKey != 0 ? byKey < 0 : a.index < b.index
-            }
-        }
+        var order = sorted ? (0..<items.count).map { Keyed(index: Int32($0), ordinal: 0) } : sortedByKey(items)
         for position in order.indices.dropFirst()
         where compareKeys(items[Int(order[position - 1].index)], items[Int(order[position].index)]) == 0 {
             order[position].ordinal = order[position - 1].ordinal + 1
         }
         return order
+    }
+
+    /// The response sorted by date, vendor bytes and response order, comparing integers only:
+    /// each distinct vendor is ranked by its bytes once, so a million rows in random order sort
+    /// without a string comparison in the sort itself.
+    private static func sortedByKey(_ items: [UpstreamTransaction]) -> [Keyed] {
+        var ranks: [VendorBytes: UInt32] = [:]
+        for item in items { ranks[VendorBytes(text: item.vendor), default: 0] = 0 }
+        for (rank, vendor) in ranks.keys.sorted(by: { compareBytes($0.text, $1.text) < 0 }).enumerated() {
+            ranks[vendor] = UInt32(rank)
+        }
+        var keys = items.indices.map { index in
+            SortKey(date: items[index].date.digits,
+                    vendorAndIndex: UInt64(ranks[VendorBytes(text: items[index].vendor)]!) << 32 | UInt64(index))
+        }
+        keys.sort { ($0.date, $0.vendorAndIndex) < ($1.date, $1.vendorAndIndex) }
+        return keys.map { Keyed(index: Int32(truncatingIfNeeded: $0.vendorAndIndex), ordinal: 0) }
+    }
+
+    private struct SortKey {
+        var date: Int64
+        /// The vendor's rank in the high half, the response position in the low half.
+        var vendorAndIndex: UInt64
+    }
+
+    /// A vendor compared and hashed by its UTF-8 bytes, as SQLite compares text (a String's own
+    /// equality is Unicode-canonical: two spellings of "é" would be one vendor to it).
+    private struct VendorBytes: Hashable {
+        let text: String
+        static func == (a: VendorBytes, b: VendorBytes) -> Bool { compareBytes(a.text, b.text) == 0 }
+        func hash(into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// Orders two response rows by date, then vendor bytes: negative, zero or positive.

@@ -98,6 +98,13 @@ public enum SyncMode: String, Sendable, CaseIterable {
 }
 
 /// A named upstream URL of one kind, as stored in the `sources` table.
+/// The kinds of upstream this tool understands: the two it was made for, any JSON API described
+/// by a `RecordLayout`, and CSV tables. What each is lives in its folder under `Kinds/`, and the
+/// registry there (`Kinds/SourceKind.swift`) is the one place that switches on it.
+public enum SourceKind: String, Sendable, CaseIterable {
+    case account, jokes, json, csv
+}
+
 public struct Source: Sendable, Equatable {
     public static let defaultTTL = 15 * 60
     public static let allowedSchemes: Set<String> = ["http", "https", "file"]

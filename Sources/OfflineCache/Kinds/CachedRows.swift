@@ -1,0 +1,33 @@
+/// What the cache holds for one source.
+public enum CachedRows: Sendable, Equatable {
+    case account(CachedAccount?, [CachedTransaction])
+    case jokes([CachedJoke])
+    /// The view's field columns, in order, and the records, by key.
+    case records(columns: [String], [CachedRecord])
+
+    public var count: Int {
+        switch self {
+        case .account(_, let rows): rows.count
+        case .jokes(let rows): rows.count
+        case .records(_, let rows): rows.count
+        }
+    }
+
+    /// How long ago upstream last confirmed each row, in seconds.
+    package var ages: [Int] {
+        switch self {
+        case .account(_, let rows): rows.map(\.ageSeconds)
+        case .jokes(let rows): rows.map(\.ageSeconds)
+        case .records(_, let rows): rows.map(\.ageSeconds)
+        }
+    }
+
+    /// Each row's id: a transaction's id, a joke's id as text, a record's key.
+    package var ids: [String] {
+        switch self {
+        case .account(_, let rows): rows.map(\.id)
+        case .jokes(let rows): rows.map { String($0.id) }
+        case .records(_, let rows): rows.map(\.key)
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/// `jokes`, by id.
+struct JokesStorage: StorageDefinition {
+    var rowTable: String { "jokes" }
+    var cachedTables: [String] { ["jokes"] }
+    var rowNoun: String { "jokes" }
+    var keepsRecords: Bool { false }
+
+    var views: [ViewDefinition] {
+        [
+            ViewDefinition("cached_jokes", reads: ["jokes", "sources", "sync_state"], """
+                SELECT id, type, setup, punchline, source, \(ViewDefinition.staleness)
+                FROM (SELECT j.id, j.type, j.setup, j.punchline, j.source, s.ttl_s,
+                             max(j.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+                      FROM jokes j
+                      JOIN sources s ON s.name = j.source
+                      LEFT JOIN sync_state st ON st.source = j.source)
+                """),
+        ]
+    }
+
+    private static let columns = "id, type, setup, punchline, source, seen_at, age_s, stale"
+
+    /// The jokes by id.
+    func rows(_ db: Connection, source: String, staleOnly: Bool, limit: Int?) throws -> CachedRows {
+        .jokes(try db.query(try rowsQuery(db, source: source, staleOnly: staleOnly, asRecords: false),
+                            [.text(source), .int(Int64(limit ?? -1))]) {
+            CachedJoke(id: $0.int(0), type: $0.text(1) ?? "", setup: $0.text(2) ?? "",
+                       punchline: $0.text(3) ?? "", source: $0.text(4) ?? "", seenAt: $0.text(5) ?? "",
+                       ageSeconds: $0.int(6), stale: $0.int(7) != 0)
+        })
+    }
+
+    func rowsQuery(_ db: Connection, source: String, staleOnly: Bool, asRecords: Bool) throws -> String {
+        "SELECT \(Self.columns) FROM cached_jokes WHERE source = ?1 \(staleOnly ? "AND stale = 1" : "") ORDER BY id LIMIT ?2"
+    }
+
+    func viewColumns(_ db: Connection, source: String) throws -> [String] {
+        Self.columns.split(separator: ", ").map(String.init)
+    }
+}
+
+/// A cached joke as the `cached_jokes` view presents it.
+public struct CachedJoke: Sendable, Equatable {
+    public var id: Int
+    public var type: String
+    public var setup: String
+    public var punchline: String
+    public var source: String
+    public var seenAt: String
+    public var ageSeconds: Int
+    public var stale: Bool
+}

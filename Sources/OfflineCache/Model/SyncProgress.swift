@@ -1,0 +1,6 @@
+/// How a long sync advances, for a progress line.
+public enum SyncProgress: Sendable {
+    case downloading(bytes: Int, total: Int?)
+    case reconciling(rows: Int, total: Int)
+    case finished
+}

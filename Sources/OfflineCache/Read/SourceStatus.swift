@@ -1,0 +1,15 @@
+/// One source's state, as `cache status` shows it.
+public struct SourceStatus: Sendable {
+    public var source: Source
+    public var rows: Int
+    public var staleRows: Int
+    /// Never synced, or the last success is older than the TTL.
+    public var stale: Bool
+    public var lastSuccessAt: String?
+    public var lastAttemptAt: String?
+    public var lastOutcome: String?
+    public var lastError: String?
+    public var nextAttemptAt: String?
+    /// Seconds since the last success.
+    public var ageSeconds: Int?
+}

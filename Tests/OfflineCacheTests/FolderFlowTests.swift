@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+/// The folders of each module are layers, and code uses only its own layer and those below it:
+/// a file that names a type declared in a folder above its own breaks the rule. The layers are
+/// listed here and in the README's layout section; a new folder must be placed in the list.
+@Suite(.computing) struct FolderFlowTests {
+    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources")
+
+    /// Bottom first. "." is the files directly in the module's folder.
+    static let layers: [String: [String]] = [
+        "OfflineCache": ["Support", "Model", "HTTP", "JSON", "SQLite", "Kinds", "Store", "Sync", "Read", "Inspect"],
+        "CacheCLI": ["Interface", "Output", "Refresh", "Commands", "."],
+    ]
+
+    @Test(arguments: ["OfflineCache", "CacheCLI"])
+    func noFolderUsesOneAboveIt(module: String) throws {
+        let root = Self.sources.appendingPathComponent(module)
+        let paths = (FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? [])
+            .filter { $0.hasSuffix(".swift") }
+        let files = try paths.map { path in
+            SwiftFile(path: path, text: try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8))
+        }
+        let layers = try #require(Self.layers[module])
+        let unplaced = Set(files.map(\.folder)).subtracting(layers)
+        #expect(unplaced.isEmpty, "folders not placed in a layer: \(unplaced.sorted())")
+        #expect(files.count > 10)
+        let found = Self.violations(files, layers: layers)
+        #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    }
+
+    /// The check itself finds a use of a type from a layer above, and only that.
+    @Test func theCheckFindsAnUpwardUse() {
+        let files = [
+            SwiftFile(path: "Low/A.swift", text: "struct Low {}\n// High, in a comment, is not a use\nlet x = Low(), y = \"High, in text\", z = raiseHigh()\n"),
+            SwiftFile(path: "High/B.swift", text: "public struct High { let low: Low }\n"),
+            SwiftFile(path: "Low/C.swift", text: "extension Low {\n    func up() -> High { High(low: self) }\n}\n"),
+            SwiftFile(path: "Low/D.swift", text: "let sql = \"\"\"\n    SELECT High FROM t WHERE \\(High.column) = 1\n    \"\"\"\n"),
+        ]
+        #expect(Self.violations(files, layers: ["Low", "High"]) == ["Low/C.swift:2 uses High (High)", "Low/D.swift:2 uses High (High)"])
+    }
+
+    struct SwiftFile {
+        var path: String
+        var text: String
+        var folder: String { path.contains("/") ? String(path.prefix { $0 != "/" }) : "." }
+    }
+
+    /// Each use of a type declared (at the top level of a file) in a folder above the file's own.
+    static func violations(_ files: [SwiftFile], layers: [String]) -> [String] {
+        let declaration = #/^(?:(?:public|package|internal|fileprivate|private|final|indirect)\s+)*(?:struct|enum|class|protocol|actor|typealias)\s+([A-Z]\w*)/#
+        var level: [String: (folder: String, level: Int)] = [:]
+        for file in files {
+            guard let fileLevel = layers.firstIndex(of: file.folder) else { continue }
+            for line in file.text.split(separator: "\n") {
+                if let match = line.firstMatch(of: declaration) {
+                    let name = String(match.1)
+                    if (level[name]?.level ?? .max) > fileLevel { level[name] = (file.folder, fileLevel) }
+                }
+            }
+        }
+        var found: [String] = []
+        for file in files.sorted(by: { $0.path < $1.path }) {
+            guard let fileLevel = layers.firstIndex(of: file.folder) else { continue }
+            for (number, code) in codeLines(file.text).enumerated() {
+                var named = Set<String>()
+                for word in code.matches(of: #/[A-Za-z_]\w*/#) where word.output.first!.isUppercase {
+                    let name = String(word.output)
+                    if let owner = level[name], owner.level > fileLevel, named.insert(name).inserted {
+                        found.append("\(file.path):\(number + 1) uses \(name) (\(owner.folder))")
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    /// Each line's code: without comments, and of string literals (SQL, messages) only what
+    /// they interpolate.
+    static func codeLines(_ text: String) -> [String] {
+        var inMultiline = false
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            var code = "", inString = inMultiline, index = line.startIndex
+            while index < line.endIndex {
+                let rest = line[index...]
+                if rest.hasPrefix("\"\"\"") {
+                    inString.toggle(); inMultiline.toggle()
+                    index = line.index(index, offsetBy: 3)
+                } else if inString, rest.hasPrefix("\\(") {
+                    // An interpolation is code, up to its closing parenthesis.
+                    var depth = 0
+                    index = line.index(after: index)
+                    while index < line.endIndex {
+                        if line[index] == "(" { depth += 1 }
+                        if line[index] == ")" { depth -= 1 }
+                        code.append(line[index])
+                        index = line.index(after: index)
+                        if depth == 0 { break }
+                    }
+                } else if inString, rest.hasPrefix("\\") {
+                    index = line.index(index, offsetBy: min(2, rest.count))
+                } else if rest.hasPrefix("\"") {
+                    if !inMultiline { inString.toggle() }
+                    index = line.index(after: index)
+                } else if !inString, rest.hasPrefix("//") {
+                    break
+                } else {
+                    if !inString { code.append(line[index]) }
+                    index = line.index(after: index)
+                }
+            }
+            return code
+        }
+    }
+}
