@@ -9,6 +9,7 @@ line or at run time, so tests can drive every failure path over real HTTP:
                 [--tls-cert PEM --tls-key PEM]
 
     KIND: malformed | truncated | reset | plain | html | wrong-types | envelope-error | null-body | drip
+          | announce (a Content-Length of {"announce": N} bytes, default 100 GiB, that the body never reaches)
     (reset: half the body with no length announced, then the connection reset)
 
 Run-time control (JSON bodies), used by the tests:
@@ -220,7 +221,7 @@ def make_handler(state):
                     if value.get("reset"):
                         state.faults = {}
                     for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after",
-                                "gzip", "silent_once", "always_304", "fail_page"):
+                                "gzip", "silent_once", "always_304", "fail_page", "announce"):
                         if key in value:
                             state.faults[key] = value[key]
                     return self.send_json(state.faults)
@@ -391,6 +392,9 @@ def make_handler(state):
             if fault == "truncated":
                 data = text.encode()
                 return self.send(200, data[: len(data) // 2], declared_length=len(data))
+            if fault == "announce":
+                # A Content-Length the body never reaches ({"announce": N} bytes), then close.
+                return self.send(200, text, declared_length=int(state.faults.get("announce") or 107374182400))
             if fault == "drip":
                 return self.send(200, text, drip=True)
             if fault == "reset":

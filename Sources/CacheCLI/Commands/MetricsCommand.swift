@@ -53,7 +53,7 @@ enum MetricsCommand {
         gauge("last_sync_bytes", "Body bytes of the source's last sync.") { $0.lastSyncBytes.map(Double.init) }
         gauge("last_http_status", "HTTP status of the source's last sync.") { $0.lastHTTPStatus.map(Double.init) }
         family("sync_runs_total", "counter", "Sync runs recorded, by outcome.", metrics.flatMap { m in
-            ["updated", "unchanged", "failed", "skipped"].map { outcome in
+            ["updated", "unchanged", "failed", "held", "skipped"].map { outcome in
                 (label("source", m.status.source.name) + "," + label("outcome", outcome), Double(m.runsByOutcome[outcome] ?? 0))
             }
         })

@@ -7,14 +7,19 @@ enum StatusCommand {
     static let tooOld: Int32 = 1
 
     static func run(_ options: Command.Status, _ context: Context) throws -> Int32 {
-        // No database yet: no sources, the same as an empty one (nothing is created).
-        var statuses = try context.openForReadingIfPresent().map { try CacheReader($0).status() } ?? []
+        // No database yet: no sources, the same as an empty one (nothing is created). Except for
+        // a monitor's check, which must not pass on a path that holds no cache.
+        let database = try context.openForReadingIfPresent()
+        if database == nil && options.maxAge != nil { throw CacheError.noDatabase(path: context.databasePath) }
+        var statuses = try database.map { try CacheReader($0).status() } ?? []
         if !options.names.isEmpty {
             let known = Set(statuses.map(\.source.name))
             if let unknown = options.names.first(where: { !known.contains($0) }) { throw CacheError.noSuchSource(unknown) }
             statuses = statuses.filter { options.names.contains($0.source.name) }
         }
-        if let maxAge = options.maxAge { return check(statuses, maxAge: maxAge, json: options.json, context.console) }
+        if let maxAge = options.maxAge {
+            return check(statuses, maxAge: maxAge, json: options.json, database: context.databasePath, context.console)
+        }
         let console = context.console
         if options.json {
             console.out(JSONValue.lines(statuses.map { status in
@@ -28,12 +33,13 @@ enum StatusCommand {
                     ("last_outcome", .optional(status.lastOutcome)),
                     ("last_error", .optional(status.lastError)),
                     ("next_attempt_at", .optional(status.nextAttemptAt)),
+                    ("database", .string(context.databasePath)),
                 ])
             }))
             return ExitCode.success
         }
         if statuses.isEmpty {
-            console.err("No sources yet. Add one with 'cache sources add'.")
+            console.err("No sources yet in \(context.databasePath). Add one with 'cache sources add'.")
             return ExitCode.success
         }
         // The README's status table (its columns are checked against it).
@@ -52,13 +58,26 @@ enum StatusCommand {
         for status in statuses where status.lastOutcome == "failed" {
             console.out("\(status.source.name): last error: \(TerminalSafe.escapeControl(status.lastError ?? "unknown"))\n")
         }
+        for status in statuses where status.lastOutcome == "held" {
+            console.out("\(status.source.name): \(TerminalSafe.escapeControl(status.lastError ?? "held by the removal guard"))\n")
+        }
+        // Which cache this is: on stderr, so the table stays the whole of stdout.
+        let line = "database: \(context.databasePath)"
+        console.err(console.terminalColumns.map { DisplayWidth.fit(line, $0) } ?? line)
         return ExitCode.success
     }
 
     /// `status --max-age DUR`, for monitors: every source (or those named) must have succeeded
     /// within DUR, or within its own `--alert-after`. One quiet line when all have; otherwise a
     /// line for each that has not, saying since when, and exit 1.
-    static func check(_ statuses: [SourceStatus], maxAge: Int, json: Bool, _ console: Console) -> Int32 {
+    /// No source at all fails the check too: a monitor pointed at the wrong path or user would
+    /// otherwise stay green forever.
+    static func check(_ statuses: [SourceStatus], maxAge: Int, json: Bool, database: String, _ console: Console) -> Int32 {
+        guard !statuses.isEmpty else {
+            if json { console.out("[]\n") }
+            console.err("cache: no sources in \(database): nothing is kept fresh, so nothing passes the check")
+            return tooOld
+        }
         let verdicts = statuses.map { status -> (status: SourceStatus, limit: Int, ok: Bool) in
             let limit = status.source.alertAfterSeconds ?? maxAge
             // To the millisecond, not the whole seconds `status` shows.

@@ -75,6 +75,7 @@ enum SyncCommand {
         case .unchanged: return "\(report.source): unchanged in \(report.durationMs) ms"
         case .skipped: return "\(report.source): skipped (\(report.note ?? "not due"))"
         case .failed: return "\(report.source): failed: \(report.errorText ?? "unknown error")"
+        case .held: return "\(report.source): \(report.errorText ?? "held")"
         case .planned: return planText(for: report)
         }
     }

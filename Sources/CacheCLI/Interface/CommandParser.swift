@@ -348,7 +348,9 @@ enum CommandParser {
                 throw invalid(tokenEnv, "--token-env", "an environment variable name", name)
             }
             if let text = args.value("--max-bytes") {
-                guard let value = Int(text), value > 0 else { throw invalid(text, "--max-bytes", "a positive number of bytes", name) }
+                guard let value = Int(text), (1...FetchRequest.largestMaxBytes).contains(value) else {
+                    throw invalid(text, "--max-bytes", "a number of bytes from 1 to \(FetchRequest.largestMaxBytes) (16 GiB)", name)
+                }
                 maxBytes = value
             }
             if let path = args.value("--ca-cert") {
@@ -410,8 +412,22 @@ enum CommandParser {
             return "credentials in the URL are not stored; pass a token with --token-env VAR or a --header"
         }
         if (parts.host ?? "").isEmpty { return "it has no host" }
-        if let port = parts.port, !(1...65535).contains(port) { return "port \(port) is out of range (1-65535)" }
+        if let port = portText(url.absoluteString), !(Int(port).map { (1...65535).contains($0) } ?? false) {
+            return "port \(port) is out of range (1-65535)"
+        }
         return nil
+    }
+
+    /// The port as written in the URL's authority, if one is: read from the text, because a
+    /// number too large for an integer parses as no port at all.
+    static func portText(_ url: String) -> String? {
+        guard let start = url.firstRange(of: "://")?.upperBound else { return nil }
+        var authority = url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if let bracket = authority.lastIndex(of: "]") { authority = authority[authority.index(after: bracket)...] }
+        guard let colon = authority.lastIndex(of: ":") else { return nil }
+        let port = authority[authority.index(after: colon)...]
+        return port.isEmpty ? nil : String(port)
     }
 
 }

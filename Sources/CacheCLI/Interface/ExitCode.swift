@@ -43,7 +43,7 @@ enum ExitCode {
             default: return dataError
             }
         case .badData, .envelope, .tooLarge, .tooManyRedirects: return dataError
-        case .unsafeScheme, .badURL, .missingToken, .badToken, .caFile: return configuration
+        case .unsafeScheme, .badURL, .missingToken, .badToken, .caFile, .notAFile: return configuration
         case .noFile: return noInput
         }
     }

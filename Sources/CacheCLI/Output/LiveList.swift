@@ -137,6 +137,10 @@ extension LiveList {
     /// What a refresh that landed (or did not) failed with; nil when it did not fail.
     static func failureText(_ landing: RefreshWatcher.Landing?) -> String? {
         guard let landing else { return "the refresh ended without a result" }
-        return landing.outcome == .failed ? (landing.error ?? "unknown error") : nil
+        switch landing.outcome {
+        case .failed: return landing.error ?? "unknown error"
+        case .held: return landing.error ?? "held by the removal guard"
+        case .updated, .unchanged, .skipped, .planned: return nil
+        }
     }
 }

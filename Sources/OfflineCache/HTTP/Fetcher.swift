@@ -23,6 +23,9 @@ public struct FetchRequest: Sendable {
     /// The connect timeout.
     public static let connectTimeout: Double = 10
     public static let defaultMaxBytes = 64 << 20
+    /// The largest cap a source may set: 16 GiB. A sync holds the whole body in memory while it
+    /// checks it, so a cap past any machine's memory protects nothing.
+    public static let largestMaxBytes = 16 << 30
 
     public init(url: URL, headers: [Source.Header] = [], timeout: Double = FetchRequest.defaultTimeout,
                 deadline: ContinuousClock.Instant? = nil, maxBytes: Int = FetchRequest.defaultMaxBytes,
@@ -76,17 +79,28 @@ public struct Fetcher: Fetching {
         }
     }
 
+    /// Reads a regular file, under the cap and the sync's deadline. Anything else (a FIFO, a
+    /// device such as /dev/stdin, a folder) is refused before a byte is read: reading one could
+    /// wait forever. Opened without blocking, so even a FIFO with no writer is only looked at.
     private func readFile(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
         let path = request.url.path
         let display = Source.redacted(request.url)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw .noFile(path: path) }
         defer { close(descriptor) }
-        // Read one byte past the cap so an oversized file is refused without loading it whole.
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .noFile(path: path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notAFile(path: path, what: Self.fileType(info.st_mode)) }
+        guard Int(info.st_size) <= request.maxBytes else { throw .tooLarge(limit: request.maxBytes) }
         var data = Data()
+        data.reserveCapacity(Int(info.st_size))
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // One byte past the cap is read, so a file that grew while read is still refused;
+        // `room` never passes the cap, so nothing overflows however large the cap is.
         while data.count <= request.maxBytes {
-            let count = read(descriptor, &chunk, min(chunk.count, request.maxBytes + 1 - data.count))
+            guard ContinuousClock.now < request.deadline else { throw .timedOut(url: display, seconds: request.timeout) }
+            let room = request.maxBytes - data.count
+            let count = read(descriptor, &chunk, room < chunk.count ? room + 1 : chunk.count)
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else { throw .unreachable(url: display, reason: String(cString: strerror(errno))) }
             if count == 0 { break }
@@ -94,6 +108,17 @@ public struct Fetcher: Fetching {
         }
         guard data.count <= request.maxBytes else { throw .tooLarge(limit: request.maxBytes) }
         return FetchResponse(status: 200, body: data)
+    }
+
+    private static func fileType(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFDIR: "a folder"
+        case S_IFSOCK: "a socket"
+        default: "something else"
+        }
     }
 }
 

@@ -267,7 +267,10 @@ final class Transfer {
                     stopped = .tooLarge(limit: request.maxBytes)
                     return false
                 }
-                body.reserveCapacity(contentLength)
+                // Room for what the peer announced, up to a bound: a length is a claim, not bytes,
+                // and a claim of 100 GB under a large cap must not be allocated. Past it the
+                // buffer grows as bytes arrive.
+                body.reserveCapacity(min(contentLength, Self.trustedLength))
             } else if body.isEmpty {
                 // Length unknown (compressed, chunked, close-delimited): room for the cap, up to
                 // 256 MiB, reserved once. Untouched pages cost no memory, and growing by doubling
@@ -287,6 +290,9 @@ final class Transfer {
         return true
     }
 
+    /// The most an announced Content-Length reserves before any byte arrives.
+    static let trustedLength = 64 << 20
+
     /// Decoded body bytes as they arrive; a redirect's body is dropped.
     private static let onBody: cache_curl_data_callback = { bytes, size, count, context in
         let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
@@ -298,7 +304,7 @@ final class Transfer {
         // An error answer's body is never read by anyone: keep none of it, and never let its
         // size turn a retryable 503 into "too large".
         guard (200..<300).contains(status) else { return true }
-        guard body.count + bytes.count <= request.maxBytes else {
+        guard bytes.count <= request.maxBytes - body.count else {  // body.count never exceeds the cap: no overflow
             stopped = .tooLarge(limit: request.maxBytes)
             return false
         }

@@ -27,6 +27,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case caFile(path: String, reason: String)
     /// A `file:` source whose file is missing or unreadable: asking again will not help.
     case noFile(path: String)
+    /// A `file:` source naming a FIFO, a device, a folder: only regular files are read.
+    case notAFile(path: String, what: String)
     case missingToken(variable: String)
     /// The token variable's value holds a control character (a CR from a CRLF file, say).
     case badToken(variable: String)
@@ -70,6 +72,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .unsafeScheme(scheme): "refused URL scheme '\(scheme)' (use http, https or file)"
         case let .badURL(reason): "unusable URL: \(reason)"
         case let .noFile(path): "no readable file at \(path)"
+        case let .notAFile(path, what): "refused \(path): it is \(what), not a regular file"
         case let .caFile(path, reason): "cannot use the CA file \(path): \(reason)"
         case let .missingToken(variable): "the token variable \(variable) is not set"
         case let .badToken(variable): "the token variable \(variable) holds a control character (a stray CR from a CRLF file?)"

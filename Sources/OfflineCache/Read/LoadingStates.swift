@@ -84,7 +84,7 @@ public struct CacheClient: Sendable {
                 // Another process's refresh is in flight: wait for it to land.
                 while !cancelled() {
                     if let landing = try watcher.landing() {
-                        if landing.outcome == .failed { error = RefreshError(message: landing.error ?? "refresh failed") }
+                        if landing.outcome == .failed || landing.outcome == .held { error = RefreshError(message: landing.error ?? "refresh failed") }
                         break
                     }
                     if try !watcher.refreshInFlight() { break }

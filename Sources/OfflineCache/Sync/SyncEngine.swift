@@ -230,7 +230,7 @@ public struct SyncEngine {
             options.progress?(.finished)
             run.report.counts = ChangeCounts()
             run.report.failure = .held(source: source.name, reason: held.reason)
-            recordFailure(&run, state: state, options: options, retryAfter: nil)
+            recordHeld(&run)
         } catch let replaced as CacheError {
             // Nothing is recorded: the source this run belonged to is gone.
             options.progress?(.finished)
@@ -278,7 +278,7 @@ public struct SyncEngine {
             headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
         }
         return FetchRequest(url: source.url, headers: headers, timeout: timeout, deadline: deadline,
-                            maxBytes: source.maxBytes ?? FetchRequest.defaultMaxBytes, caCert: source.caCert)
+                            maxBytes: min(source.maxBytes ?? FetchRequest.defaultMaxBytes, FetchRequest.largestMaxBytes), caCert: source.caCert)
     }
 
     private func hasCachedRows(_ source: Source) throws -> Bool {
@@ -329,6 +329,21 @@ public struct SyncEngine {
                 WHERE source = ?
                 """, [.text(Timestamp.format(now)), .optionalText(finished.report.errorText), .int(failures),
                       .text(next), .text(finished.report.source)])
+        }
+    }
+
+    /// A held sync is recorded as such, with no backoff: upstream answered, and asking again
+    /// later changes nothing until a person accepts the removals. Nor does it count as a failure.
+    private func recordHeld(_ run: inout Run) {
+        run.report.outcome = .held
+        let finished = run
+        let now = Timestamp.now()
+        try? db.inTransaction {
+            try record(finished, finishedAt: now)
+            try db.run("""
+                UPDATE sync_state SET last_attempt_at = ?, last_outcome = 'held', last_error = ?, next_attempt_at = NULL
+                WHERE source = ?
+                """, [.text(now), .optionalText(finished.report.errorText), .text(finished.report.source)])
         }
     }
 

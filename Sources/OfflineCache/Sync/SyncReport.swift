@@ -2,6 +2,9 @@
 public struct SyncReport: Sendable {
     public enum Outcome: String, Sendable {
         case updated, unchanged, failed, skipped
+        /// The removal guard held it: nothing was written, and it waits for a person
+        /// (`--accept-removals`), not for time.
+        case held
         /// `sync --plan`: reconciled, reported and rolled back.
         case planned
     }

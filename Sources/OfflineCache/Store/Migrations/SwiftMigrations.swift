@@ -3,7 +3,36 @@ extension Migrator {
     /// sequence across both.
     package static let swiftMigrations: [Migration] = [
         Migration(id: 11, file: "0011_kinds_without_checks.swift", change: .swift(dropKindChecks)),
+        Migration(id: 12, file: "0012_held_runs.swift", change: .swift(heldRuns)),
     ]
+
+    /// A sync the removal guard held is its own outcome, `held`, not `failed`: it needs a person,
+    /// not waiting. Rebuilds `sync_runs` for its CHECK (run ids keep their sequence), and turns
+    /// the held runs recorded as failures (their error starts `held:`) into held ones.
+    static func heldRuns(_ db: Connection) throws {
+        try TableRebuild(db: db, table: "sync_runs", definition: """
+            CREATE TABLE sync_runs (
+                id          INTEGER PRIMARY KEY AUTOINCREMENT,
+                source      TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+                started_at  TEXT NOT NULL,
+                finished_at TEXT NOT NULL,
+                outcome     TEXT NOT NULL CHECK (outcome IN ('updated', 'unchanged', 'failed', 'held', 'skipped')),
+                inserted    INTEGER NOT NULL DEFAULT 0,
+                updated     INTEGER NOT NULL DEFAULT 0,
+                deleted     INTEGER NOT NULL DEFAULT 0,
+                http_status INTEGER,
+                bytes       INTEGER,
+                error       TEXT,
+                note        TEXT,
+                attempts    INTEGER NOT NULL DEFAULT 0
+            ) STRICT
+            """, indexes: [
+                "CREATE INDEX sync_runs_by_source ON sync_runs (source, id)",
+                "CREATE INDEX sync_runs_by_time ON sync_runs (finished_at)",
+            ]).run()
+        try db.execute("UPDATE sync_runs SET outcome = 'held' WHERE outcome = 'failed' AND error LIKE 'held:%'")
+        try db.execute("UPDATE sync_state SET last_outcome = 'held' WHERE last_outcome = 'failed' AND last_error LIKE 'held:%'")
+    }
 
     /// The kinds of source live in Swift (`SourceKind`): the tables stop listing them in CHECKs,
     /// so a new kind needs no migration. Rebuilds `sources`, `changes` and `loads`; `sources`
@@ -84,8 +113,17 @@ struct TableRebuild {
                                             [.text(table)]) == 1
         let rowid = withoutRowID ? "" : "rowid, "
         try db.execute("INSERT INTO \(RecordView.quoted(temporary)) (\(rowid)\(copied)) SELECT \(rowid)\(copied) FROM \(RecordView.quoted(table))")
+        // An AUTOINCREMENT table's sequence goes with it when it is dropped: carry it over, so
+        // ids never repeat (the newest rows may be gone).
+        let hasSequences = try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_sequence'") == 1
+        let sequence = hasSequences ? try db.scalarInt("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text(table)]) : nil
         try db.execute("DROP TABLE \(RecordView.quoted(table))")
         try db.execute("ALTER TABLE \(RecordView.quoted(temporary)) RENAME TO \(RecordView.quoted(table))")
+        if let sequence {
+            try db.run("DELETE FROM sqlite_sequence WHERE name = ?", [.text(table)])
+            try db.run("INSERT INTO sqlite_sequence (name, seq) SELECT ?1, max(?2, coalesce(max(rowid), 0)) FROM \(RecordView.quoted(table))",
+                       [.text(table), .int(Int64(sequence))])
+        }
         for index in indexes { try db.execute(index) }
     }
 }

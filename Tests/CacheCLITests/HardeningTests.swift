@@ -1,0 +1,189 @@
+import Foundation
+import OfflineCache
+import Testing
+
+/// What a hostile pass found (issue 21), each through the built binary: sizes a peer or a
+/// setting picks, file sources that are not files, and the rest.
+@Suite(.gated) struct HardeningTests {
+    func bank(_ upstream: LoopbackUpstream, _ box: Sandbox, _ extra: [String] = []) async throws {
+        let added = try await box.cache(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"] + extra)
+        #expect(added.status == 0, "\(added.stderr)")
+    }
+
+    func runs(_ box: Sandbox) throws -> [String] {
+        try rows(box.database, "SELECT outcome FROM sync_runs ORDER BY id").compactMap { $0["outcome"] }
+    }
+
+    /// A cap past what any machine holds is refused when it is set, and one stored before the
+    /// bound (or written by hand) is held to it when a sync reads it.
+    @Test func maxBytesIsBoundedWhereItIsSet() async throws {
+        let box = try Sandbox()
+        for huge in ["1000000000000", "9223372036854775807", "99999999999999999999999"] {
+            let added = try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:1/account",
+                                            "--max-bytes", huge)
+            #expect(added.status == 64, "\(huge): \(added.stderr)")
+            #expect(added.stderr.contains("from 1 to 17179869184 (16 GiB)"), "\(added.stderr)")
+        }
+        #expect(try await box.cache("sources", "list").stdout.contains("No sources") || !FileManager.default.fileExists(atPath: box.database))
+        // 16 GiB itself is accepted, by add and by set.
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:1/account",
+                                    "--max-bytes", "17179869184").status == 0)
+        #expect(try await box.cache("sources", "set", "bank", "--max-bytes", "17179869185").status == 64)
+    }
+
+    /// A file source whose cap is the largest integer (written before the bound) syncs: the
+    /// read's arithmetic cannot overflow (it once crashed on `maxBytes + 1`).
+    @Test func aFileSourceWithTheLargestStoredCapSyncs() async throws {
+        let box = try Sandbox()
+        let file = box.folder + "/jokes.json"
+        try Data(#"[{"id": 1, "type": "general", "setup": "Why?", "punchline": "Because."}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", "file://" + file).status == 0)
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET max_bytes = 9223372036854775807"])
+        let synced = try await box.cache("sync", "jokes")
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM jokes").first?["n"] == "1")
+    }
+
+    /// A peer announcing 100 GiB under a cap stored as a terabyte: the cap is held to 16 GiB, so
+    /// the body is refused unread (bad data, 65) and recorded; announcing 15 GiB under a 16 GiB
+    /// cap reserves no more than a bound and ends as a truncated body (75). Neither crashes.
+    @Test func anAnnouncedLengthIsNeverAllocated() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box, ["--max-bytes", "17179869184"])
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET max_bytes = 1000000000000"])
+        try upstream.control(["fault": "announce", "announce": 107_374_182_400])
+        let refused = try await box.cache("sync", "bank")
+        #expect(refused.status == 65, "\(refused.status): \(refused.stderr)")
+        #expect(refused.stderr.contains("body larger than the 17179869184-byte cap"), "\(refused.stderr)")
+
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET max_bytes = 17179869184"])
+        try upstream.control(["fault": "announce", "announce": 16_106_127_360])
+        // Under a 4 GiB address-space limit, as on a smaller machine: reserving the 15 GiB
+        // announced would fail there and crash the sync.
+        let cut = try await box.run("/usr/bin/prlimit", ["--as=4294967296", Paths.cacheBinary, "sync", "bank", "--timeout", "10"],
+                                    environment: ["CACHE_DB": box.database])
+        #expect(cut.status == 75, "\(cut.status): \(cut.stderr)")
+        #expect(cut.stderr.contains("truncated body"), "\(cut.stderr)")
+        #expect(try runs(box) == ["failed", "failed"])
+        // Nothing left half-done: the lease is free and the next sync runs.
+        try upstream.control(["reset": true])
+        let again = try await box.cache("sync", "bank")
+        #expect(again.status == 0, "\(again.stderr)")
+    }
+
+    /// A port given as a huge integer is out of range, not a port of 0 or nil.
+    @Test func aHugePortIsRefusedWhenTheSourceIsAdded() async throws {
+        let box = try Sandbox()
+        let added = try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:99999999999999999999/account")
+        #expect(added.status == 64, "\(added.stderr)")
+        #expect(added.stderr.contains("port"), "\(added.stderr)")
+    }
+
+    /// A FIFO, a device and a folder are refused before a byte is read: reading one could wait
+    /// forever, past any deadline.
+    @Test func aFileSourceReadsRegularFilesOnly() async throws {
+        let box = try Sandbox()
+        let fifo = box.folder + "/pipe"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for (name, path, what) in [("fifo", fifo, "a FIFO"), ("stdin", "/dev/stdin", "character device"),
+                                   ("folder", box.folder, "a folder")] {
+            #expect(try await box.cache("sources", "add", name, "--kind", "jokes", "--url", "file://" + path).status == 0)
+            let started = ContinuousClock.now
+            let synced = try await box.cache("sync", name, "--timeout", "20")
+            #expect(synced.status == 78, "\(name): \(synced.status) \(synced.stderr)")
+            #expect(synced.stderr.contains(what) && synced.stderr.contains("not a regular file"), "\(synced.stderr)")
+            #expect(ContinuousClock.now - started < .seconds(10), "\(name) waited")
+        }
+    }
+
+    /// A json source's next page at `file:///dev/stdin` is refused the same way, not read.
+    @Test func aNextPageOnStandardInputIsRefused() async throws {
+        let box = try Sandbox()
+        let first = box.folder + "/page1.json"
+        try Data(#"{"items": [{"id": 1}], "next": "file:///dev/stdin"}"#.utf8).write(to: URL(fileURLWithPath: first))
+        #expect(try await box.cache("sources", "add", "items", "--kind", "json", "--url", "file://" + first,
+                                    "--rows", "$.items", "--key", "id", "--next", "$.next").status == 0)
+        let synced = try await box.cache("sync", "items", "--timeout", "20")
+        #expect(synced.status == 78, "\(synced.status): \(synced.stderr)")
+        #expect(synced.stderr.contains("not a regular file"), "\(synced.stderr)")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM records").first?["n"] == "0")
+    }
+
+    /// A monitor's check never passes on nothing: no database at the path, or no sources in it.
+    @Test func theFreshnessCheckFailsWithNoDatabaseOrNoSources() async throws {
+        let box = try Sandbox()
+        let missing = try await box.cache("status", "--max-age", "1h")
+        #expect(missing.status == 66, "\(missing.status): \(missing.stderr)")
+        #expect(missing.stderr.contains("no database at \(box.database)"), "\(missing.stderr)")
+        #expect(!missing.stdout.contains("ok"))
+        #expect(!FileManager.default.fileExists(atPath: box.database), "the check created the database")
+
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", "http://127.0.0.1:1/jokes").status == 0)
+        #expect(try await box.cache("sources", "remove", "jokes", "--yes").status == 0)
+        for json in [false, true] {
+            let empty = try await box.cache(["status", "--max-age", "1h"] + (json ? ["--json"] : []))
+            #expect(empty.status == 1, "\(empty.status): \(empty.stderr)")
+            #expect(empty.stderr.contains("no sources in \(box.database)"), "\(empty.stderr)")
+            #expect(!empty.stdout.contains("ok:"))
+            if json { #expect(try empty.jsonArray().isEmpty) }
+        }
+        // Without --max-age an empty cache is not an error: it says so, naming the file.
+        let plain = try await box.cache("status")
+        #expect(plain.status == 0)
+        #expect(plain.stderr.contains("No sources yet in \(box.database)"), "\(plain.stderr)")
+    }
+
+    /// `status` says which database it read: on stderr after the table, and in each JSON object.
+    @Test func statusNamesTheDatabase() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box)
+        let table = try await box.cache("status")
+        #expect(table.status == 0)
+        #expect(table.stderr.contains("database: \(box.database)"), "\(table.stderr)")
+        #expect(!table.stdout.contains(box.database))
+        let json = try await box.cache("status", "--json").jsonArray()
+        #expect(json.first?["database"] as? String == box.database)
+    }
+
+    /// A sync the removal guard holds is `held`, not `failed`, everywhere it is reported, and sets
+    /// no backoff: it needs a person, not time.
+    @Test func aHeldSyncIsItsOwnOutcome() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box)
+        let transactions = (0..<10).map { ["type": 1, "vendor": "Shop \($0)", "amount": $0 + 1, "date": "2026-11-0\(1 + $0 % 9) 10:00:00"] as [String: Any] }
+        try upstream.setAccount(["name": "A", "currentBalance": 1, "transactions": transactions])
+        #expect(try await box.cache("sync", "bank").status == 0)
+        try upstream.setAccount(["name": "A", "currentBalance": 1, "transactions": Array(transactions.prefix(2))])
+
+        let held = try await box.cache("sync", "bank", "--json")
+        #expect(held.status == 65, "\(held.stderr)")
+        let report = try #require(try held.jsonArray().first)
+        #expect(report["outcome"] as? String == "held")
+        #expect((report["error"] as? String)?.contains("would remove 8 of 10") == true)
+        let human = try await box.cache("sync", "bank")
+        #expect(human.stderr.contains("bank: held: would remove 8 of 10"), "\(human.stderr)")
+        #expect(!human.stderr.contains("failed"), "\(human.stderr)")
+
+        #expect(try runs(box) == ["updated", "held", "held"])
+        let state = try #require(try rows(box.database, "SELECT last_outcome, failures, next_attempt_at FROM sync_state").first)
+        #expect(state["last_outcome"] == "held" && state["failures"] == "0" && state["next_attempt_at"] == "NULL", "\(state)")
+        let status = try await box.cache("status", "--json").jsonArray()
+        #expect(status.first?["last_outcome"] as? String == "held")
+        let table = try await box.cache("status")
+        #expect(table.stdout.contains("held") && table.stdout.contains("bank: held: would remove 8 of 10"), "\(table.stdout)")
+        let history = try await box.cache("history", "bank", "--json").jsonArray()
+        #expect(history.compactMap { $0["outcome"] as? String }.filter { $0 == "held" }.count == 2, "\(history)")
+        let metrics = try await box.cache("metrics").stdout
+        #expect(metrics.contains(#"cache_sync_runs_total{source="bank",outcome="held"} 2"#), "\(metrics)")
+        #expect(metrics.contains(#"cache_sync_runs_total{source="bank",outcome="failed"} 0"#))
+        #expect(metrics.contains(#"cache_consecutive_failures{source="bank"} 0"#))
+        // No backoff: cron's next `sync --if-stale` asks again (and is held again).
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET ttl_s = 1"])
+        try await pause(1.2)
+        let cron = try await box.cache("sync", "--if-stale", "--json")
+        #expect(try cron.jsonArray().first?["outcome"] as? String == "held", "\(cron.stdout)")
+    }
+}
