@@ -186,4 +186,72 @@ import Testing
         let cron = try await box.cache("sync", "--if-stale", "--json")
         #expect(try cron.jsonArray().first?["outcome"] as? String == "held", "\(cron.stdout)")
     }
+
+    /// A `cache list` from a shell without the source's token variable starts no refresh, says
+    /// so once, and records nothing: no failed run, no backoff for cron to honour.
+    @Test func aReadWithoutTheTokenStartsNoRefresh() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box, ["--token-env", "BANK_TOKEN", "--ttl", "1s"])
+        #expect(try await box.cache(["sync", "bank"], environment: ["BANK_TOKEN": "secret"]).status == 0)
+        try await pause(1.2)  // past the TTL: a read would refresh
+        let requests = try upstreamRequests(upstream).count
+        for arguments in [["list", "bank"], ["list", "bank", "--wait"], ["list", "bank", "--json"]] {
+            let read = try await box.cache(arguments)
+            #expect(read.status == 0, "\(arguments): \(read.stderr)")
+            let lines = read.stderr.split(separator: "\n").filter { $0.contains("not refreshing") }
+            #expect(lines.count == 1 && lines[0].contains("the token variable BANK_TOKEN is not set"), "\(read.stderr)")
+        }
+        try await pause(0.5)  // a refresh, had one started, would have landed by now
+        #expect(try upstreamRequests(upstream).count == requests)
+        #expect(try runs(box) == ["updated"])
+        let state = try #require(try rows(box.database, "SELECT failures, next_attempt_at FROM sync_state").first)
+        #expect(state["failures"] == "0" && state["next_attempt_at"] == "NULL", "\(state)")
+        // With the token, the read refreshes as ever.
+        #expect(try await box.cache(["list", "bank", "--wait"], environment: ["BANK_TOKEN": "secret"]).status == 0)
+        #expect(try runs(box) == ["updated", "unchanged"])
+    }
+
+    /// `metrics --textfile` replaces a regular file only, follows a symlink, and on failure
+    /// leaves no temporary file and says why in one line.
+    @Test func theMetricsTextfileReplacesOnlyARegularFile() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box)
+        func leftovers() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: box.folder).filter { $0.hasSuffix(".tmp") }
+        }
+        let fifo = box.folder + "/metrics.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for target in [fifo, box.folder, "/dev/null"] {
+            let refused = try await box.cache("metrics", "--textfile", target)
+            #expect(refused.status == 73, "\(target): \(refused.stderr)")
+            #expect(refused.stderr.contains("cannot write \(target): it exists and is not a regular file"), "\(refused.stderr)")
+        }
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced")
+
+        let missing = try await box.cache("metrics", "--textfile", box.folder + "/no/such/folder/cache.prom")
+        #expect(missing.status == 73)
+        #expect(missing.stderr.contains("cannot write \(box.folder)/no/such/folder/cache.prom: its folder does not exist"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("database"))
+
+        // A symlink: the file it points to is replaced, the link stays.
+        let real = box.folder + "/real.prom", link = box.folder + "/link.prom"
+        try Data("old\n".utf8).write(to: URL(fileURLWithPath: real))
+        #expect(symlink(real, link) == 0)
+        #expect(try await box.cache("metrics", "--textfile", link).status == 0)
+        #expect(try String(contentsOfFile: real, encoding: .utf8).contains("cache_sync_runs_total"))
+        #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+
+        // A write that fails part way (a file-size limit standing in for a full disk): one line,
+        // the old file kept, no temporary file left.
+        let full = try await box.run("/usr/bin/prlimit", ["--fsize=64", Paths.cacheBinary, "metrics", "--textfile", real],
+                                     environment: ["CACHE_DB": box.database])
+        #expect(full.status == 73, "\(full.status): \(full.stderr)")
+        #expect(full.stderr == "cache: cannot write \(real): File too large; nothing was written\n", "\(full.stderr)")
+        #expect(try String(contentsOfFile: real, encoding: .utf8).contains("cache_sync_runs_total"))
+        let left = try leftovers()
+        #expect(left.isEmpty, "\(left)")
+    }
 }

@@ -34,6 +34,10 @@ enum ListCommand {
                 console.err("cache: list \(source.name): not refreshing: backing off after failures; next try \(ListRendering.untilText(backoff.until))"
                     + (backoff.lastError.map { " (last error: \(TerminalSafe.escapeControl($0)))" } ?? ""))
             }
+        } else if stale, let variable = source.missingToken(in: context.environment) {
+            // A read from a shell without the source's secret starts nothing: that refresh could
+            // only fail, and its failure would set a backoff cron then honours.
+            console.err("cache: list \(source.name): not refreshing: the token variable \(variable) is not set in this environment; serving cached rows")
         } else if stale {
             refreshing = true
             // A refresh already in flight (a reader's, cron's, a person's) is the one to wait for.

@@ -51,7 +51,7 @@ enum ExitCode {
     static func of(_ error: CacheError) -> Int32 {
         switch error {
         case .noDatabase, .noSuchSource, .noSuchRun: return noInput
-        case .cannotCreate: return cannotCreate
+        case .cannotCreate, .cannotWrite: return cannotCreate
         case .newerSchema, .invalidSource, .notACache: return configuration
         case .sourceExists: return usage
         case .sourceReplaced: return temporaryFailure

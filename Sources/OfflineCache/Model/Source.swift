@@ -118,6 +118,13 @@ public struct Source: Sendable, Equatable {
     public var headers: [Header]
     /// The environment variable whose value is sent as a bearer token; only its name is stored.
     public var tokenEnv: String?
+
+    /// The token variable this source names and `environment` lacks (unset or empty), if any:
+    /// a read from such a shell must not start a refresh that can only fail (cron has the token).
+    public func missingToken(in environment: [String: String]) -> String? {
+        guard let tokenEnv, (environment[tokenEnv] ?? "").isEmpty else { return nil }
+        return tokenEnv
+    }
     public var maxBytes: Int?
     /// A PEM bundle of CAs trusted instead of the system's; only its path is stored.
     public var caCert: String?

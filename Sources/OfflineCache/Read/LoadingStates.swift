@@ -76,6 +76,11 @@ public struct CacheClient: Sendable {
             let stale = try reader.isStale(source)
             yield(.preview(preview, stale: stale))
             guard stale, refresh, !cancelled() else { return }
+            if let variable = source.missingToken(in: environment) {
+                // Nothing is started or recorded: without its token the refresh could only fail.
+                yield(.failed(RefreshError(message: "not refreshing: the token variable \(variable) is not set"), cached: preview))
+                return
+            }
 
             yield(.refreshing)
             let report = engine.sync(source)

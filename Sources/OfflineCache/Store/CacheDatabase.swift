@@ -6,6 +6,8 @@ import Glibc
 public enum CacheError: Error, Sendable, CustomStringConvertible {
     case noDatabase(path: String)
     case cannotCreate(path: String, reason: String)
+    /// A file other than the database (`metrics --textfile`) could not be written.
+    case cannotWrite(path: String, reason: String)
     case newerSchema(Migrator.NewerSchemaError)
     case database(DatabaseError)
     case noSuchSource(String)
@@ -22,6 +24,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         switch self {
         case let .noDatabase(path): "no database at \(path) yet; add a source first with 'cache sources add'"
         case let .cannotCreate(path, reason): "cannot create the database at \(path): \(reason)"
+        case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
         case let .newerSchema(error): "\(error)"
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"

@@ -272,8 +272,8 @@ public struct SyncEngine {
     func fetchRequest(for source: Source, timeout: Double,
                       deadline: ContinuousClock.Instant? = nil) throws(UpstreamError) -> FetchRequest {
         var headers = source.headers
-        if let variable = source.tokenEnv {
-            guard let token = environment[variable], !token.isEmpty else { throw .missingToken(variable: variable) }
+        if let variable = source.missingToken(in: environment) { throw .missingToken(variable: variable) }
+        if let variable = source.tokenEnv, let token = environment[variable] {
             guard !token.unicodeScalars.contains(where: Source.Header.isControl) else { throw .badToken(variable: variable) }
             headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
         }
