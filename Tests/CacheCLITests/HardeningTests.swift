@@ -254,4 +254,54 @@ import Testing
         let left = try leftovers()
         #expect(left.isEmpty, "\(left)")
     }
+
+    /// Sources removed while `cache sync` runs them are reported as skipped, never as a
+    /// database error (once: `FOREIGN KEY constraint failed`, exit 74, in 6 of 20 runs).
+    @Test func aSourceRemovedDuringSyncIsSkipped() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        var outcomes: [String: Int] = [:]
+        for round in 0..<20 {
+            for name in ["a", "b", "c"] {
+                #expect(try await box.cache("sources", "add", name, "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
+            }
+            let sync = try box.start(["sync", "--json"])
+            try await pause(Double(round % 10) * 0.005)
+            #expect(try await box.cache("sources", "remove", "b", "--yes").status == 0)
+            let (result, _) = await sync.finished()
+            #expect(result.status == 0, "round \(round): \(result.status) \(result.stderr)")
+            let b = try result.jsonArray().first { $0["source"] as? String == "b" }
+            let outcome = b?["outcome"] as? String ?? "-"
+            outcomes[outcome, default: 0] += 1
+            #expect(outcome == "updated" || outcome == "skipped", "round \(round): \(result.stdout)")
+            if outcome == "skipped" { #expect((b?["note"] as? String)?.contains("removed during the sync") == true) }
+            for name in ["a", "c"] { #expect(try await box.cache("sources", "remove", name, "--yes").status == 0) }
+        }
+        let check = try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA foreign_key_check; PRAGMA integrity_check"])
+        #expect(check.stdout == "ok\n", "\(check.stdout)")
+        print("sources removed during a sync: \(outcomes)")
+    }
+
+    /// `sources set --max-delete` while a sync runs: the sync writes nothing (75), as for a new
+    /// URL or key, and the next one runs under the new limit.
+    @Test func aNewRemovalLimitStopsASyncInFlight() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box, ["--max-delete", "100%"])
+        let transactions = (0..<10).map { ["type": 1, "vendor": "Shop \($0)", "amount": $0 + 1, "date": "2026-11-0\(1 + $0 % 9) 10:00:00"] as [String: Any] }
+        try upstream.setAccount(["name": "A", "currentBalance": 1, "transactions": transactions])
+        #expect(try await box.cache("sync", "bank").status == 0)
+        try upstream.setAccount(["name": "A", "currentBalance": 1, "transactions": Array(transactions.prefix(2))])
+        try upstream.control(["delay": 1.5])
+        let sync = try box.start(["sync", "bank"])
+        try await pause(0.5)
+        #expect(try await box.cache("sources", "set", "bank", "--max-delete", "2").status == 0)
+        let (inFlight, _) = await sync.finished()
+        #expect(inFlight.status == 75, "\(inFlight.status): \(inFlight.stderr)")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "10")
+        try upstream.control(["delay": 0])
+        let next = try await box.cache("sync", "bank")
+        #expect(next.status == 65 && next.stderr.contains("would remove 8 of 10"), "\(next.stderr)")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "10")
+    }
 }

@@ -29,6 +29,9 @@ public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringCo
     }
 
     /// Another connection held the lock for longer than the busy timeout.
+    /// A row referred to one that is gone (a source removed by another process, say).
+    var isForeignKeyViolation: Bool { extendedCode == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY, a macro Swift cannot import
+
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
 
     public var isPermission: Bool {

@@ -232,5 +232,5 @@ public struct SourceStore {
 
     /// `Source.identity` as SQL over the `sources` table: the row, and the settings that decide
     /// what a sync writes (a sync begun before `sources set` changed them must not land).
-    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url || ':' || coalesce(rows_path, '') || ':' || coalesce(key_fields, '') || ':' || coalesce(delimiter, '')"
+    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url || ':' || coalesce(rows_path, '') || ':' || coalesce(key_fields, '') || ':' || coalesce(delimiter, '') || ':' || coalesce(max_delete, '')"
 }

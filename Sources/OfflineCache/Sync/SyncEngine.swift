@@ -78,6 +78,12 @@ public struct SyncEngine {
                 token = acquired
             }
         } catch {
+            // The source was removed between being listed and its lease (the lease row refers
+            // to it): nothing to sync, nothing to record.
+            if Self.databaseError(error).isForeignKeyViolation,
+               (try? SourceStore(database).named(source.name)) == nil {
+                return run.removed()
+            }
             return run.failed(.database(Self.databaseError(error)))
         }
         defer { lease.release(source.name, token: token) }
@@ -174,7 +180,8 @@ public struct SyncEngine {
                 // The very source row this sync started with, not just one of the same name.
                 let identity = try db.query("SELECT \(SourceStore.identitySQL) FROM sources WHERE name = ?",
                                             [.text(source.name)]) { $0.text(0) }.first ?? nil
-                guard let identity, source.identity == nil || identity == source.identity else {
+                guard let identity else { throw SourceRemoved() }
+                guard source.identity == nil || identity == source.identity else {
                     throw CacheError.sourceReplaced(source.name)
                 }
                 // The run is recorded first, so the change log can point at it; its outcome and
@@ -231,6 +238,9 @@ public struct SyncEngine {
             run.report.counts = ChangeCounts()
             run.report.failure = .held(source: source.name, reason: held.reason)
             recordHeld(&run)
+        } catch is SourceRemoved {
+            options.progress?(.finished)
+            return run.removed()
         } catch let replaced as CacheError {
             // Nothing is recorded: the source this run belonged to is gone.
             options.progress?(.finished)
@@ -360,6 +370,9 @@ public final class WriteGate: @unchecked Sendable {
     func leave() { lock.signal() }
 }
 
+/// The source was removed while its sync ran: thrown to roll the write transaction back.
+private struct SourceRemoved: Error {}
+
 /// The removal guard's refusal, thrown to roll the write transaction back.
 private struct Held: Error {
     let reason: String
@@ -383,6 +396,14 @@ struct Run {
         var report = report
         report.durationMs = Int((ContinuousClock.now - clock) / .milliseconds(1))
         return report
+    }
+
+    /// The source was removed while this sync ran: skipped, nothing written or recorded.
+    mutating func removed() -> SyncReport {
+        report.outcome = .skipped
+        report.counts = ChangeCounts()
+        report.note = "the source was removed during the sync; nothing was written"
+        return finished()
     }
 
     mutating func failed(_ failure: SyncReport.Failure) -> SyncReport {
