@@ -15,7 +15,8 @@ line or at run time, so tests can drive every failure path over real HTTP:
 Run-time control (JSON bodies), used by the tests:
     POST /_control  {"delay": 2, "status": 503, "fault": "truncated", "message": "..."}
                     keys left out are unchanged; {"reset": true} clears every fault
-                    also: "validators": true (send ETag and Last-Modified, answer 304 to a match),
+                    also: "validators": true (send ETag and Last-Modified, answer 304 to a match;
+                    a string instead of true is sent as the ETag, as it is),
                     "retry_after": "2" (sent with error statuses), "gzip": true (compress JSON
                     answers for clients that accept gzip), "silent_once": true (the next upstream
                     request gets no answer at all), "always_304": true (answer 304 to everything)
@@ -377,7 +378,8 @@ def make_handler(state):
         def answer(self, value, fault, validators=False):
             text = json.dumps(value)
             if validators and not fault:
-                tag = '"%s"' % hashlib.sha1(text.encode()).hexdigest()[:16]
+                # {"validators": "TEXT"} sends TEXT as the ETag, as it is (a hostile one, say).
+                tag = validators if isinstance(validators, str) else '"%s"' % hashlib.sha1(text.encode()).hexdigest()[:16]
                 extra = {"ETag": tag, "Last-Modified": "Mon, 30 Nov 2026 00:00:00 GMT"}
                 if self.headers.get("If-None-Match") == tag:
                     self.send_response(304)

@@ -304,4 +304,29 @@ import Testing
         #expect(next.status == 65 && next.stderr.contains("would remove 8 of 10"), "\(next.stderr)")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "10")
     }
+
+    /// A validator holding a CR (or another control) is not kept, and none is sent back: the
+    /// server's text must not become a header of ours.
+    @Test func validatorsWithControlsAreDropped() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box)
+        try upstream.control(["validators": "\"abc\rInjected: yes\""])
+        #expect(try await box.cache("sync", "bank").status == 0)
+        #expect(try rows(box.database, "SELECT etag FROM sync_state").first?["etag"] == "NULL")
+        #expect(try await box.cache("sync", "bank").status == 0)
+        var last = try #require(try upstreamRequests(upstream).last?["headers"] as? [String: String])
+        #expect(last["if-none-match"] == nil && last["injected"] == nil, "\(last)")
+
+        // One stored before this check is not sent either.
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sync_state SET etag = '\"x\"' || char(13) || 'Injected: yes'"])
+        #expect(try await box.cache("sync", "bank").status == 0)
+        last = try #require(try upstreamRequests(upstream).last?["headers"] as? [String: String])
+        #expect(last["if-none-match"] == nil && last["injected"] == nil, "\(last)")
+        // A clean validator still works: sent back, and answered 304.
+        try upstream.control(["validators": true])
+        #expect(try await box.cache("sync", "bank").status == 0)
+        let confirmed = try await box.cache("sync", "bank", "--json").jsonArray()
+        #expect(confirmed.first?["not_modified"] as? Bool == true, "\(confirmed)")
+    }
 }

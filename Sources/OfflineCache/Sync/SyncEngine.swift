@@ -125,8 +125,8 @@ public struct SyncEngine {
             }
             // Validators only for one-page responses: a 304 to the first page says nothing of the rest.
             if run.report.hadCachedRows && source.layout?.next == nil {
-                request.etag = state.etag
-                request.lastModified = state.lastModified
+                request.etag = Self.validator(state.etag)
+                request.lastModified = Self.validator(state.lastModified)
             }
             var answer: FetchResponse
             var bodies: [Data]
@@ -223,11 +223,14 @@ public struct SyncEngine {
                     UPDATE sync_state SET confirmed_at = CASE WHEN ? THEN ? ELSE confirmed_at END,
                         last_success_at = ?, last_attempt_at = ?, last_outcome = ?, last_error = NULL,
                         next_attempt_at = NULL, failures = 0,
-                        etag = coalesce(?, etag), last_modified = coalesce(?, last_modified),
+                        etag = CASE WHEN ? THEN NULL ELSE coalesce(?, etag) END,
+                        last_modified = CASE WHEN ? THEN NULL ELSE coalesce(?, last_modified) END,
                         body_hash = coalesce(?, body_hash)
                     WHERE source = ?
                     """, [.int(confirmAll ? 1 : 0), .text(now), .text(now), .text(now), .text(run.report.outcome.rawValue),
-                          .optionalText(response.etag), .optionalText(response.lastModified), .optionalText(bodyHash),
+                          .int(response.etag != nil && Self.validator(response.etag) == nil ? 1 : 0), .optionalText(Self.validator(response.etag)),
+                          .int(response.lastModified != nil && Self.validator(response.lastModified) == nil ? 1 : 0),
+                          .optionalText(Self.validator(response.lastModified)), .optionalText(bodyHash),
                           .text(source.name)])
             }
             options.progress?(.finished)
@@ -355,6 +358,14 @@ public struct SyncEngine {
                 WHERE source = ?
                 """, [.text(now), .optionalText(finished.report.errorText), .text(finished.report.source)])
         }
+    }
+
+    /// A validator goes back to the server in a header as it came, so only one that is a valid
+    /// header value is kept or sent: one holding a CR, an LF or another control is dropped, and
+    /// the next request is unconditional.
+    static func validator(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, !value.unicodeScalars.contains(where: Source.Header.isControl) else { return nil }
+        return value
     }
 
     static func databaseError(_ error: Error) -> DatabaseError {
