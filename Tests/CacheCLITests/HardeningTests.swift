@@ -329,4 +329,47 @@ import Testing
         let confirmed = try await box.cache("sync", "bank", "--json").jsonArray()
         #expect(confirmed.first?["not_modified"] as? Bool == true, "\(confirmed)")
     }
+
+    /// `check` and `sql` refuse another program's SQLite file (78) and a file that is not
+    /// SQLite, as every other command does, and write nothing to it.
+    @Test func readCommandsRefuseForeignFiles() async throws {
+        let box = try Sandbox()
+        let foreign = box.folder + "/other.sqlite3", text = box.folder + "/notes.txt"
+        _ = try await box.run("/usr/bin/env", ["sqlite3", foreign, "CREATE TABLE t (x); INSERT INTO t VALUES (1)"])
+        try Data("just some text, long enough to be read as a database header\n".utf8).write(to: URL(fileURLWithPath: text))
+        for path in [foreign, text] {
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            for command in [["check"], ["sql", "SELECT 1"]] {
+                let result = try await box.run(Paths.cacheBinary, command + ["--db", path])
+                #expect(result.status == 78, "\(command) \(path): \(result.status) \(result.stderr)")
+                #expect(result.stderr.contains("is not a cache database"), "\(result.stderr)")
+                #expect(result.stdout.isEmpty)
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        }
+    }
+
+    /// `cache sql` runs SQLite's read-only table-valued functions, which json sources need, and
+    /// still refuses every write, sqlite_master's included.
+    @Test func sqlRunsJSONTableFunctionsAndStillRefusesWrites() async throws {
+        let box = try Sandbox()
+        let file = box.folder + "/items.json"
+        try Data(#"[{"id": 1, "tags": ["a", "b"]}, {"id": 2, "tags": ["c"]}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try await box.cache("sources", "add", "items", "--kind", "json", "--url", "file://" + file, "--key", "id").status == 0)
+        #expect(try await box.cache("sync", "items").status == 0)
+        let tags = try await box.cache("sql", "SELECT r.key, t.value FROM records r, json_each(r.record, '$.tags') t ORDER BY 1, 2", "--csv")
+        #expect(tags.status == 0, "\(tags.stderr)")
+        #expect(tags.stdout == "key,value\n1,a\n1,b\n2,c\n", "\(tags.stdout)")
+        let tree = try await box.cache("sql", "SELECT count(*) AS n FROM records, json_tree(records.record)", "--json")
+        #expect(tree.status == 0, "\(tree.stderr)")
+        let before = try cacheDump(box.database)
+        for write in ["UPDATE sqlite_master SET sql = '' WHERE name = 'records'", "PRAGMA writable_schema = 1",
+                      "DELETE FROM records", "CREATE VIRTUAL TABLE v USING json_each('[1]')",
+                      "INSERT INTO records SELECT 'items', value, value, '' FROM json_each('[3]')"] {
+            let refused = try await box.cache("sql", write)
+            #expect(refused.status == 64, "\(write): \(refused.status) \(refused.stderr)")
+            #expect(["refused", "not authorized", "may not be modified"].contains { refused.stderr.contains($0) }, "\(write): \(refused.stderr)")
+        }
+        #expect(try cacheDump(box.database) == before)
+    }
 }

@@ -17,8 +17,7 @@ public enum Integrity {
     /// Checks the database at `path` without changing it. A file too damaged to read throws
     /// a `DatabaseError` (SQLITE_CORRUPT or SQLITE_NOTADB).
     public static func check(path: String) throws -> IntegrityReport {
-        guard access(path, F_OK) == 0 else { throw CacheError.noDatabase(path: path) }
-        let db = try Connection(path: path, readOnly: true)
+        let db = try CacheDatabase.openForInspection(path)
         let problems = try db.query("PRAGMA integrity_check") { $0.text(0) ?? "" }.filter { $0 != "ok" }
         let foreignKeys = try db.query("PRAGMA foreign_key_check") {
             "\($0.text(0) ?? "?") row \($0.isNull(1) ? "?" : String($0.int(1))) → \($0.text(2) ?? "?")"

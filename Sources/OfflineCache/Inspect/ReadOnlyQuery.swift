@@ -14,14 +14,10 @@ public struct ReadOnlyQuery {
 
     let connection: Connection
 
-    /// Opens `path` read-only; a missing file throws `CacheError.noDatabase`.
+    /// Opens `path` read-only; a missing file throws `CacheError.noDatabase`, another program's
+    /// file `.notACache`.
     public init(path: String) throws(CacheError) {
-        guard access(path, F_OK) == 0 else { throw .noDatabase(path: path) }
-        do {
-            connection = try Connection.reading(path)
-        } catch {
-            throw .database(CacheDatabase.explained(error, path: path))
-        }
+        connection = try CacheDatabase.openForInspection(path)
         sqlite3_set_authorizer(connection.handle, readOnlyAuthorizer, nil)
     }
 
@@ -66,6 +62,11 @@ private let readOnlyAuthorizer: @convention(c) (UnsafeMutableRawPointer?, Int32,
     _, action, first, second, _, _ in
     switch action {
     case SQLITE_SELECT, SQLITE_READ, SQLITE_FUNCTION, SQLITE_RECURSIVE:
+        return SQLITE_OK
+    case SQLITE_UPDATE where first.map({ String(cString: $0) }) == "sqlite_master":
+        // A table-valued function (json_each, json_tree) declares its columns with a CREATE TABLE
+        // that SQLite authorizes as an update of sqlite_master. A statement that really writes
+        // it is still refused: it is not read-only, and the connection is opened read-only.
         return SQLITE_OK
     case SQLITE_PRAGMA:
         let name = first.map { String(cString: $0).lowercased() } ?? ""

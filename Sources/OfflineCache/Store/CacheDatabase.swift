@@ -142,6 +142,25 @@ public final class CacheDatabase {
         }
     }
 
+    /// For the commands that read a file without opening it as a cache (`check`, `sql`): opened
+    /// read-only (immutable where no -shm can be made, so a read-only mount or another user's
+    /// folder is still read), and another
+    /// program's SQLite file, or one that is not SQLite, is refused as every other command
+    /// refuses it, and an empty file is no database yet.
+    static func openForInspection(_ path: String) throws(CacheError) -> Connection {
+        guard access(path, F_OK) == 0 else { throw .noDatabase(path: path) }
+        let db: Connection
+        do {
+            db = try Connection.reading(path)
+        } catch where error.primaryCode == SQLITE_NOTADB {
+            throw .notACache(path: path, reason: "it is not an SQLite database")
+        } catch {
+            throw .database(explained(error, path: path))
+        }
+        if try identify(db, path: path) == .empty { throw .noDatabase(path: path) }
+        return db
+    }
+
     /// A read-only connection to a cache at this binary's schema (see `Connection.reading`), or
     /// nil when the file needs a migration first (the caller then opens it for writing).
     static func openForReading(_ path: String) throws(CacheError) -> Connection? {
