@@ -184,8 +184,13 @@ def make_handler(state):
             if limit:
                 reset = int(time.time() + float(limit.get("reset_in", 60)))
                 status = int(limit.get("status", 429))
-                return self.send(status, json.dumps({"message": "API rate limit exceeded"}), headers={
-                    "X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)})
+                headers = {"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0"}
+                # {"retry_after": S} sends Retry-After instead of the reset time.
+                if "retry_after" in limit:
+                    headers["Retry-After"] = str(int(limit["retry_after"]))
+                else:
+                    headers["X-RateLimit-Reset"] = str(reset)
+                return self.send(status, json.dumps({"message": "API rate limit exceeded"}), headers=headers)
             per_page = int(query.get("per_page", ["100"])[0])
             if path == "/api/cursor":
                 start = int(query.get("cursor", ["0"])[0] or 0)

@@ -372,4 +372,35 @@ import Testing
         }
         #expect(try cacheDump(box.database) == before)
     }
+
+    /// `--accept-removals` disarms the guard for the sources named, never for every source.
+    @Test func acceptingRemovalsNeedsNames() async throws {
+        let box = try Sandbox()
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:1/account").status == 0)
+        let refused = try await box.cache("sync", "--accept-removals")
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(refused.stderr.contains("'--accept-removals' needs the names of the sources"), "\(refused.stderr)")
+        #expect(try runs(box).isEmpty)
+    }
+
+    /// A 403 rate limit that says when to come back only with Retry-After is honoured up to the
+    /// backoff's cap (1 h), as the README says; an X-RateLimit-Reset up to a day.
+    @Test func aRateLimitsRetryAfterIsCappedAtAnHour() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        #expect(try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id").status == 0)
+        try upstream.rateLimit(status: 403, retryAfter: 72_000)
+        let limited = try await box.cache("sync", "items")
+        #expect(limited.status == 75, "\(limited.stderr)")
+        func wait() throws -> Double {
+            let next = try #require(try rows(box.database, "SELECT (julianday(next_attempt_at) - julianday('now')) * 86400 AS s FROM sync_state").first?["s"])
+            return try #require(Double(next))
+        }
+        let capped = try wait()
+        #expect(capped > 3000 && capped <= 3600, "\(capped)")
+        try upstream.rateLimit(status: 403, resetIn: 72_000)
+        #expect(try await box.cache("sync", "items").status == 75)
+        let reset = try wait()
+        #expect(reset > 71_000 && reset <= 72_000, "\(reset)")
+    }
 }

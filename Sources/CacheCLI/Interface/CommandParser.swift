@@ -180,6 +180,10 @@ enum CommandParser {
             }
             sync.plan = args.has("--plan")
             sync.acceptRemovals = args.has("--accept-removals")
+            // Accepting removals disarms the guard: for the sources named, never for all at once.
+            if sync.acceptRemovals && args.positionals.isEmpty {
+                throw UsageError(message: "'--accept-removals' needs the names of the sources whose removals to apply, such as 'cache sync bank --accept-removals'.", command: name)
+            }
             return .sync(sync)
 
         case "list":

@@ -52,7 +52,8 @@ struct HTTPClient {
             let reset = answer.headers["x-ratelimit-reset"].flatMap { RetryAfter.resetSeconds($0) }
             let exhausted = answer.headers["x-ratelimit-remaining"]?.trimmingSpaces() == "0"
             if (answer.status == 429 && reset != nil) || (answer.status == 403 && exhausted) {
-                throw .rateLimited(answer.status, url: Source.redacted(url), resetIn: retryAfter ?? reset)
+                // The reset header, when sent, is the limit's own clock; Retry-After otherwise.
+                throw .rateLimited(answer.status, url: Source.redacted(url), resetIn: reset ?? retryAfter, byResetHeader: reset != nil)
             }
             throw .httpStatus(answer.status, url: Source.redacted(url), retryAfter: retryAfter)
         }

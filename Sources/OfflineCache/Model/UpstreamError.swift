@@ -11,8 +11,10 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An HTTP status other than 2xx and 304, with the server's Retry-After in seconds.
     case httpStatus(Int, url: String, retryAfter: Double? = nil)
     /// A 429, or a 403 with `X-RateLimit-Remaining: 0`, saying when the limit resets
-    /// (`X-RateLimit-Reset` or `Retry-After`): seconds from now, if it did.
-    case rateLimited(Int, url: String, resetIn: Double?)
+    /// (`X-RateLimit-Reset` or `Retry-After`): seconds from now, if it did. `byResetHeader`: the
+    /// time came from `X-RateLimit-Reset` (honoured up to a day; a `Retry-After` up to the
+    /// backoff's cap).
+    case rateLimited(Int, url: String, resetIn: Double?, byResetHeader: Bool = false)
     /// The body is not what the source's kind promises: not JSON, wrong shape, wrong type.
     case badData(String)
     /// The account envelope carried a status other than 200, or a null body.
@@ -48,7 +50,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     public var retryAfter: Double? {
         switch self {
         case .httpStatus(_, _, let retryAfter): retryAfter
-        case .rateLimited(_, _, let resetIn): resetIn
+        case .rateLimited(_, _, let resetIn, _): resetIn
         default: nil
         }
     }
@@ -63,7 +65,7 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .truncated(url, received, expected): "truncated body from \(url): \(received) of \(expected) bytes"
         case let .tls(url, reason): "TLS failure with \(url): \(reason)"
         case let .httpStatus(status, url, _): "HTTP \(status) from \(url)"
-        case let .rateLimited(status, url, resetIn):
+        case let .rateLimited(status, url, resetIn, _):
             "HTTP \(status) from \(url): rate limited" + (resetIn.map { "; the limit resets in \(DurationText.age(Int($0.rounded(.up))))" } ?? "")
         case let .badData(reason): "bad data: \(reason)"
         case let .envelope(status, message): "upstream answered status \(status): \(message)"

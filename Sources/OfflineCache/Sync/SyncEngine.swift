@@ -154,14 +154,14 @@ public struct SyncEngine {
             }
         } catch {
             if case .httpStatus(let status, _, _) = error { run.report.httpStatus = status }
-            if case .rateLimited(let status, _, _) = error { run.report.httpStatus = status }
+            if case .rateLimited(let status, _, _, _) = error { run.report.httpStatus = status }
             run.report.failure = .upstream(error)
             // A rate limit's reset is a time the server knows: honoured up to a day, where a
             // Retry-After on an error is honoured up to the backoff's cap.
-            var rateLimited = false
-            if case .rateLimited = error { rateLimited = true }
+            var byResetHeader = false
+            if case .rateLimited(_, _, _, byResetHeader: true) = error { byResetHeader = true }
             recordFailure(&run, state: state, options: options, retryAfter: error.retryAfter,
-                          longest: rateLimited ? RetryAfter.longest : nil)
+                          longest: byResetHeader ? RetryAfter.longest : nil)
             return run.finished()
         }
 

@@ -107,9 +107,12 @@ final class LoopbackUpstream {
         _ = try post("/_static", ["path": path, "file": file])
     }
 
-    /// The next `times` generic API requests are refused with `status`, the limit resetting in `resetIn` seconds.
-    func rateLimit(status: Int, resetIn: Double, times: Int = 1) throws {
-        _ = try post("/_rate_limit", ["status": status, "reset_in": resetIn, "times": times])
+    /// The next `times` generic API requests are refused with `status` and `X-RateLimit-Remaining: 0`,
+    /// the limit resetting in `resetIn` seconds (`X-RateLimit-Reset`), or with `Retry-After: retryAfter` instead.
+    func rateLimit(status: Int, resetIn: Double = 60, retryAfter: Double? = nil, times: Int = 1) throws {
+        var answer: [String: Any] = ["status": status, "reset_in": resetIn, "times": times]
+        if let retryAfter { answer["retry_after"] = retryAfter }
+        _ = try post("/_rate_limit", answer)
     }
 
     func stats() throws -> [String: Any] {
