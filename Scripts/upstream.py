@@ -32,7 +32,9 @@ Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a fil
 for the size cap), /gzip-bomb?bytes=N (a gzip body of N random hex digits, compressed as it is
 sent), /huge-head (200,000 header lines), /no-reason (a status line without a reason phrase),
 /redirect-endless (a redirect whose body never ends), /continue (100 Continue and 103 Early
-Hints before the jokes), /silent (accepts, never answers).
+Hints before the jokes), /silent (accepts, never answers), /broken/no-status-line,
+/broken/negative-length, /broken/long-header (a 1 MiB header line), /broken/status-text
+(answers that are not valid HTTP, byte for byte).
 
 The first line on stdout is "listening on http://127.0.0.1:PORT", printed once the socket
 is ready. With --tls-cert and --tls-key the upstream speaks https on that port (the line says
@@ -132,6 +134,16 @@ class State:
                 "authorization": headers.get("Authorization"),
                 "headers": {key.lower(): value for key, value in headers.items()},
             })
+
+
+# Broken upstreams, byte for byte: an HTTP/0.9-style answer with no status line, a negative
+# Content-Length, a 1 MiB header line, a status that is not a number.
+BROKEN_ANSWERS = {
+    "/broken/no-status-line": b"[{\"id\": 1}]\r\n",
+    "/broken/negative-length": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -1\r\n\r\n[]",
+    "/broken/long-header": b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * (1 << 20) + b"\r\nContent-Length: 2\r\n\r\n[]",
+    "/broken/status-text": b"HTTP/1.1 abc OK\r\nContent-Length: 2\r\n\r\n[]",
+}
 
 
 def make_handler(state):
@@ -331,6 +343,12 @@ def make_handler(state):
                         time.sleep(0.05)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+                self.close_connection = True
+                return
+            if path in BROKEN_ANSWERS:
+                # Answers that are not HTTP, or not valid HTTP, written as they are.
+                self.wfile.write(BROKEN_ANSWERS[path])
+                self.wfile.flush()
                 self.close_connection = True
                 return
             if path == "/continue":

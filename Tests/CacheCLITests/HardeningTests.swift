@@ -403,4 +403,34 @@ import Testing
         let reset = try wait()
         #expect(reset > 71_000 && reset <= 72_000, "\(reset)")
     }
+
+    /// An upstream that does not speak valid HTTP is bad data from upstream (65), said once, not
+    /// a scheme refused (78) or an outage retried three times (69).
+    @Test(arguments: [("no-status-line", "is not HTTP (no status line)"), ("status-text", "is not HTTP (no status line)"),
+                      ("negative-length", "is not valid HTTP"), ("long-header", "a response header from")])
+    func aBrokenUpstreamIsBadData(_ route: String, _ message: String) async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        #expect(try await box.cache("sources", "add", "broken", "--kind", "jokes", "--url", upstream.baseURL + "/broken/" + route).status == 0)
+        let synced = try await box.cache("sync", "broken", "--json")
+        #expect(synced.status == 65, "\(route): \(synced.status) \(synced.stderr)")
+        #expect(synced.stderr.contains(message), "\(synced.stderr)")
+        #expect(try synced.jsonArray().first?["attempts"] as? Int == 1)
+    }
+
+    /// A proxy from the environment that cannot be reached is named as the proxy, with the
+    /// variable it came from and without its credentials.
+    @Test func anUnreachableProxyIsNamed() async throws {
+        let box = try Sandbox()
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", "http://upstream.invalid/jokes").status == 0)
+        let synced = try await box.cache(["sync", "jokes", "--timeout", "5"], environment: ["http_proxy": "http://user:secret@127.0.0.1:9"])
+        #expect(synced.status == 69, "\(synced.stderr)")
+        #expect(synced.stderr.contains("cannot reach http://upstream.invalid/jokes through the proxy http://127.0.0.1:9 (from http_proxy): connection refused"),
+                "\(synced.stderr)")
+        #expect(!synced.stderr.contains("secret"))
+        // no_proxy takes the host out of the proxy's hands, and the message says nothing of one.
+        let direct = try await box.cache(["sync", "jokes", "--timeout", "5"],
+                                         environment: ["http_proxy": "http://127.0.0.1:9", "no_proxy": ".invalid"])
+        #expect(!direct.stderr.contains("proxy"), "\(direct.stderr)")
+    }
 }

@@ -104,6 +104,8 @@ final class Transfer {
     private var stopped: UpstreamError?
     /// The transfer stopped at the end of a redirect's head, on purpose.
     private var redirectHead = false
+    /// The blank line ending the current response head has been read.
+    private var headComplete = false
 
     private static let keptHeaders: Set<String> = ["etag", "last-modified", "retry-after", "location", "link",
                                                    "x-ratelimit-remaining", "x-ratelimit-reset"]
@@ -191,6 +193,12 @@ final class Transfer {
         return Answer(status: status, headers: kept, body: body)
     }
 
+    /// " through the proxy P (from VAR)" when libcurl takes one from the environment for this
+    /// URL: a proxy that cannot be reached is named, not the upstream blamed.
+    private var throughProxy: String {
+        ProxyChoice.forURL(url, environment: processEnvironment()).map { " through the proxy \($0.proxy) (from \($0.variable))" } ?? ""
+    }
+
     /// libcurl's result as the error the rest of the project knows; by code, never by message.
     private func failure(_ code: CURLcode, detail: String, osError: Int32, timeoutSeconds: Double) -> UpstreamError {
         switch code {
@@ -199,10 +207,10 @@ final class Transfer {
         case CURLE_COULDNT_RESOLVE_HOST:
             return .unreachable(url: display, reason: "host not found")
         case CURLE_COULDNT_RESOLVE_PROXY:
-            return .unreachable(url: display, reason: "proxy host not found (\(detail))")
+            return .unreachable(url: display + throughProxy, reason: "proxy host not found")
         case CURLE_COULDNT_CONNECT:
             let reason = osError != 0 ? String(cString: strerror(osError)).lowercased() : detail
-            return .unreachable(url: display, reason: reason)
+            return .unreachable(url: display + throughProxy, reason: reason)
         case CURLE_PARTIAL_FILE:
             return .truncated(url: display, received: body.count, expected: encoded ? -1 : contentLength ?? -1)
         case CURLE_RECV_ERROR where status != 0, CURLE_HTTP2 where status != 0, CURLE_HTTP2_STREAM where status != 0:
@@ -214,8 +222,17 @@ final class Transfer {
              CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
              CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_SSL_ENGINE_INITFAILED:
             return .tls(url: display, reason: detail)
+        case CURLE_UNSUPPORTED_PROTOCOL where status == 0:
+            // No status line was read: an HTTP/0.9 answer, or bytes that are not HTTP at all. A
+            // protocol error upstream is bad data, not a scheme of ours.
+            return .badData("the answer from \(display) is not HTTP (no status line)")
         case CURLE_UNSUPPORTED_PROTOCOL:
             return .unsafeScheme(url.scheme?.lowercased() ?? "none")
+        case CURLE_WEIRD_SERVER_REPLY:
+            return .badData("the answer from \(display) is not valid HTTP (\(detail))")
+        case CURLE_OUT_OF_MEMORY where status != 0 && !headComplete:
+            // libcurl refuses a header line past its own limit (100 KiB) this way.
+            return .badData("a response header from \(display) is too long")
         case CURLE_URL_MALFORMAT:
             return .badURL(detail)
         case CURLE_BAD_CONTENT_ENCODING:
@@ -245,6 +262,7 @@ final class Transfer {
             kept = [:]
             contentLength = nil
             encoded = false
+            headComplete = false
             headerBytes = raw.count
             return true
         }
@@ -255,6 +273,7 @@ final class Transfer {
         }
         guard let colon = text.firstIndex(of: ":") else {
             guard text.trimmingWhitespace().isEmpty else { return true }
+            headComplete = true
             // The blank line ending the head. A redirect stops here: its body is not wanted,
             // and one that never ends must not hold the sync.
             if Answer.redirects.contains(status) && kept["location"] != nil {
