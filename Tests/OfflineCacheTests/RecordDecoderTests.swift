@@ -43,6 +43,22 @@ import Testing
         #expect(try bothWays(Self.records[7]).fast.contains(#""price":262.07"#))
     }
 
+    /// Numbers no Double can stand for keep their text: distinct records never collapse into
+    /// one key or one content (1e-400 and 2e-400 were both 0).
+    @Test func numbersADoubleCannotHoldKeepTheirText() throws {
+        let body = Data(#"[{"id": 1e-400}, {"id": 2e-400}, {"id": 3, "x": 12345678901234567891.5}, {"id": 4, "x": 12345678901234567891.6}, {"id": 5, "x": 0.0e-400}]"#.utf8)
+        let page = try RecordDecoder.decode(body, layout: RecordLayout(key: [JSONPath(["id"])]))
+        #expect((0..<page.records.count).map { page.records.key($0) } == ["1e-400", "2e-400", "3", "4", "5"])
+        let records = (0..<page.records.count).map { page.records.json($0) }
+        // The tree reader (dot-path keys) writes the same.
+        #expect(try bothWays(#"{"id": 3, "x": 12345678901234567891.5}"#).tree == records[2])
+        #expect(records[2] == #"{"id":3,"x":12345678901234567891.5}"#)
+        #expect(records[3] == #"{"id":4,"x":12345678901234567891.6}"#)
+        #expect(records[4] == #"{"id":5,"x":0}"#, "a zero is a zero, however it is spelled")
+        #expect(JSONValue.number(9007199254740992) == "9007199254740992")
+        #expect(JSONValue.number(1e20) == "1e+20")
+    }
+
     @Test func keysAreFoundInNestedPathsAndCompositeKeysAreArrays() throws {
         let body = Data(#"[{"user": {"id": 7}, "repo": "a"}, {"user": {"id": 7}, "repo": "b"}]"#.utf8)
         let page = try RecordDecoder.decode(body, layout: RecordLayout(key: [JSONPath(["user", "id"]), JSONPath(["repo"])]))

@@ -320,7 +320,23 @@ enum RecordDecoder {
                 return String(decoding: text, as: UTF8.self)
             }
             guard let value = token.double, value.isFinite else { return String(decoding: text, as: UTF8.self) }
+            // A number no Double can stand for keeps its text, so two different numbers never
+            // become one: digits that underflow to 0 (1e-400), or more significant digits than
+            // any Double's shortest form has (17). Up to 17 digits is a Double's spelling
+            // (262.06999999999999 is 262.07), and is written as such.
+            let written = significantDigits(text)
+            if (value == 0 && written > 0) || written > 17 { return String(decoding: text, as: UTF8.self) }
             return JSONValue.number(value)
+        }
+
+        /// The significant digits of a JSON number's text: its mantissa's digits without leading
+        /// and trailing zeros (`0.0150` has 2, `1e-400` has 1, `0` has none).
+        static func significantDigits(_ text: UnsafeBufferPointer<UInt8>) -> Int {
+            let mantissa = text.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+            let digits = mantissa.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            guard let first = digits.firstIndex(where: { $0 != UInt8(ascii: "0") }),
+                  let last = digits.lastIndex(where: { $0 != UInt8(ascii: "0") }) else { return 0 }
+            return last - first + 1
         }
     }
 }

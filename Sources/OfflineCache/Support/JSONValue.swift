@@ -61,7 +61,9 @@ public enum JSONValue: Sendable {
     /// The shortest text that reads back as the same double; whole numbers without `.0`.
     public static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        // Whole numbers as integers while Int64 holds them exactly (9007199254740992, not
+        // 9007199254740992.0); past that Swift's shortest form (1e+20).
+        if value == value.rounded(), abs(value) < 9.2e18 { return String(Int64(value)) }
         return "\(value)"
     }
 
