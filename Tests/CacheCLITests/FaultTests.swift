@@ -130,12 +130,16 @@ import Testing
     func notModifiedConfirmsEveryRowAndWritesNoRow(_ transport: LoopbackUpstream.Transport) async throws {
         let upstream = try LoopbackUpstream(transport)
         let box = try Sandbox()
-        try addBank(upstream, box, ["--ttl", "1s"])
+        try addBank(upstream, box, ["--ttl", "1m"])
         try upstream.control(["validators": true])
         #expect(try await box.cache("sync").status == 0)
         let first = try #require(try upstreamRequests(upstream).first)
         #expect(first["if_none_match"] is NSNull)
-        try await pause(1.2)
+        // Stale, as if the TTL had passed (no wait: a loaded machine cannot make a fresh row stale
+        // again before it is checked, with a minute's TTL).
+        let past = "2026-01-01T00:00:00.000Z"
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database,
+            "UPDATE transactions SET seen_at = '\(past)'; UPDATE accounts SET seen_at = '\(past)'; UPDATE sync_state SET confirmed_at = '\(past)', last_success_at = '\(past)'"])
         #expect(try await box.cache("list", "bank", "--offline", "--stale", "--json").jsonArray().count == 6)
         let rowsBefore = try rows(box.database, "SELECT id, seen_at, amount FROM transactions ORDER BY id")
 

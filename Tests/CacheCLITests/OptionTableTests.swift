@@ -9,7 +9,7 @@ import Testing
     static let baseArguments: [String: [String]] = [
         "sources add": ["x", "--kind", "json", "--url", "http://h/", "--key", "id", "--next", "$.next"],
         "sources set": ["x", "--ttl", "1h"],
-        "sources list": [], "sources remove": ["x"], "sync": [], "list": ["x"], "status": [], "metrics": [],
+        "sources list": [], "sources remove": ["x"], "sync": ["x"], "list": ["x"], "status": [], "metrics": [],
         "history": [], "diff": ["x"], "export": ["x"], "sql": ["SELECT 1"], "check": [], "prune": ["--keep", "1d"],
         "version": [],
     ]
