@@ -222,12 +222,13 @@ final class Transfer {
              CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
              CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_SSL_ENGINE_INITFAILED:
             return .tls(url: display, reason: detail)
-        case CURLE_UNSUPPORTED_PROTOCOL where status == 0:
-            // No status line was read: an HTTP/0.9 answer, or bytes that are not HTTP at all. A
-            // protocol error upstream is bad data, not a scheme of ours.
-            return .badData("the answer from \(display) is not HTTP (no status line)")
-        case CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_UNSUPPORTED_PROTOCOL where Answer.redirects.contains(status):
+            // A redirect to a scheme libcurl was told not to follow (see CURLOPT_REDIR_PROTOCOLS).
             return .unsafeScheme(url.scheme?.lowercased() ?? "none")
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            // No status line where one was due (an HTTP/0.9 answer, bytes that are not HTTP,
+            // garbage after a 1xx): a protocol error upstream is bad data, not a scheme of ours.
+            return .badData("the answer from \(display) is not HTTP (no status line)")
         case CURLE_WEIRD_SERVER_REPLY:
             return .badData("the answer from \(display) is not valid HTTP (\(detail))")
         case CURLE_OUT_OF_MEMORY where status != 0 && !headComplete:
