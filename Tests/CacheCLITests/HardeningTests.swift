@@ -433,4 +433,94 @@ import Testing
                                          environment: ["http_proxy": "http://127.0.0.1:9", "no_proxy": ".invalid"])
         #expect(!direct.stderr.contains("proxy"), "\(direct.stderr)")
     }
+
+    /// `--limit 0` is refused: it printed nothing and then "No sync runs yet".
+    @Test func aLimitOfZeroIsAUsageError() async throws {
+        let box = try Sandbox()
+        for arguments in [["history", "--limit", "0"], ["list", "x", "--limit", "0"]] {
+            let result = try await box.cache(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("expected a whole number, 1 or more"), "\(result.stderr)")
+        }
+    }
+
+    /// A json source's table cuts a long value at 30 columns on a terminal only: into a pipe
+    /// every value is written whole.
+    @Test func theRecordTableWritesWholeValuesIntoAPipe() async throws {
+        let box = try Sandbox()
+        let file = box.folder + "/items.json"
+        let long = String(repeating: "abcdefghij", count: 8)
+        try Data(#"[{"id": 1, "text": "\#(long)"}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try await box.cache("sources", "add", "items", "--kind", "json", "--url", "file://" + file, "--key", "id").status == 0)
+        #expect(try await box.cache("sync", "items").status == 0)
+        let piped = try await box.cache("list", "items", "--offline")
+        #expect(piped.stdout.contains(long), "\(piped.stdout)")
+        let screen = try await box.terminal(["list", "items", "--offline"], columns: 120)
+        #expect(!screen.stdout.contains(long) && screen.stdout.contains("…"), "\(screen.stdout)")
+    }
+
+    /// Headers stored by an older cache that fail today's check are not sent, and `sources
+    /// list` says so, by name (a value may be a secret), instead of dropping them silently.
+    @Test func storedHeadersThatFailTheCheckAreNamed() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box, ["--header", "X-Good: yes"])
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database,
+            "UPDATE sources SET headers = json_array('X-Good: yes', 'X-Bad: a' || char(13) || 'Injected: 1')"])
+        let listed = try await box.cache("sources", "list")
+        #expect(listed.status == 0)
+        #expect(listed.stderr.contains("bank: stored header 'X-Bad' is not valid (a control character?) and not sent"), "\(listed.stderr)")
+        let json = try await box.cache("sources", "list", "--json").jsonArray()
+        #expect(json.first?["unsent_headers"] as? [String] == ["X-Bad"])
+        #expect(json.first?["headers"] as? [String] == ["X-Good"])
+        #expect(try await box.cache("sync", "bank").status == 0)
+        let sent = try #require(try upstreamRequests(upstream).last?["headers"] as? [String: String])
+        #expect(sent["x-good"] == "yes" && sent["x-bad"] == nil && sent["injected"] == nil, "\(sent)")
+    }
+
+    /// A connection reset in the TLS handshake is the network's trouble: asked again, and 69,
+    /// like any connection that broke before an answer.
+    @Test func aResetInTheTLSHandshakeIsRetried() async throws {
+        let listener = try ResettingListener()
+        let box = try Sandbox()
+        #expect(try await box.cache("sources", "add", "t", "--kind", "jokes", "--url", "https://127.0.0.1:\(listener.port)/").status == 0)
+        let synced = try await box.cache("sync", "t", "--json")
+        #expect(synced.status == 69, "\(synced.stderr)")
+        let report = try #require(try synced.jsonArray().first)
+        #expect(report["attempts"] as? Int == 3, "\(report)")
+        #expect((report["error"] as? String)?.contains("the connection was reset before an answer") == true, "\(report)")
+    }
+}
+
+/// A TCP listener that reads the first bytes of each connection (a TLS ClientHello) and resets it.
+final class ResettingListener: @unchecked Sendable {
+    let port: Int
+    private let socketFD: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard bound == 0, listen(fd, 16) == 0 else { throw TestFailure("cannot listen") }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        socketFD = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                var buffer = [UInt8](repeating: 0, count: 16)
+                _ = read(connection, &buffer, buffer.count)
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                close(connection)
+            }
+        }
+    }
+
+    deinit { shutdown(socketFD, Int32(SHUT_RDWR)); close(socketFD) }
 }

@@ -15,7 +15,7 @@ import Testing
         Case(arguments: ["synk"], message: "cache: unknown command 'synk'. Did you mean 'sync'?"),
         Case(arguments: ["sync", "--quite"], message: "cache: unknown option '--quite'. Did you mean '--quiet'?"),
         Case(arguments: ["list", "jokes", "--limit"], message: "cache: missing value for '--limit <n>'."),
-        Case(arguments: ["list", "jokes", "--limit", "ten"], message: "cache: invalid value 'ten' for '--limit': expected a whole number, 0 or more."),
+        Case(arguments: ["list", "jokes", "--limit", "ten"], message: "cache: invalid value 'ten' for '--limit': expected a whole number, 1 or more."),
         Case(arguments: ["sources", "add", "x", "--kind", "jokes", "--url", "http://h/", "--ttl", "5 minutes"],
              message: "cache: invalid value '5 minutes' for '--ttl': expected a duration such as 90, 90s, 15m, 2h, 1d or 1h30m."),
         Case(arguments: ["sync", "--timeout", "0s"], message: "cache: invalid value '0s' for '--timeout'"),

@@ -98,6 +98,7 @@ enum SourcesCommand {
                     ("url", .string(source.displayURL)), ("mode", .string(source.mode.rawValue)),
                     ("ttl_s", .int(source.ttlSeconds)),
                     ("headers", .array(source.headers.map { .string($0.name) })),
+                    ("unsent_headers", .array(source.unsentHeaders.map { .string(TerminalSafe.escapeControl($0)) })),
                     ("token_env", .optional(source.tokenEnv)), ("max_bytes", .optional(source.maxBytes)),
                     ("ca_cert", .optional(source.caCert)),
                     ("max_delete", .string((source.maxDelete ?? .default).description)),
@@ -127,6 +128,12 @@ enum SourcesCommand {
                        DurationText.format(source.ttlSeconds), source.displayURL])
         }
         console.out(table.render(columns: console.terminalColumns))
+        for source in sources where !source.unsentHeaders.isEmpty {
+            let names = source.unsentHeaders.map { "'\(TerminalSafe.escapeControl($0))'" }.joined(separator: ", ")
+            console.err("cache: \(source.name): stored header\(source.unsentHeaders.count == 1 ? "" : "s") \(names) "
+                + "\(source.unsentHeaders.count == 1 ? "is" : "are") not valid (a control character?) and not sent; "
+                + "set the headers again with 'cache sources set \(source.name) --header \"Name: value\"'")
+        }
         return ExitCode.success
     }
 

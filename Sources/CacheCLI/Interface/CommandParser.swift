@@ -378,7 +378,8 @@ enum CommandParser {
 
     private static func limit(_ args: ArgumentScanner.Result, _ command: String) throws(UsageError) -> Int? {
         guard let text = args.value("--limit") else { return nil }
-        guard let limit = Int(text), limit >= 0 else { throw invalid(text, "--limit", "a whole number, 0 or more", command) }
+        // 0 would print nothing and then say there is nothing ("No sync runs yet"): refused.
+        guard let limit = Int(text), limit >= 1 else { throw invalid(text, "--limit", "a whole number, 1 or more", command) }
         return limit
     }
 

@@ -190,7 +190,10 @@ struct ListRendering {
         init(fields: [String], records: [CachedRecord], rendering: ListRendering) {
             self.rendering = rendering
             self.fields = fields
-            let cell = { (text: String) in min(DisplayWidth.of(rendering.clean(text)), 30) }
+            // On a terminal a cell is cut at 30 columns, so more fields fit; into a pipe or a file
+            // every value is written whole.
+            let longest = rendering.columns == nil ? Int.max : 30
+            let cell = { (text: String) in min(DisplayWidth.of(rendering.clean(text)), longest) }
             keyWidth = max(3, records.map { cell($0.key) }.max() ?? 0)
             // A key that is one top-level field is shown once, as the key.
             let keyField = rendering.keyField

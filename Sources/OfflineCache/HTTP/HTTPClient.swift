@@ -216,6 +216,11 @@ final class Transfer {
         case CURLE_RECV_ERROR where status != 0, CURLE_HTTP2 where status != 0, CURLE_HTTP2_STREAM where status != 0:
             // The connection or stream broke after the answer began (a reset mid-body): a partial body.
             return .truncated(url: display, received: body.count, expected: encoded ? -1 : contentLength ?? -1)
+        case _ where [CURLE_SSL_CONNECT_ERROR, CURLE_RECV_ERROR, CURLE_SEND_ERROR].contains(code)
+            && status == 0 && [ECONNRESET, EPIPE, ECONNABORTED].contains(osError):
+            // The connection reset before any answer, in the TLS handshake or before it: the
+            // network's trouble, so asked again like any other that broke (not a TLS failure).
+            return .unreachable(url: display, reason: "the connection was reset before an answer (\(String(cString: strerror(osError)).lowercased()))")
         case CURLE_SSL_CACERT_BADFILE:
             return .caFile(path: request.caCert ?? "the system's CA store", reason: detail)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,

@@ -118,6 +118,9 @@ public struct Source: Sendable, Equatable {
     public var headers: [Header]
     /// The environment variable whose value is sent as a bearer token; only its name is stored.
     public var tokenEnv: String?
+    /// The names of stored headers that fail the header check (made by an older cache): they
+    /// are not sent.
+    package var unsentHeaders: [String] = []
 
     /// The token variable this source names and `environment` lacks (unset or empty), if any:
     /// a read from such a shell must not start a refresh that can only fail (cron has the token).

@@ -199,6 +199,10 @@ public struct SourceStore {
                       headers: headerLines.compactMap(Source.Header.init(line:)),
                       tokenEnv: row.text(6), maxBytes: row.isNull(7) ? nil : row.int(7), caCert: row.text(8))
         source.identity = row.text(9)
+        // Headers stored before today's header check that fail it are not sent; their names are
+        // kept so `sources list` can say so (a value may be a secret: it is never shown).
+        source.unsentHeaders = headerLines.filter { Source.Header(line: $0) == nil }
+            .map { line in String(line.prefix { $0 != ":" }).trimmingSpaces() }
         source.maxDelete = row.text(10).flatMap(RemovalLimit.init)
         source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
         if kind.keepsRecords {
