@@ -105,15 +105,58 @@ import Testing
         // The units name the installed binary, and systemd accepts them where it is installed.
         let units = prefix + "/share/systemd/user"
         let service = try String(contentsOfFile: units + "/cache-sync.service", encoding: .utf8)
-        #expect(service.contains("ExecStart=\(prefix)/bin/cache sync --if-stale --quiet"))
+        #expect(service.contains("ExecStart=\"\(prefix)/bin/cache\" sync --if-stale --quiet"))
+        // The metrics after every run, failed or not; the history pruned daily by its own timer.
+        #expect(service.contains("ExecStopPost=\"\(prefix)/bin/cache\" metrics --textfile %h/.cache/cache/metrics.prom"))
+        #expect(try String(contentsOfFile: units + "/cache-prune.service", encoding: .utf8).contains("\" prune --keep 30d"))
         #expect(!service.contains("After=network-online") && !service.contains("Wants=network-online") && !service.contains("@CACHE@"))
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") {
-            let verify = try await box.run("/usr/bin/systemd-analyze", ["verify", units + "/cache-sync.service", units + "/cache-sync.timer"]
-                                    .map { $0 }, environment: ["MANPATH": prefix + "/share/man"])
-            #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
-        } else {
+        // The same system-wide, for a server: the user 'cache' and an explicit database.
+        let system = try String(contentsOfFile: prefix + "/share/cache/system/cache-sync.service", encoding: .utf8)
+        #expect(system.contains("User=cache") && system.contains("ExecStart=\"\(prefix)/bin/cache\" --db /var/lib/cache/cache.sqlite3 sync --if-stale --quiet"))
+        try await Self.verify([units + "/cache-sync.service", units + "/cache-sync.timer", units + "/cache-prune.service",
+                               units + "/cache-prune.timer"], prefix: prefix, box)
+    }
+
+    /// `systemd-analyze verify`, where the machine has it.
+    static func verify(_ files: [String], prefix: String, _ box: Sandbox) async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
             print("systemd-analyze is not installed: the units were not verified")
+            return
         }
+        let verify = try await box.run("/usr/bin/systemd-analyze", ["verify"] + files, environment: ["MANPATH": prefix + "/share/man"])
+        #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+    }
+
+    /// A prefix holding a space, '&' and '%', installed with HOME unset: every unit and line
+    /// names the binary so that systemd and cron run it, and the install says how to link
+    /// units that are not on systemd's user unit path.
+    @Test func anOddPrefixAndNoHomeStillGiveWorkingUnitsAndLines() async throws {
+        let first = try Self.installed.get()
+        let box = try Sandbox()
+        let prefix = box.folder + "/odd & co 100%"
+        let install = try await box.run("/usr/bin/env", ["-u", "HOME", Paths.repository + "/Scripts/install", "--prefix", prefix,
+                                                         "--binary", first + "/bin/cache"])
+        #expect(install.status == 0, "\(install.stderr)")
+        #expect(install.stdout.contains("systemctl --user link '\(prefix)/share/systemd/user/cache-sync.service'"), "\(install.stdout)")
+        let service = try String(contentsOfFile: prefix + "/share/systemd/user/cache-sync.service", encoding: .utf8)
+        #expect(service.contains("ExecStart=\"\(box.folder)/odd & co 100%%/bin/cache\" sync"), "\(service)")
+        try await Self.verify([prefix + "/share/systemd/user/cache-sync.service", prefix + "/share/cache/system/cache-sync.service"],
+                              prefix: prefix, box)
+
+        // Each crontab line as cron runs it: `\%` is a %, the rest goes to sh, in cron's bare
+        // environment. The sync line syncs and publishes the metrics; the prune line is silent.
+        let home = box.folder + "/home"
+        let upstream = try LoopbackUpstream()
+        #expect(try await Self.run([prefix + "/bin/cache", "sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten"],
+                                   in: home).status == 0)
+        let lines = try String(contentsOfFile: prefix + "/share/cache/crontab", encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(lines.count == 2)
+        for line in lines {
+            let command = String(line.split(separator: " ", maxSplits: 5).last ?? "").replacingOccurrences(of: "\\%", with: "%")
+            let run = try await Self.run(["/bin/sh", "-c", command], in: home)
+            #expect(run.status == 0 && run.stdout.isEmpty && run.stderr.isEmpty, "\(command): \(run.status) \(run.stdout) \(run.stderr)")
+        }
+        #expect(try String(contentsOfFile: home + "/.cache/cache/metrics.prom", encoding: .utf8).contains(#"cache_rows{source="jokes"} 10"#))
     }
 
     /// The crontab line runs under cron's bare environment: full path, tokens file read.
