@@ -490,6 +490,26 @@ import Testing
         #expect(report["attempts"] as? Int == 3, "\(report)")
         #expect((report["error"] as? String)?.contains("the connection was reset before an answer") == true, "\(report)")
     }
+
+    /// At 80 columns `status` keeps NEXT TRY and the URL, and `history` the error: what gives
+    /// way is cut with … or moved to a line of its own, and no line is wider than the screen.
+    @Test func at80ColumnsStatusAndHistoryKeepWhatMatters() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box)
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", "http://127.0.0.1:9/jokes/ten?per_page=100&page=1").status == 0)
+        _ = try await box.cache("sync")
+        let status = try await box.terminal(["status"], columns: 80)
+        #expect(try #require(status.widestLine) <= 80, "\(status.stdout)")
+        #expect(status.stdout.contains("NEXT TRY") && status.stdout.contains("http://127.0.0.1:9/jokes/ten"), "\(status.stdout)")
+        #expect(status.stdout.contains("jokes: last error: cannot reach"), "\(status.stdout)")
+        let history = try await box.terminal(["history"], columns: 80)
+        #expect(try #require(history.widestLine) <= 80, "\(history.stdout)")
+        #expect(history.stdout.contains("cannot reach http://127.0.0.1:9/jokes/ten"), "\(history.stdout)")
+        // Wide enough, one line each, as before.
+        let wide = try await box.terminal(["status"], columns: 200)
+        #expect(wide.stdout.contains("KIND") && wide.stdout.split(separator: "\n").contains { $0.contains("bank") && $0.contains("/account") })
+    }
 }
 
 /// A TCP listener that reads the first bytes of each connection (a TLS ClientHello) and resets it.

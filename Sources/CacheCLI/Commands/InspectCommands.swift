@@ -27,7 +27,8 @@ enum InspectCommands {
             console.err("No sync runs yet.")
             return ExitCode.success
         }
-        let table = TextTable(header: ["RUN", "WHEN", "SOURCE", "OUTCOME", "INS", "UPD", "DEL", "HTTP", "BYTES", "TIME", "DETAIL"])
+        let table = TextTable(header: ["RUN", "WHEN", "SOURCE", "OUTCOME", "INS", "UPD", "DEL", "HTTP", "BYTES", "TIME", "DETAIL"],
+                              droppable: ["BYTES", "TIME", "HTTP"])
         for run in runs {
             table.add([String(run.id), when(run.finishedAt), run.source, run.outcome, String(run.counts.inserted),
                        String(run.counts.updated), String(run.counts.deleted), run.httpStatus.map(String.init) ?? "-",

@@ -163,21 +163,3 @@ enum SourcesCommand {
         "\(belongings.rows) cached row\(belongings.rows == 1 ? "" : "s") and \(belongings.runs) sync run\(belongings.runs == 1 ? "" : "s")"
     }
 }
-
-/// Columns padded to their widest cell, in display columns. On a terminal each line is cut to
-/// its width (the last column, the URL or the detail, is the one that gives way).
-final class TextTable {
-    private var rows: [[String]]
-    init(header: [String]) { rows = [header] }
-    func add(_ row: [String]) { rows.append(row) }
-
-    func render(columns: Int? = nil) -> String {
-        let widths = rows[0].indices.map { column in rows.map { DisplayWidth.of($0[column]) }.max() ?? 0 }
-        return rows.map { row in
-            let line = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : DisplayWidth.pad(cell, widths[column])
-            }.joined(separator: "  ")
-            return columns.map { DisplayWidth.fit(line, $0) } ?? line
-        }.joined(separator: "\n") + "\n"
-    }
-}

@@ -43,7 +43,9 @@ enum StatusCommand {
             return ExitCode.success
         }
         // The README's status table (its columns are checked against it).
-        let table = TextTable(header: ["SOURCE", "KIND", "MODE", "TTL", "ROWS", "STALE", "LAST SUCCESS", "LAST ATTEMPT", "OUTCOME", "NEXT TRY", "URL"])
+        // KIND, MODE and TTL give way first on a narrow terminal: `sources list` shows them.
+        let table = TextTable(header: ["SOURCE", "KIND", "MODE", "TTL", "ROWS", "STALE", "LAST SUCCESS", "LAST ATTEMPT", "OUTCOME", "NEXT TRY", "URL"],
+                              droppable: ["KIND", "MODE", "TTL"])
         for status in statuses {
             let ago = { (iso: String?) in iso.flatMap(Timestamp.parse).map { DurationText.age(max(0, Int(-$0.timeIntervalSinceNow))) + " ago" } }
             table.add([
@@ -55,11 +57,13 @@ enum StatusCommand {
             ])
         }
         console.out(table.render(columns: console.terminalColumns))
+        // The errors after the table, each fitted to the terminal (`status --json` has them whole).
+        let fit = { (line: String) in console.terminalColumns.map { DisplayWidth.fit(line, $0) } ?? line }
         for status in statuses where status.lastOutcome == "failed" {
-            console.out("\(status.source.name): last error: \(TerminalSafe.escapeControl(status.lastError ?? "unknown"))\n")
+            console.out(fit("\(status.source.name): last error: \(TerminalSafe.escapeControl(status.lastError ?? "unknown"))") + "\n")
         }
         for status in statuses where status.lastOutcome == "held" {
-            console.out("\(status.source.name): \(TerminalSafe.escapeControl(status.lastError ?? "held by the removal guard"))\n")
+            console.out(fit("\(status.source.name): \(TerminalSafe.escapeControl(status.lastError ?? "held by the removal guard"))") + "\n")
         }
         // Which cache this is: on stderr, so the table stays the whole of stdout.
         let line = "database: \(context.databasePath)"
