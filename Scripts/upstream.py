@@ -23,9 +23,18 @@ Run-time control (JSON bodies), used by the tests:
     POST /_account  the account's body object: {"name", "currentBalance", "transactions"}
     POST /_generate {"count": N, "seed": S}: serve a generated account of N transactions
     POST /_static   {"path": "/account", "file": F}: serve F's bytes at path (benchmarks)
+    POST /_items    {"items": [...]} or {"count": N}: the records the generic routes serve
+    POST /_rate_limit {"status": 429, "reset_in": S, "times": N} (or "retry_after": S): the next N
+                    generic requests are refused with X-RateLimit-Remaining: 0 and the reset
     GET  /_stats    {"total": N, "bytes_sent": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
                      "requests": [{"path", "time", "if_none_match", "if_modified_since", "authorization",
                                    "headers": {lowercased name: value}}, ...]}
+
+Generic JSON APIs, for json sources (?per_page=N, default 100; 300 generated items unless set):
+    /api/items   GitHub style: an array per page, a Link header to the next (?page=N)
+    /api/paged   Django REST style: {"count", "next", "previous", "results"}
+    /api/cursor  a body cursor: {"data": {"items": [...]}, "meta": {"cursor": "..."}} (?cursor=C)
+  e.g. cache sources add repos --kind json --url http://127.0.0.1:PORT/api/items --key id --next link
 
 Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a file: URL),
 /redirect?to=URL (302 to URL), /big?bytes=N (streams an N-byte body that is never valid JSON:
