@@ -83,7 +83,8 @@ import Testing
             \(fill)
             """
         let commands = [["list", "bank", "--offline", "--json"], ["status", "--json"], ["sources", "list", "--json"],
-                        ["history", "--json"], ["export", "bank", "--ndjson"], ["sql", "SELECT count(*) AS n FROM transactions", "--json"]]
+                        ["history", "--json"], ["export", "bank", "--ndjson"], ["sql", "SELECT count(*) AS n FROM transactions", "--json"],
+                        ["check"]]
         for (index, arguments) in commands.enumerated() {
             script += "\nCACHE_DB=\(database) \(Paths.cacheBinary) \(arguments.map { "'\($0)'" }.joined(separator: " ")) > \(box.folder)/out\(index) 2>&1; echo \"rc \(index) $?\""
         }

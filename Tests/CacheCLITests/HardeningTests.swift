@@ -510,6 +510,35 @@ import Testing
         let wide = try await box.terminal(["status"], columns: 200)
         #expect(wide.stdout.contains("KIND") && wide.stdout.split(separator: "\n").contains { $0.contains("bank") && $0.contains("/account") })
     }
+
+    /// `check` and `sql` as another user, who may read the cache but not write beside it (no
+    /// `-shm` can be made): what can be read is checked, exit 0, not 74.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func anotherUserChecksWhatItCanRead() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box)
+        #expect(try await box.cache("sync", "bank").status == 0)
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA wal_checkpoint(TRUNCATE)"])
+        chmod(box.folder, 0o755)
+        chmod(box.database, 0o644)
+        let binary = box.folder + "/cache"
+        try FileManager.default.copyItem(atPath: Paths.cacheBinary, toPath: binary)
+        chmod(binary, 0o755)
+        func asNobody(_ arguments: [String]) async throws -> RunResult {
+            try await box.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments,
+                              environment: ["CACHE_DB": box.database])
+        }
+        guard try await asNobody(["--version"]).status == 0 else {
+            print("skipped: the nobody user cannot run the cache binary here")
+            return
+        }
+        let check = try await asNobody(["check"])
+        #expect(check.status == 0, "\(check.status): \(check.stdout) \(check.stderr)")
+        #expect(check.stdout.hasPrefix("integrity: ok\nforeign keys: ok\n"), "\(check.stdout)")
+        let sql = try await asNobody(["sql", "SELECT count(*) AS n FROM transactions", "--csv"])
+        #expect(sql.status == 0 && sql.stdout == "n\n6\n", "\(sql.stdout) \(sql.stderr)")
+    }
 }
 
 /// A TCP listener that reads the first bytes of each connection (a TLS ClientHello) and resets it.
