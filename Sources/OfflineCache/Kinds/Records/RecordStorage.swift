@@ -21,18 +21,46 @@ struct RecordStorage: StorageDefinition {
         ]
     }
 
+    /// A record this long or longer has its fields read in one pass (`wideFields`) instead of
+    /// one `json_extract` per column: each of those parses the whole record again, and SQLite
+    /// keeps every parse until the row is done (200 columns of an 18 MB record took 3.4 GB).
+    static let wideRecord = 1 << 16
+
     /// The records by key, with the fields the source's view has columns for.
     func rows(_ db: Connection, source: String, staleOnly: Bool, limit: Int?) throws -> CachedRows {
         let columns = try RecordView.columns(db, source: source)
-        let extracts = columns.map { ", " + RecordView.extract($0) }.joined()
-        let rows = try db.query("""
-            SELECT key, record, seen_at, age_s, stale\(extracts)
-            FROM cached_records WHERE source = ?1 \(staleOnly ? "AND stale = 1" : "") ORDER BY key LIMIT ?2
+        // The length in bytes, once per row (length() of text counts characters, every time).
+        let extracts = columns.map { ", CASE WHEN NOT wide THEN \(RecordView.extract($0)) END" }.joined()
+        var wide: [Int] = []
+        var rows = try db.query("""
+            SELECT key, record, seen_at, age_s, stale, wide\(extracts)
+            FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide
+                  FROM cached_records WHERE source = ?1 \(staleOnly ? "AND stale = 1" : "") ORDER BY key LIMIT ?2)
+            ORDER BY key
             """, [.text(source), .int(Int64(limit ?? -1))]) { row in
-            CachedRecord(key: row.text(0) ?? "", fields: columns.indices.map { row.text(5 + $0) },
+            CachedRecord(key: row.text(0) ?? "", fields: row.int(5) != 0 ? [] : columns.indices.map { row.text(6 + $0) },
                          record: row.text(1) ?? "{}", seenAt: row.text(2) ?? "", ageSeconds: row.int(3), stale: row.int(4) != 0)
         }
+        for index in rows.indices where rows[index].fields.count != columns.count { wide.append(index) }
+        for index in wide { rows[index].fields = try Self.wideFields(db, source: source, key: rows[index].key, columns: columns) }
         return .records(columns: columns, rows)
+    }
+
+    /// A wide record's fields for `columns`, from one `json_each` over it: the same values, as
+    /// the same text, that `json_extract` gives.
+    static func wideFields(_ db: Connection, source: String, key: String, columns: [String]) throws -> [String?] {
+        let position = Dictionary(columns.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        var fields = [String?](repeating: nil, count: columns.count)
+        let scan = try db.cachedStatement("""
+            SELECT j.key, j.value FROM records r, json_each(r.record) j
+            WHERE r.source = ?1 AND r.key = ?2 AND j.key IN (SELECT name FROM record_fields WHERE source = ?1)
+            """)
+        defer { scan.reset() }
+        try scan.bind([.text(source), .text(key)])
+        while try scan.step() {
+            if let name = scan.text(0), let index = position[name], fields[index] == nil { fields[index] = scan.text(1) }
+        }
+        return fields
     }
 
     func rowsQuery(_ db: Connection, source: String, staleOnly: Bool, asRecords: Bool) throws -> String {
