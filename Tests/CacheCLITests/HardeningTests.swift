@@ -169,7 +169,7 @@ import Testing
 
         #expect(try runs(box) == ["updated", "held", "held"])
         let state = try #require(try rows(box.database, "SELECT last_outcome, failures, next_attempt_at FROM sync_state").first)
-        #expect(state["last_outcome"] == "held" && state["failures"] == "0" && state["next_attempt_at"] == "NULL", "\(state)")
+        #expect(state["last_outcome"] == "held" && state["failures"] == "0" && state["next_attempt_at"] != "NULL", "\(state)")
         let status = try await box.cache("status", "--json").jsonArray()
         #expect(status.first?["last_outcome"] as? String == "held")
         let table = try await box.cache("status")
@@ -180,11 +180,16 @@ import Testing
         #expect(metrics.contains(#"cache_sync_runs_total{source="bank",outcome="held"} 2"#), "\(metrics)")
         #expect(metrics.contains(#"cache_sync_runs_total{source="bank",outcome="failed"} 0"#))
         #expect(metrics.contains(#"cache_consecutive_failures{source="bank"} 0"#))
-        // No backoff: cron's next `sync --if-stale` asks again (and is held again).
-        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET ttl_s = 1"])
-        try await pause(1.2)
+        // No growing backoff, and no download every minute: cron asks again once a TTL has
+        // passed (and is held again), not before.
+        let early = try await box.cache("sync", "--if-stale", "--json")
+        let skipped = try #require(try early.jsonArray().first)
+        #expect(skipped["outcome"] as? String == "skipped" && (skipped["note"] as? String)?.hasPrefix("held by the removal guard; next try in") == true, "\(skipped)")
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database,
+            "UPDATE sync_state SET next_attempt_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 second'), last_success_at = '2026-01-01T00:00:00.000Z'"])
         let cron = try await box.cache("sync", "--if-stale", "--json")
         #expect(try cron.jsonArray().first?["outcome"] as? String == "held", "\(cron.stdout)")
+        #expect(try rows(box.database, "SELECT failures FROM sync_state").first?["failures"] == "0")
     }
 
     /// A `cache list` from a shell without the source's token variable starts no refresh, says

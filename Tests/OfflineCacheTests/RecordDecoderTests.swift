@@ -57,6 +57,9 @@ import Testing
         #expect(records[4] == #"{"id":5,"x":0}"#, "a zero is a zero, however it is spelled")
         #expect(JSONValue.number(9007199254740992) == "9007199254740992")
         #expect(JSONValue.number(1e20) == "1e+20")
+        // Records keep the spelling they were stored with: 1.5e15 as before.
+        let big = try RecordDecoder.decode(Data(#"[{"id": 1, "n": 1.5e15}]"#.utf8), layout: RecordLayout(key: [JSONPath(["id"])]))
+        #expect(big.records.json(0) == #"{"id":1,"n":1500000000000000.0}"#)
     }
 
     @Test func keysAreFoundInNestedPathsAndCompositeKeysAreArrays() throws {

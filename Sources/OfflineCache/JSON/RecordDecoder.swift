@@ -326,7 +326,7 @@ enum RecordDecoder {
             // (262.06999999999999 is 262.07), and is written as such.
             let written = significantDigits(text)
             if (value == 0 && written > 0) || written > 17 { return String(decoding: text, as: UTF8.self) }
-            return JSONValue.number(value)
+            return JSONValue.canonicalNumber(value)
         }
 
         /// The significant digits of a JSON number's text: its mantissa's digits without leading

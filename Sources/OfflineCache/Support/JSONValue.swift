@@ -59,6 +59,15 @@ public enum JSONValue: Sendable {
     }
 
     /// The shortest text that reads back as the same double; whole numbers without `.0`.
+    /// A number as records and keys store it (canonical JSON). Fixed since the first release:
+    /// another spelling would make every stored record with such a number look changed.
+    static func canonicalNumber(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+
+    /// A number as output shows it (`list --json`, `export`, `sql`).
     public static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         // Whole numbers as integers while Int64 holds them exactly (9007199254740992, not

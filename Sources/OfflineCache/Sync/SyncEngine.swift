@@ -97,7 +97,9 @@ public struct SyncEngine {
                 if let next = state.nextAttemptAt, next > Timestamp.now() {
                     run.report.outcome = .skipped
                     let seconds = max(0, Int((Timestamp.parse(next)?.timeIntervalSinceNow ?? 0).rounded(.up)))
-                    run.report.note = "backing off after \(state.failures) failure\(state.failures == 1 ? "" : "s"); next try in \(DurationText.age(seconds)) (\(next))"
+                    run.report.note = state.failures == 0
+                        ? "held by the removal guard; next try in \(DurationText.age(seconds)) (\(next))"
+                        : "backing off after \(state.failures) failure\(state.failures == 1 ? "" : "s"); next try in \(DurationText.age(seconds)) (\(next))"
                     return run.finished()
                 }
                 if try !SourceStore(database).isStale(source) {
@@ -240,7 +242,7 @@ public struct SyncEngine {
             options.progress?(.finished)
             run.report.counts = ChangeCounts()
             run.report.failure = .held(source: source.name, reason: held.reason)
-            recordHeld(&run)
+            recordHeld(&run, askAgainIn: source.ttlSeconds)
         } catch is SourceRemoved {
             options.progress?(.finished)
             return run.removed()
@@ -345,18 +347,21 @@ public struct SyncEngine {
         }
     }
 
-    /// A held sync is recorded as such, with no backoff: upstream answered, and asking again
-    /// later changes nothing until a person accepts the removals. Nor does it count as a failure.
-    private func recordHeld(_ run: inout Run) {
+    /// A held sync is recorded as such: not a failure (no count, no growing backoff), since
+    /// upstream answered and it needs a person, not waiting. Cron and readers ask again once a
+    /// TTL has passed, not every minute: the same answer would be held again.
+    private func recordHeld(_ run: inout Run, askAgainIn seconds: Int) {
         run.report.outcome = .held
         let finished = run
-        let now = Timestamp.now()
+        let now = Date()
+        let next = Timestamp.format(now.addingTimeInterval(Double(seconds)))
+        run.report.nextAttemptAt = next
         try? db.inTransaction {
-            try record(finished, finishedAt: now)
+            try record(finished, finishedAt: Timestamp.format(now))
             try db.run("""
-                UPDATE sync_state SET last_attempt_at = ?, last_outcome = 'held', last_error = ?, next_attempt_at = NULL
+                UPDATE sync_state SET last_attempt_at = ?, last_outcome = 'held', last_error = ?, next_attempt_at = ?
                 WHERE source = ?
-                """, [.text(now), .optionalText(finished.report.errorText), .text(finished.report.source)])
+                """, [.text(Timestamp.format(now)), .optionalText(finished.report.errorText), .text(next), .text(finished.report.source)])
         }
     }
 
