@@ -565,6 +565,31 @@ import Testing
         #expect(peakKB > 0 && peakKB < 10 * recordKB + 40 * 1024, "peak \(peakKB) KiB for a \(recordKB) KiB record")
         print("a \(recordKB) KiB record of 200,000 fields: list peaks at \(peakKB) KiB")
     }
+
+    /// `cache_sync_runs_total` is a counter: pruning the history (which the installed timers do
+    /// daily) never lowers it.
+    @Test func theRunsCounterSurvivesAPrune() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await bank(upstream, box)
+        for _ in 0..<3 { #expect(try await box.cache("sync", "bank").status == 0) }
+        try upstream.control(["status": 503])
+        #expect(try await box.cache("sync", "bank", "--timeout", "2").status != 0)
+        func counters() async throws -> [String] {
+            try await box.cache("metrics").stdout.split(separator: "\n")
+                .filter { $0.hasPrefix(#"cache_sync_runs_total{source="bank""#) && !$0.hasSuffix(" 0") }.map(String.init)
+        }
+        let expected = [#"cache_sync_runs_total{source="bank",outcome="updated"} 1"#, #"cache_sync_runs_total{source="bank",outcome="unchanged"} 2"#,
+                        #"cache_sync_runs_total{source="bank",outcome="failed"} 1"#]
+        #expect(try await counters() == expected)
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sync_runs SET finished_at = '2026-01-01T00:00:00.000Z'"])
+        #expect(try await box.cache("prune", "--keep", "1d").status == 0)
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "0")
+        #expect(try await counters() == expected)
+        // A removed source takes its counts along.
+        #expect(try await box.cache("sources", "remove", "bank", "--yes").status == 0)
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM run_totals").first?["n"] == "0")
+    }
 }
 
 /// A TCP listener that reads the first bytes of each connection (a TLS ClientHello) and resets it.

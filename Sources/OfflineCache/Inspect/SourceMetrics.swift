@@ -10,8 +10,8 @@ public struct SourceMetrics: Sendable {
     public var lastSyncSeconds: Double?
     public var lastSyncBytes: Int?
     public var lastHTTPStatus: Int?
-    /// Runs recorded by outcome (`updated`, `unchanged`, `failed`, `skipped`), counting every
-    /// run still in the history (`cache prune` lowers them).
+    /// Runs recorded by outcome (`updated`, `unchanged`, `failed`, `held`, `skipped`), since the
+    /// source was added: a counter, which `cache prune` does not lower (`run_totals`).
     public var runsByOutcome: [String: Int]
 }
 
@@ -27,7 +27,7 @@ extension CacheReader {
                 (row.double(0), row.isNull(1) ? nil : row.int(1), row.isNull(2) ? nil : row.int(2))
             }.first
             var outcomes: [String: Int] = [:]
-            for (outcome, count) in try db.query("SELECT outcome, count(*) FROM sync_runs WHERE source = ? GROUP BY outcome",
+            for (outcome, count) in try db.query("SELECT outcome, runs FROM run_totals WHERE source = ?",
                                                  [name], row: { ($0.text(0) ?? "", $0.int(1)) }) {
                 outcomes[outcome] = count
             }

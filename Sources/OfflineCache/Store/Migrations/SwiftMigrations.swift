@@ -90,7 +90,8 @@ extension Migrator {
 /// SQLite's procedure for a change ALTER TABLE cannot make (a CHECK, a constraint): a new table
 /// under a temporary name, every row copied with its rowid (a source's identity includes it),
 /// the old table dropped, the new one renamed, its indexes made again. Run inside the
-/// migration's transaction, with foreign keys off (see `Migrator`).
+/// migration's transaction, with foreign keys off (see `Migrator`). The old table's triggers go
+/// with it: a rebuild of `sync_runs` must make `run_totals`' triggers again (migration 13).
 struct TableRebuild {
     let db: Connection
     let table: String
