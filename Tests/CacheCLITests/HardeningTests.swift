@@ -373,7 +373,7 @@ import Testing
                       "INSERT INTO records SELECT 'items', value, value, '' FROM json_each('[3]')"] {
             let refused = try await box.cache("sql", write)
             #expect(refused.status == 64, "\(write): \(refused.status) \(refused.stderr)")
-            #expect(["refused", "not authorized", "may not be modified"].contains { refused.stderr.contains($0) }, "\(write): \(refused.stderr)")
+            #expect(refused.stderr.contains("refused"), "\(write): \(refused.stderr)")
         }
         #expect(try cacheDump(box.database) == before)
     }

@@ -30,7 +30,9 @@ public struct ReadOnlyQuery {
         case .success(let value): (statement, tail) = value
         // A denied action fails the prepare with SQLITE_AUTH (or, for schema changes, SQLITE_SCHEMA
         // after SQLite's retry), always with the message "not authorized".
-        case .failure(let error) where error.primaryCode == SQLITE_AUTH || error.message == "not authorized":
+        // SQLite refuses a write to its schema table itself, before the authorizer is asked.
+        case .failure(let error) where error.primaryCode == SQLITE_AUTH || error.message == "not authorized"
+            || error.message.hasSuffix("may not be modified"):
             throw Refused(reason: "refused: the statement would change the database (\(error.message)); cache sql only reads")
         // Empty text, or only comments: a mistake in the command, not a damaged database.
         case .failure(let error) where error.primaryCode == SQLITE_MISUSE:
