@@ -12,7 +12,7 @@ import Testing
 @Suite(.gated) struct HTTPFuzzTests {
     static let seed = 20261130
     static let inProcessCases = 2000
-    static let binaryBatches = 6, perBatch = 25
+    static let binaryBatches = 4, perBatch = 25
 
     /// The exit codes in the README's table.
     static func documentedExitCodes() throws -> Set<Int32> {

@@ -57,12 +57,12 @@ public struct Migrator {
         self.migrations = migrations.sorted { $0.id < $1.id }
     }
 
-    /// The migrations compiled into this binary: the SQL files and the Swift ones.
+    /// The migrations compiled into this binary, the SQL files and the Swift ones, in order.
     public static var carried: [Migration] {
-        embedded.map { entry in
+        (embedded.map { entry in
             let digits = entry.file.prefix { $0.isNumber }
             return Migration(id: Int(digits) ?? 0, file: entry.file, sql: entry.sql)
-        } + swiftMigrations
+        } + swiftMigrations).sorted { $0.id < $1.id }
     }
 
     public var latestVersion: Int { migrations.last?.id ?? 0 }
