@@ -256,9 +256,7 @@ enum CommandParser {
 
     private static func sourceName(_ args: ArgumentScanner.Result, _ command: String) throws(UsageError) -> String {
         let name = try exactlyOne(args.positionals, "<name>", command)
-        guard Source.isValidName(name) else {
-            throw UsageError(message: "Invalid source name '\(name)': use letters, digits, '-', '_' and '.'.", command: command)
-        }
+        if let problem = SourceRules.nameProblem(name) { throw UsageError(message: problem, command: command) }
         return name
     }
 
@@ -325,11 +323,10 @@ enum CommandParser {
                 maxPages = count
             }
             if let urlText = args.value("--url") {
-                guard let url = URL(string: urlText), url.scheme != nil else {
-                    throw invalid(urlText, "--url", "an absolute URL such as https://host/path or file:///path", name)
+                switch SourceRules.url(urlText) {
+                case .success(let url): self.url = url
+                case .failure(let problem): throw UsageError(message: problem.message, command: name)
                 }
-                if let problem = urlProblem(url) { throw UsageError(message: "Invalid --url: \(problem).", command: name) }
-                self.url = url
             }
             if let text = args.value("--ttl") {
                 guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--ttl", name) }
@@ -407,32 +404,5 @@ enum CommandParser {
         invalid(value, option, "a duration such as \(CommandTable.durationHelp)", command)
     }
 
-    /// Why a source URL cannot be used as given, or nil. Credentials in the URL are refused:
-    /// they would sit in the database in plain text; --token-env and --header keep them out.
-    static func urlProblem(_ url: URL) -> String? {
-        let scheme = url.scheme?.lowercased() ?? ""
-        guard scheme == "http" || scheme == "https" else { return nil }
-        guard let parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "it cannot be read" }
-        if parts.user != nil || parts.password != nil {
-            return "credentials in the URL are not stored; pass a token with --token-env VAR or a --header"
-        }
-        if (parts.host ?? "").isEmpty { return "it has no host" }
-        if let port = portText(url.absoluteString), !(Int(port).map { (1...65535).contains($0) } ?? false) {
-            return "port \(port) is out of range (1-65535)"
-        }
-        return nil
-    }
-
-    /// The port as written in the URL's authority, if one is: read from the text, because a
-    /// number too large for an integer parses as no port at all.
-    static func portText(_ url: String) -> String? {
-        guard let start = url.firstRange(of: "://")?.upperBound else { return nil }
-        var authority = url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        if let bracket = authority.lastIndex(of: "]") { authority = authority[authority.index(after: bracket)...] }
-        guard let colon = authority.lastIndex(of: ":") else { return nil }
-        let port = authority[authority.index(after: colon)...]
-        return port.isEmpty ? nil : String(port)
-    }
 
 }

@@ -14,6 +14,31 @@ public func detachThread(_ body: @escaping @Sendable () -> Void) {
     pthread_detach(thread)
 }
 
+/// Runs `work` on a new thread, then `finished` once that thread has ended: joined, with its
+/// thread-local clean-up done (OpenSSL keeps per-thread state that a thread's exit releases).
+/// A stream that finishes only then cannot let its app reach `exit()`, and libcurl's and
+/// OpenSSL's clean-up there, while its worker is still inside them.
+package func runThenJoin(_ work: @escaping @Sendable () -> Void, finished: @escaping @Sendable () -> Void) {
+    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+    var worker = pthread_t()
+    let code = pthread_create(&worker, nil, { context in
+        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+        return nil
+    }, Unmanaged.passRetained(Box(work)).toOpaque())
+    precondition(code == 0, "pthread_create failed: \(code)")
+    let joined = UncheckedThread(worker)
+    detachThread {
+        pthread_join(joined.thread, nil)
+        finished()
+    }
+}
+
+/// A thread handle handed to the one thread that joins it.
+private struct UncheckedThread: @unchecked Sendable {
+    let thread: pthread_t
+    init(_ thread: pthread_t) { self.thread = thread }
+}
+
 /// Sleeps the calling thread for `seconds` (fractions included).
 public func sleepSeconds(_ seconds: Double) {
     guard seconds > 0 else { return }

@@ -53,18 +53,22 @@ public struct CacheClient: Sendable {
     /// Preview first, then — if the source is stale — refreshing, then fresh or failed.
     /// A fresh source yields its preview alone. The work runs on its own thread, since a
     /// sync blocks on the network.
-    public func states(of name: String, refresh: Bool = true) -> AsyncStream<LoadingState> {
+    ///
+    /// - Parameter limit: at most this many rows in each state: what a screen shows, so a preview
+    ///   of a large source reads only that much.
+    public func states(of name: String, refresh: Bool = true, limit: Int? = nil) -> AsyncStream<LoadingState> {
         AsyncStream { continuation in
             let cancelled = Mutex(false)
             continuation.onTermination = { _ in cancelled.withLock { $0 = true } }
-            detachThread { [self] in
-                run(name, refresh: refresh, cancelled: { cancelled.withLock { $0 } }) { continuation.yield($0) }
-                continuation.finish()
-            }
+            // The stream ends only once the worker thread has ended (see `runThenJoin`): an app
+            // that exits after its last state cannot race the worker's clean-up.
+            runThenJoin({ [self] in
+                run(name, refresh: refresh, limit: limit, cancelled: { cancelled.withLock { $0 } }) { continuation.yield($0) }
+            }, finished: { continuation.finish() })
         }
     }
 
-    private func run(_ name: String, refresh: Bool, cancelled: () -> Bool, yield: (LoadingState) -> Void) {
+    private func run(_ name: String, refresh: Bool, limit: Int?, cancelled: () -> Bool, yield: (LoadingState) -> Void) {
         var preview = CachedRows.jokes([])
         do {
             let database = try CacheDatabase(path: databasePath, create: false)
@@ -72,7 +76,7 @@ public struct CacheClient: Sendable {
             let reader = CacheReader(database)
             let engine = SyncEngine(database: database, fetcher: fetcher, environment: environment)
             let watcher = try RefreshWatcher(database, source: name)
-            preview = try reader.rows(of: source)
+            preview = try reader.rows(of: source, limit: limit)
             let stale = try reader.isStale(source)
             yield(.preview(preview, stale: stale))
             guard stale, refresh, !cancelled() else { return }
@@ -98,7 +102,7 @@ public struct CacheClient: Sendable {
             } else if let failure = report.failure {
                 error = RefreshError(message: report.errorText ?? failure.description, failure: failure)
             }
-            let rows = try reader.rows(of: source)
+            let rows = try reader.rows(of: source, limit: limit)
             if let error {
                 yield(.failed(error, cached: rows))
             } else {

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+/// The README's "From Swift" program, `Examples/states`: a package of its own that depends on
+/// this one by path, as an app would. Built here (incrementally; `.ci/run` builds it first) and
+/// run against the loopback upstream.
+@Suite(.serialized, .gated) struct ExampleTests {
+    static let folder = Paths.repository + "/Examples/states"
+
+    /// Builds the example against the sources as they are now; its binary's path.
+    static let built: Result<String, TestFailure> = {
+        guard let build = try? RunningProcess("/usr/bin/env", ["swift", "build", "--package-path", folder], environment: [:]).wait().0 else {
+            return .failure(TestFailure("swift build could not start"))
+        }
+        guard build.status == 0 else { return .failure(TestFailure("the example does not build: \(build.stdout.suffix(3000)) \(build.stderr.suffix(3000))")) }
+        return .success(folder + "/.build/debug/states")
+    }()
+
+    /// 300 runs on fresh databases: each prints its preview, `refreshing` and the fresh rows,
+    /// exits 0, and says nothing on stderr (a crash at exit once printed heap corruption there).
+    @Test func threeHundredRunsEachEndCleanly() async throws {
+        let states = try Self.built.get()
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let url = upstream.baseURL + "/account"
+        let shared = UncheckedSendable(box)
+        let results = try await withThrowingTaskGroup(of: (Int, RunResult).self) { group in
+            var results: [(Int, RunResult)] = []
+            for run in 0..<300 {
+                if run >= 4, let done = try await group.next() { results.append(done) }
+                group.addTask { (run, try await shared.value.run(states, [shared.value.folder + "/run\(run).sqlite3", url])) }
+            }
+            for try await done in group { results.append(done) }
+            return results
+        }
+        #expect(results.count == 300)
+        var bad: [String] = []
+        for (run, result) in results where result.status != 0 || !result.stderr.isEmpty
+            || result.stdout != "preview 0 stale\nrefreshing\nfresh 6\n" {
+            bad.append("run \(run): exit \(result.status), stdout \(result.stdout.debugDescription), stderr \(result.stderr.suffix(300).debugDescription)")
+        }
+        #expect(bad.isEmpty, "\(bad.count) of 300 runs: \(bad.prefix(5).joined(separator: "\n"))")
+        // A second run on one of those caches: fresh, so its preview alone.
+        let again = try await box.run(states, [box.folder + "/run0.sqlite3", url])
+        #expect(again.stdout == "preview 6 fresh\n" && again.status == 0, "\(again.stdout) \(again.stderr)")
+    }
+
+    @Test func aDeadUpstreamEndsInFailed() async throws {
+        let states = try Self.built.get()
+        let box = try Sandbox()
+        let result = try await box.run(states, [box.database, "http://127.0.0.1:9/account"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.first == "preview 0 stale" && lines.last?.hasPrefix("failed cannot reach http://127.0.0.1:9/account") == true, "\(result.stdout)")
+    }
+
+    /// The README shows this very program.
+    @Test func theReadmeShowsTheExample() throws {
+        let program = try String(contentsOfFile: Self.folder + "/Sources/states/main.swift", encoding: .utf8)
+        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        #expect(readme.contains("```swift\n" + program + "```\n"), "README's From Swift section and Examples/states/Sources/states/main.swift differ")
+    }
+}
