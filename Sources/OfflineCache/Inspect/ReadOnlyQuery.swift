@@ -5,24 +5,24 @@ import CSQLite
 /// One query from a person, run so that it cannot change the database: the file is opened
 /// read-only, an authorizer refuses every action that writes (ATTACH, writing PRAGMAs and
 /// CTEs that write included), and a statement SQLite does not call read-only is refused.
-public struct ReadOnlyQuery {
+package struct ReadOnlyQuery {
     /// A statement that would write, or more than one statement.
-    public struct Refused: Error, CustomStringConvertible, Sendable {
-        public let reason: String
-        public var description: String { reason }
+    package struct Refused: Error, CustomStringConvertible, Sendable {
+        package let reason: String
+        package var description: String { reason }
     }
 
     let connection: Connection
 
     /// Opens `path` read-only; a missing file throws `CacheError.noDatabase`, another program's
     /// file `.notACache`.
-    public init(path: String) throws(CacheError) {
+    package init(path: String) throws(CacheError) {
         connection = try CacheDatabase.openForInspection(path)
         sqlite3_set_authorizer(connection.handle, readOnlyAuthorizer, nil)
     }
 
     /// Runs `sql`, handing the column names and then each row to `row`.
-    public func run(_ sql: String, columns: ([String]) -> Void, row: (Statement) throws -> Void) throws {
+    package func run(_ sql: String, columns: ([String]) -> Void, row: (Statement) throws -> Void) throws {
         let prepared: Result<(Statement, String), DatabaseError>
         do { prepared = .success(try Statement.prepareFirst(connection: connection, sql: sql)) } catch { prepared = .failure(error) }
         let (statement, tail): (Statement, String)

@@ -3,20 +3,20 @@ import Glibc
 
 /// What `cache metrics` exposes of one source: its status, its failure streak, its last sync's
 /// duration, size and HTTP status, and how many runs ended each way (from `sync_runs`).
-public struct SourceMetrics: Sendable {
-    public var status: SourceStatus
-    public var consecutiveFailures: Int
+package struct SourceMetrics: Sendable {
+    package var status: SourceStatus
+    package var consecutiveFailures: Int
     /// The newest run that fetched (not skipped): seconds, body bytes, HTTP status.
-    public var lastSyncSeconds: Double?
-    public var lastSyncBytes: Int?
-    public var lastHTTPStatus: Int?
+    package var lastSyncSeconds: Double?
+    package var lastSyncBytes: Int?
+    package var lastHTTPStatus: Int?
     /// Runs recorded by outcome (`updated`, `unchanged`, `failed`, `held`, `skipped`), since the
     /// source was added: a counter, which `cache prune` does not lower (`run_totals`).
-    public var runsByOutcome: [String: Int]
+    package var runsByOutcome: [String: Int]
 }
 
 extension CacheReader {
-    public func metrics() throws -> [SourceMetrics] {
+    package func metrics() throws -> [SourceMetrics] {
         try status().map { status in
             let name = SQLValue.text(status.source.name)
             let failures = try db.scalarInt("SELECT failures FROM sync_state WHERE source = ?", [name]).map(Int.init) ?? 0

@@ -17,7 +17,7 @@ package enum PayloadShape: Sendable {
 /// `decode` reads the bytes itself (PayloadDecoder+Bytes.swift), several times faster than
 /// Foundation's JSONDecoder; the tests hold it equal to a JSONDecoder reading, which lives with
 /// them (Tests/OfflineCacheTests/Support/FoundationReferenceDecoder.swift).
-public enum PayloadDecoder {
+package enum PayloadDecoder {
     /// The checks both readings share: something that could be JSON at all.
     static func precheck(_ body: Data) throws(UpstreamError) -> UInt8 {
         guard let first = body.first(where: { !Self.isWhitespace($0) }) else {
@@ -35,7 +35,7 @@ public enum PayloadDecoder {
     }
 
     /// `2026-11-01 08:15:14` → `2026-11-01T08:15:14Z`, or nil when it is not a real date in that form.
-    public static func isoDate(fromUpstream text: String) -> String? {
+    package static func isoDate(fromUpstream text: String) -> String? {
         TransactionDate(upstream: text)?.iso
     }
 

@@ -2,15 +2,15 @@ import FoundationEssentials
 
 /// What changed between two versions of a record, field by field (top-level fields; a nested
 /// value is compared and shown as canonical JSON). For `cache diff`.
-public enum RecordDiff {
-    public struct FieldChange: Sendable, Equatable {
-        public var field: String
+package enum RecordDiff {
+    package struct FieldChange: Sendable, Equatable {
+        package var field: String
         /// The value as JSON text; nil where the field was absent.
-        public var before: String?
-        public var after: String?
+        package var before: String?
+        package var after: String?
     }
 
-    public static func changes(before: String, after: String) -> [FieldChange] {
+    package static func changes(before: String, after: String) -> [FieldChange] {
         let old = fields(before), new = fields(after)
         var names = old.map(\.0)
         var named = Set(names)
@@ -23,7 +23,7 @@ public enum RecordDiff {
     }
 
     /// A record's top-level fields and their values as canonical JSON, in order.
-    public static func fields(_ json: String) -> [(String, String)] {
+    package static func fields(_ json: String) -> [(String, String)] {
         var bytes = Array(json.utf8)
         return bytes.withUnsafeMutableBufferPointer { buffer in
             var cursor = JSONCursor(UnsafeBufferPointer(buffer))

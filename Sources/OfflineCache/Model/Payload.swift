@@ -1,11 +1,11 @@
 /// A validated response, ready to reconcile. Nothing in it has been written yet.
-public enum Payload: Sendable, Equatable {
+package enum Payload: Sendable, Equatable {
     case account(UpstreamAccount)
     case jokes([UpstreamJoke])
     /// A generic source's records from every page, checked and keyed.
     case records(RecordSet)
 
-    public var rowCount: Int {
+    package var rowCount: Int {
         switch self {
         case .account(let account): account.transactions.count
         case .jokes(let jokes): jokes.count
@@ -14,27 +14,27 @@ public enum Payload: Sendable, Equatable {
     }
 }
 
-public struct UpstreamAccount: Sendable, Equatable {
-    public var name: String
-    public var balance: Double
-    public var transactions: [UpstreamTransaction]
+package struct UpstreamAccount: Sendable, Equatable {
+    package var name: String
+    package var balance: Double
+    package var transactions: [UpstreamTransaction]
 
-    public init(name: String, balance: Double, transactions: [UpstreamTransaction]) {
+    package init(name: String, balance: Double, transactions: [UpstreamTransaction]) {
         self.name = name
         self.balance = balance
         self.transactions = transactions
     }
 }
 
-public struct UpstreamTransaction: Sendable, Equatable {
+package struct UpstreamTransaction: Sendable, Equatable {
     /// 0 is a credit; any other value a debit.
-    public var type: Int
-    public var vendor: String
-    public var amount: Double
+    package var type: Int
+    package var vendor: String
+    package var amount: Double
     /// Upstream's `yyyy-MM-dd HH:mm:ss`, stored as ISO 8601 UTC (`2026-11-01T08:15:14Z`).
-    public var date: TransactionDate
+    package var date: TransactionDate
 
-    public init(type: Int, vendor: String, amount: Double, date: TransactionDate) {
+    package init(type: Int, vendor: String, amount: Double, date: TransactionDate) {
         self.type = type
         self.vendor = vendor
         self.amount = amount
@@ -42,13 +42,13 @@ public struct UpstreamTransaction: Sendable, Equatable {
     }
 }
 
-public struct UpstreamJoke: Sendable, Equatable {
-    public var id: Int
-    public var type: String
-    public var setup: String
-    public var punchline: String
+package struct UpstreamJoke: Sendable, Equatable {
+    package var id: Int
+    package var type: String
+    package var setup: String
+    package var punchline: String
 
-    public init(id: Int, type: String, setup: String, punchline: String) {
+    package init(id: Int, type: String, setup: String, punchline: String) {
         self.id = id
         self.type = type
         self.setup = setup
@@ -57,10 +57,10 @@ public struct UpstreamJoke: Sendable, Equatable {
 }
 
 /// The records of every page of one sync, each key once, in key order (the table's).
-public struct RecordSet: Sendable, Equatable {
-    public private(set) var records = RecordArena()
+package struct RecordSet: Sendable, Equatable {
+    package private(set) var records = RecordArena()
     /// Top-level scalar fields, in the order first seen.
-    public private(set) var fields: [String] = []
+    package private(set) var fields: [String] = []
     /// Each page's first record and its records' indexes in the response, for messages.
     private var pages: [(first: Int, positions: [Int])] = []
     private var fieldSet: Set<String> = []
@@ -72,9 +72,9 @@ public struct RecordSet: Sendable, Equatable {
         return pages.count > 1 ? "\(position) on page \(page + 1)" : "\(position)"
     }
 
-    public static func == (a: RecordSet, b: RecordSet) -> Bool { a.records == b.records && a.fields == b.fields }
+    package static func == (a: RecordSet, b: RecordSet) -> Bool { a.records == b.records && a.fields == b.fields }
 
-    public init() {}
+    package init() {}
 
     mutating func add(_ page: RecordPage, number: Int) {
         pages.append((records.count, page.positions))

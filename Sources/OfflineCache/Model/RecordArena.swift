@@ -2,15 +2,15 @@ import FoundationEssentials
 import Glibc
 
 /// One record of a generic JSON source, checked: its key and the record in canonical form.
-public struct UpstreamRecord: Sendable, Equatable {
+package struct UpstreamRecord: Sendable, Equatable {
     /// The key fields' values: the value itself for one field (`42`, `abc`), a JSON array for
     /// several (`[42,"abc"]`).
-    public var key: String
+    package var key: String
     /// The record as canonical JSON: object keys sorted, no whitespace, strings escaped one way.
     /// Two responses that differ only in key order or spacing give the same text.
-    public var json: String
+    package var json: String
 
-    public init(key: String, json: String) {
+    package init(key: String, json: String) {
         self.key = key
         self.json = json
     }
@@ -18,7 +18,7 @@ public struct UpstreamRecord: Sendable, Equatable {
 
 /// Records packed into one byte buffer, each its key and its canonical JSON: a million
 /// records are two allocations rather than two million.
-public struct RecordArena: Sendable, Equatable {
+package struct RecordArena: Sendable, Equatable {
     var bytes: [UInt8] = []
     var spans: [Span] = []
 
@@ -27,16 +27,16 @@ public struct RecordArena: Sendable, Equatable {
         var json: Range<Int>
     }
 
-    public init() {}
+    package init() {}
 
-    public var count: Int { spans.count }
+    package var count: Int { spans.count }
 
-    public subscript(index: Int) -> UpstreamRecord {
+    package subscript(index: Int) -> UpstreamRecord {
         UpstreamRecord(key: key(index), json: json(index))
     }
 
-    public func key(_ index: Int) -> String { String(decoding: bytes[spans[index].key], as: UTF8.self) }
-    public func json(_ index: Int) -> String { String(decoding: bytes[spans[index].json], as: UTF8.self) }
+    package func key(_ index: Int) -> String { String(decoding: bytes[spans[index].key], as: UTF8.self) }
+    package func json(_ index: Int) -> String { String(decoding: bytes[spans[index].json], as: UTF8.self) }
 
     mutating func append(key: String, json: Range<Int>) {
         let start = bytes.count
@@ -55,15 +55,15 @@ public struct RecordArena: Sendable, Equatable {
 }
 
 /// The records of one page and what the page says about the next.
-public struct RecordPage: Sendable, Equatable {
+package struct RecordPage: Sendable, Equatable {
     /// In response order; a key may repeat (see `RecordSet.finish`).
-    public var records: RecordArena
+    package var records: RecordArena
     /// Each record's index in the response, for messages.
-    public var positions: [Int]
+    package var positions: [Int]
     /// The top-level fields holding a scalar (string, number, boolean), in the order first seen.
-    public var fields: [String]
+    package var fields: [String]
     /// With `next = .body`: the value found at that path (a URL or a cursor); nil at the end.
-    public var next: String?
+    package var next: String?
 }
 
 /// Byte order of two ranges of one buffer, as SQLite compares text (memcmp, then length): the

@@ -1,5 +1,5 @@
 /// How a long sync advances, for a progress line.
-public enum SyncProgress: Sendable {
+package enum SyncProgress: Sendable {
     case downloading(bytes: Int, total: Int?)
     case reconciling(rows: Int, total: Int)
     case finished

@@ -1,52 +1,52 @@
 /// A transaction's time to the second, UTC, kept as the decimal digits `yyyyMMddHHmmss` of one
 /// integer. It orders exactly as its ISO 8601 text does, so a response can be sorted into the
 /// table's order with integer comparisons, and a million of them allocate nothing.
-public struct TransactionDate: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
-    public let digits: Int64
+package struct TransactionDate: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
+    package let digits: Int64
 
     init(digits: Int64) {
         self.digits = digits
     }
 
     /// Upstream's `2026-11-01 08:15:14`, or nil when it is not a real date in that form.
-    public init?(upstream bytes: UnsafeBufferPointer<UInt8>) {
+    package init?(upstream bytes: UnsafeBufferPointer<UInt8>) {
         guard let digits = Self.parse(bytes, separator: UInt8(ascii: " "), zulu: false) else { return nil }
         self.digits = digits
     }
 
-    public init?(upstream text: String) {
+    package init?(upstream text: String) {
         var text = text
         guard let date = text.withUTF8({ TransactionDate(upstream: $0) }) else { return nil }
         self = date
     }
 
     /// The stored form, `2026-11-01T08:15:14Z`.
-    public init?(iso bytes: UnsafeBufferPointer<UInt8>) {
+    package init?(iso bytes: UnsafeBufferPointer<UInt8>) {
         guard let digits = Self.parse(bytes, separator: UInt8(ascii: "T"), zulu: true) else { return nil }
         self.digits = digits
     }
 
-    public init?(iso text: String) {
+    package init?(iso text: String) {
         var text = text
         guard let date = text.withUTF8({ TransactionDate(iso: $0) }) else { return nil }
         self = date
     }
 
     /// A date written in code, in the stored form; anything else is a programmer's error.
-    public init(stringLiteral text: String) {
+    package init(stringLiteral text: String) {
         guard let date = TransactionDate(iso: text) else { preconditionFailure("not an ISO 8601 UTC date: \(text)") }
         self = date
     }
 
     /// The stored form, `2026-11-01T08:15:14Z`.
-    public var iso: String { withISOBytes { String(decoding: $0, as: UTF8.self) } }
+    package var iso: String { withISOBytes { String(decoding: $0, as: UTF8.self) } }
 
-    public var description: String { iso }
+    package var description: String { iso }
 
-    public static func < (a: Self, b: Self) -> Bool { a.digits < b.digits }
+    package static func < (a: Self, b: Self) -> Bool { a.digits < b.digits }
 
     /// The stored form's 20 bytes, built on the stack (for binding and hashing).
-    public func withISOBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    package func withISOBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
             var rest = digits
             // Fill right to left: ss, mm, HH, dd, MM, yyyy; the separators go between.

@@ -1,16 +1,16 @@
 /// Reads cached rows through the views, with their stale flags. Never touches the network.
-public struct CacheReader {
+package struct CacheReader {
     let database: CacheDatabase
     var db: Connection { database.connection }
 
-    public init(_ database: CacheDatabase) { self.database = database }
+    package init(_ database: CacheDatabase) { self.database = database }
 
     /// The cached rows of `source`: transactions newest first, jokes by id.
     ///
     /// - Parameters:
     ///   - staleOnly: only rows upstream has not confirmed within the TTL.
     ///   - limit: at most this many rows.
-    public func rows(of source: Source, staleOnly: Bool = false, limit: Int? = nil) throws -> CachedRows {
+    package func rows(of source: Source, staleOnly: Bool = false, limit: Int? = nil) throws -> CachedRows {
         // The account header and its transactions come from one snapshot: never half a sync.
         try db.inReadTransaction { try source.kind.storage.definition.rows(db, source: source.name, staleOnly: staleOnly, limit: limit) }
     }
@@ -23,7 +23,7 @@ public struct CacheReader {
     /// age_s, stale`. Rows come in `rows(of:)`'s order.
     /// For a json source, `asRecords` gives `key, record, seen_at, age_s, stale` (the record as
     /// JSON) instead of the view's columns.
-    public func forEachRow(of source: Source, staleOnly: Bool = false, limit: Int? = nil, asRecords: Bool = false,
+    package func forEachRow(of source: Source, staleOnly: Bool = false, limit: Int? = nil, asRecords: Bool = false,
                            _ body: ([String], Statement) throws -> Void) throws {
         let sql = try source.kind.storage.definition.rowsQuery(db, source: source.name, staleOnly: staleOnly, asRecords: asRecords)
         try db.inReadTransaction {
@@ -36,30 +36,30 @@ public struct CacheReader {
     }
 
     /// The columns `forEachRow` gives for `source` (without `asRecords`).
-    public func viewColumns(of source: Source) throws -> [String] {
+    package func viewColumns(of source: Source) throws -> [String] {
         try source.kind.storage.definition.viewColumns(db, source: source.name)
     }
 
     /// True when the source has never synced, or its last success is older than its TTL:
     /// the moment a read starts a background refresh, and `sync --if-stale` syncs.
-    public func isStale(_ source: Source) throws -> Bool {
+    package func isStale(_ source: Source) throws -> Bool {
         try SourceStore(database).isStale(source)
     }
 
     /// Whether the source has ever synced successfully (its cache may still hold no row).
-    public func hasSucceeded(_ source: Source) throws -> Bool {
+    package func hasSucceeded(_ source: Source) throws -> Bool {
         try db.scalarInt("SELECT last_success_at IS NOT NULL FROM sync_state WHERE source = ?", [.text(source.name)]) == 1
     }
 
     /// When the source is backing off after failed syncs: until when, and the last error.
-    public func backoff(_ source: Source) throws -> (until: String, lastError: String?)? {
+    package func backoff(_ source: Source) throws -> (until: String, lastError: String?)? {
         try db.query("""
             SELECT next_attempt_at, last_error FROM sync_state WHERE source = ? AND next_attempt_at > ?
             """, [.text(source.name), .text(Timestamp.now())]) { ($0.text(0) ?? "", $0.text(1)) }.first
     }
 
     /// Every source's state, by name.
-    public func status() throws -> [SourceStatus] {
+    package func status() throws -> [SourceStatus] {
         let sources = try SourceStore(database).all()
         return try sources.map { source in
             let state = try db.query("""

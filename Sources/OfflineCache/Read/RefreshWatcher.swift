@@ -5,28 +5,28 @@ import Glibc
 ///
 /// SQLite is the only state processes share, so a reader learns that a refresh landed by
 /// seeing a new, non-skipped run for the source.
-public struct RefreshWatcher {
+package struct RefreshWatcher {
     /// A finished refresh: how it ended and, if it failed, why.
-    public struct Landing: Sendable, Equatable {
-        public var runID: Int
-        public var outcome: SyncReport.Outcome
-        public var error: String?
-        public var counts: ChangeCounts
+    package struct Landing: Sendable, Equatable {
+        package var runID: Int
+        package var outcome: SyncReport.Outcome
+        package var error: String?
+        package var counts: ChangeCounts
     }
 
     let db: Connection
     let source: String
     /// Runs up to this id happened before the watch began.
-    public let baseline: Int
+    package let baseline: Int
 
-    public init(_ database: CacheDatabase, source: String) throws {
+    package init(_ database: CacheDatabase, source: String) throws {
         db = database.connection
         self.source = source
         baseline = Int(try db.scalarInt("SELECT coalesce(max(id), 0) FROM sync_runs WHERE source = ?", [.text(source)]) ?? 0)
     }
 
     /// The first run after the baseline that did not skip, if one has landed.
-    public func landing() throws -> Landing? {
+    package func landing() throws -> Landing? {
         try db.query("""
             SELECT id, outcome, error, inserted, updated, deleted FROM sync_runs
             WHERE source = ? AND id > ? AND outcome != 'skipped' ORDER BY id LIMIT 1
@@ -37,7 +37,7 @@ public struct RefreshWatcher {
     }
 
     /// Whether some process holds the source's sync lease now.
-    public func refreshInFlight() throws -> Bool {
+    package func refreshInFlight() throws -> Bool {
         try SyncLease(db: db).currentHolder(source) != nil
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 ///
 /// Deliberately not `Sendable`: a connection belongs to one thread of work at a time.
 /// Statements run through it are prepared once and cached by their SQL text.
-public final class Connection {
+package final class Connection {
     let handle: OpaquePointer
     private var statementCache: [String: Statement] = [:]
 
@@ -16,7 +16,7 @@ public final class Connection {
     /// creates it, so the file is never visible with wider permissions.
     /// - Parameter immutable: read the file as one that cannot change (SQLite's `immutable=1`):
     ///   no locks and no shared-memory file, for a read-only mount.
-    public init(path: String, readOnly: Bool = false, immutable: Bool = false, busyTimeoutMs: Int32 = 5000) throws(DatabaseError) {
+    package init(path: String, readOnly: Bool = false, immutable: Bool = false, busyTimeoutMs: Int32 = 5000) throws(DatabaseError) {
         var db: OpaquePointer?
         var flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
@@ -46,14 +46,14 @@ public final class Connection {
     }
 
     /// How long a statement waits for another connection's write lock before SQLITE_BUSY.
-    public func setBusyTimeout(milliseconds: Int32) {
+    package func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
     /// A read-only connection that has read the schema. Where SQLite cannot make the
     /// shared-memory file a WAL database needs (a read-only mount, a full disk), the file is
     /// opened as immutable instead: nothing can be changing it there while it is read.
-    public static func reading(_ path: String) throws(DatabaseError) -> Connection {
+    package static func reading(_ path: String) throws(DatabaseError) -> Connection {
         let connection = try Connection(path: path, readOnly: true)
         do {
             _ = try connection.scalarInt("SELECT count(*) FROM sqlite_schema")
@@ -74,7 +74,7 @@ public final class Connection {
     }
 
     /// Applies the settings every read-write connection of this project uses.
-    public func configureForWriting() throws(DatabaseError) {
+    package func configureForWriting() throws(DatabaseError) {
         // 16 KiB pages for a new file (a no-op once it has tables or is in WAL mode): a million
         // transactions load in a third less time than with 4 KiB pages, and reads touch few
         // pages either way.
@@ -104,7 +104,7 @@ public final class Connection {
     }
 
     /// Runs one or more statements that take no parameters and return nothing of interest.
-    public func execute(_ sql: String) throws(DatabaseError) {
+    package func execute(_ sql: String) throws(DatabaseError) {
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         guard code == SQLITE_OK else {
@@ -115,7 +115,7 @@ public final class Connection {
     }
 
     /// A prepared statement for `sql`, reused across calls.
-    public func cachedStatement(_ sql: String) throws(DatabaseError) -> Statement {
+    package func cachedStatement(_ sql: String) throws(DatabaseError) -> Statement {
         if let statement = statementCache[sql] {
             statement.reset()
             return statement
@@ -126,7 +126,7 @@ public final class Connection {
     }
 
     /// Runs `sql` with `values` bound in order, for writes.
-    public func run(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) {
+    package func run(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) {
         let statement = try cachedStatement(sql)
         defer { statement.reset() }
         try statement.bind(values)
@@ -134,7 +134,7 @@ public final class Connection {
     }
 
     /// Every row of `sql`, each decoded by `row`.
-    public func query<T>(_ sql: String, _ values: [SQLValue] = [],
+    package func query<T>(_ sql: String, _ values: [SQLValue] = [],
                          row: (Statement) throws -> T) throws -> [T] {
         let statement = try cachedStatement(sql)
         defer { statement.reset() }  // a statement left mid-rows would hold a read transaction open
@@ -147,7 +147,7 @@ public final class Connection {
     }
 
     /// The first column of the first row, as text.
-    public func scalarText(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) -> String? {
+    package func scalarText(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) -> String? {
         let statement = try cachedStatement(sql)
         defer { statement.reset() }
         try statement.bind(values)
@@ -156,7 +156,7 @@ public final class Connection {
     }
 
     /// The first column of the first row, as an integer.
-    public func scalarInt(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) -> Int64? {
+    package func scalarInt(_ sql: String, _ values: [SQLValue] = []) throws(DatabaseError) -> Int64? {
         let statement = try cachedStatement(sql)
         defer { statement.reset() }
         try statement.bind(values)
@@ -165,8 +165,8 @@ public final class Connection {
     }
 
     /// The rowid of the last row inserted through this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 }

@@ -3,7 +3,7 @@ import FoundationEssentials
 import Glibc
 
 /// A value bound to a statement parameter.
-public enum SQLValue: Sendable, Equatable {
+package enum SQLValue: Sendable, Equatable {
     case null
     case int(Int64)
     case double(Double)
@@ -11,15 +11,15 @@ public enum SQLValue: Sendable, Equatable {
 }
 
 extension SQLValue {
-    public static func int(_ value: Int) -> SQLValue { .int(Int64(value)) }
-    public static func optionalText(_ value: String?) -> SQLValue { value.map { .text($0) } ?? .null }
-    public static func optionalInt(_ value: Int?) -> SQLValue { value.map { .int(Int64($0)) } ?? .null }
+    package static func int(_ value: Int) -> SQLValue { .int(Int64(value)) }
+    package static func optionalText(_ value: String?) -> SQLValue { value.map { .text($0) } ?? .null }
+    package static func optionalInt(_ value: Int?) -> SQLValue { value.map { .int(Int64($0)) } ?? .null }
 }
 
 /// A prepared statement. Owned by its connection; not `Sendable`.
 extension JSONValue {
     /// A column value as JSON: integers, reals, text and null.
-    public init(_ value: SQLValue) {
+    package init(_ value: SQLValue) {
         switch value {
         case .null: self = .null
         case .int(let v): self = .int(Int(v))
@@ -29,10 +29,10 @@ extension JSONValue {
     }
 }
 
-public final class Statement {
+package final class Statement {
     private let handle: OpaquePointer
     private unowned let connection: Connection
-    public let sql: String
+    package let sql: String
 
     init(connection: Connection, sql: String) throws(DatabaseError) {
         var statement: OpaquePointer?
@@ -69,22 +69,22 @@ public final class Statement {
     }
 
     /// Whether SQLite says the statement makes no direct change to the database file.
-    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+    package var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
     deinit { sqlite3_finalize(handle) }
 
-    public func reset() {
+    package func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
 
     /// Makes the statement ready to run again, keeping its bindings.
-    public func rewind() {
+    package func rewind() {
         sqlite3_reset(handle)
     }
 
     /// Binds `values` to parameters 1...n, after a reset.
-    public func bind(_ values: [SQLValue]) throws(DatabaseError) {
+    package func bind(_ values: [SQLValue]) throws(DatabaseError) {
         sqlite3_reset(handle)
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
@@ -102,7 +102,7 @@ public final class Statement {
     // Binding one parameter at a time, for hot loops that must not build an array per row.
     // Parameters are numbered from 1. Text is copied by SQLite (SQLITE_TRANSIENT).
 
-    public func bind(_ index: Int32, _ value: String) throws(DatabaseError) {
+    package func bind(_ index: Int32, _ value: String) throws(DatabaseError) {
         guard Self.bindText(handle, index, value) == SQLITE_OK else { throw connection.error(sql: sql) }
     }
 
@@ -119,16 +119,16 @@ public final class Statement {
         }
     }
 
-    public func bind(_ index: Int32, _ value: Int) throws(DatabaseError) {
+    package func bind(_ index: Int32, _ value: Int) throws(DatabaseError) {
         guard sqlite3_bind_int64(handle, index, Int64(value)) == SQLITE_OK else { throw connection.error(sql: sql) }
     }
 
-    public func bind(_ index: Int32, _ value: Double) throws(DatabaseError) {
+    package func bind(_ index: Int32, _ value: Double) throws(DatabaseError) {
         guard sqlite3_bind_double(handle, index, value) == SQLITE_OK else { throw connection.error(sql: sql) }
     }
 
     /// Text given as UTF-8 bytes, for values built on the stack (dates, ids).
-    public func bind(_ index: Int32, utf8 bytes: UnsafeBufferPointer<UInt8>) throws(DatabaseError) {
+    package func bind(_ index: Int32, utf8 bytes: UnsafeBufferPointer<UInt8>) throws(DatabaseError) {
         let code = bytes.withMemoryRebound(to: CChar.self) {
             sqlite3_bind_text(handle, index, $0.baseAddress, Int32($0.count), csqlite_transient)
         }
@@ -136,13 +136,13 @@ public final class Statement {
     }
 
     /// Runs a write with the parameters bound so far, then resets it for the next row.
-    public func execute() throws(DatabaseError) {
+    package func execute() throws(DatabaseError) {
         defer { sqlite3_reset(handle) }
         while try step() {}
     }
 
     /// Advances to the next row; false when there is none.
-    public func step() throws(DatabaseError) -> Bool {
+    package func step() throws(DatabaseError) -> Bool {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -154,32 +154,32 @@ public final class Statement {
     }
 
     /// Steps until the statement is done (for writes).
-    public func runToEnd() throws(DatabaseError) {
+    package func runToEnd() throws(DatabaseError) {
         while try step() {}
     }
 
-    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
-    public func columnName(_ index: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(index))) }
-    public func isNull(_ index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
-    public func int64(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
-    public func int(_ index: Int) -> Int { Int(sqlite3_column_int64(handle, Int32(index))) }
-    public func double(_ index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+    package var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    package func columnName(_ index: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(index))) }
+    package func isNull(_ index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+    package func int64(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+    package func int(_ index: Int) -> Int { Int(sqlite3_column_int64(handle, Int32(index))) }
+    package func double(_ index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
 
-    public func text(_ index: Int) -> String? {
+    package func text(_ index: Int) -> String? {
         guard let bytes = sqlite3_column_text(handle, Int32(index)) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     /// The column's text as bytes, valid only inside `body`: for reading without a String.
-    public func withText<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    package func withText<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         let pointer = sqlite3_column_text(handle, Int32(index))
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return try body(UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
     }
 
     /// A column as SQLite stored it, its text read in place (valid only inside `withColumn`).
-    public enum Column {
+    package enum Column {
         case null
         case integer(Int64)
         case real(Double)
@@ -187,7 +187,7 @@ public final class Statement {
     }
 
     /// The column as SQLite stored it, without building a String: for output by the million rows.
-    public func withColumn<R>(_ index: Int, _ body: (Column) throws -> R) rethrows -> R {
+    package func withColumn<R>(_ index: Int, _ body: (Column) throws -> R) rethrows -> R {
         switch sqlite3_column_type(handle, Int32(index)) {
         case SQLITE_NULL: return try body(.null)
         case SQLITE_INTEGER: return try body(.integer(int64(index)))
@@ -197,7 +197,7 @@ public final class Statement {
     }
 
     /// The column as the value SQLite stored, for generic output such as `cache sql`.
-    public func value(_ index: Int) -> SQLValue {
+    package func value(_ index: Int) -> SQLValue {
         switch sqlite3_column_type(handle, Int32(index)) {
         case SQLITE_INTEGER: return .int(int64(index))
         case SQLITE_FLOAT: return .double(double(index))

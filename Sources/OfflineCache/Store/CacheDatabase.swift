@@ -8,7 +8,8 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     case cannotCreate(path: String, reason: String)
     /// A file other than the database (`metrics --textfile`) could not be written.
     case cannotWrite(path: String, reason: String)
-    case newerSchema(Migrator.NewerSchemaError)
+    /// The file's schema is newer than this binary knows: nothing was written to it.
+    case newerSchema(databaseVersion: Int, knownVersion: Int)
     case database(DatabaseError)
     case noSuchSource(String)
     /// The file is not a cache database (someone else's SQLite file, or not SQLite at all).
@@ -25,7 +26,8 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .noDatabase(path): "no database at \(path) yet; add a source first with 'cache sources add'"
         case let .cannotCreate(path, reason): "cannot create the database at \(path): \(reason)"
         case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
-        case let .newerSchema(error): "\(error)"
+        case let .newerSchema(databaseVersion, knownVersion):
+            Migrator.NewerSchemaError(databaseVersion: databaseVersion, knownVersion: knownVersion).description
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"
         case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
@@ -41,15 +43,15 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
 ///
 /// The file is marked as the cache's (`PRAGMA application_id`), and only an empty file or one of
 /// ours is ever migrated: pointed at someone else's database, cache refuses it and writes nothing.
-public final class CacheDatabase {
-    public let connection: Connection
-    public let path: String
+package final class CacheDatabase {
+    package let connection: Connection
+    package let path: String
 
     /// `PRAGMA application_id` of a cache database: "cach" in ASCII.
-    public static let applicationID: Int32 = 0x6361_6368
+    package static let applicationID: Int32 = 0x6361_6368
 
     /// What a command does with the file.
-    public enum Access: Sendable {
+    package enum Access: Sendable {
         /// Create the file and its folder when missing, and migrate it: commands that write.
         case create
         /// Migrate if needed, never create: commands that write to an existing cache.
@@ -59,7 +61,7 @@ public final class CacheDatabase {
         case read
     }
 
-    public convenience init(path: String, create: Bool) throws(CacheError) {
+    package convenience init(path: String, create: Bool) throws(CacheError) {
         try self.init(path: path, access: create ? .create : .write)
     }
 
@@ -67,7 +69,7 @@ public final class CacheDatabase {
     ///
     /// - Throws: `CacheError`: `.noDatabase` for a missing file (unless `.create`), `.notACache`
     ///   for a file that is not ours, `.newerSchema` before anything is written.
-    public init(path: String, access: Access) throws(CacheError) {
+    package init(path: String, access: Access) throws(CacheError) {
         self.path = path
         let fileManager = FileManager.default
         if !fileManager.fileExists(atPath: path) {
@@ -106,7 +108,7 @@ public final class CacheDatabase {
         } catch let error as CacheError {
             throw error
         } catch let error as Migrator.NewerSchemaError {
-            throw .newerSchema(error)
+            throw .newerSchema(databaseVersion: error.databaseVersion, knownVersion: error.knownVersion)
         } catch let error as DatabaseError {
             throw .database(error)
         } catch {
@@ -177,7 +179,7 @@ public final class CacheDatabase {
             if applied > latest { throw Migrator.NewerSchemaError(databaseVersion: applied, knownVersion: latest) }
             return applied == latest ? connection : nil
         } catch let error as Migrator.NewerSchemaError {
-            throw .newerSchema(error)
+            throw .newerSchema(databaseVersion: error.databaseVersion, knownVersion: error.knownVersion)
         } catch let error as DatabaseError {
             throw .database(explained(error, path: path))
         } catch {
@@ -214,7 +216,7 @@ public final class CacheDatabase {
 
     /// The default location: `$CACHE_DB`, else `$XDG_CACHE_HOME/cache/cache.sqlite3`,
     /// else `~/.cache/cache/cache.sqlite3`.
-    public static func defaultPath(environment: [String: String]) -> String {
+    package static func defaultPath(environment: [String: String]) -> String {
         if let path = environment["CACHE_DB"], !path.isEmpty { return path }
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return xdg + "/cache/cache.sqlite3" }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (getpwuid(getuid())?.pointee.pw_dir.map { String(cString: $0) } ?? "/")

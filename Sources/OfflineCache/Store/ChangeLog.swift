@@ -2,49 +2,49 @@ import FoundationEssentials
 import Glibc
 
 /// One row of the sync history, as `cache history` shows it.
-public struct SyncRunRecord: Sendable, Equatable {
-    public var id: Int
-    public var source: String
-    public var startedAt: String
-    public var finishedAt: String
-    public var outcome: String
-    public var counts: ChangeCounts
-    public var httpStatus: Int?
-    public var bytes: Int?
-    public var durationMs: Int
-    public var attempts: Int
-    public var error: String?
-    public var note: String?
+package struct SyncRunRecord: Sendable, Equatable {
+    package var id: Int
+    package var source: String
+    package var startedAt: String
+    package var finishedAt: String
+    package var outcome: String
+    package var counts: ChangeCounts
+    package var httpStatus: Int?
+    package var bytes: Int?
+    package var durationMs: Int
+    package var attempts: Int
+    package var error: String?
+    package var note: String?
 }
 
 /// One entry of the change log: a row a reconcile inserted, updated or removed, or the rows a
 /// sync loaded into an empty cache (`loaded`, with their count).
-public struct ChangeRecord: Sendable, Equatable {
-    public var id: Int
-    public var runID: Int
+package struct ChangeRecord: Sendable, Equatable {
+    package var id: Int
+    package var runID: Int
     /// When the run that made the change finished.
-    public var at: String
-    public var source: String
+    package var at: String
+    package var source: String
     /// `account`, `transaction` or `joke`.
-    public var rowKind: String
-    public var rowID: String
+    package var rowKind: String
+    package var rowID: String
     /// `inserted`, `updated`, `removed` or `loaded`.
-    public var change: String
+    package var change: String
     /// The row's fields as JSON objects, before and after.
-    public var before: String?
-    public var after: String?
+    package var before: String?
+    package var after: String?
     /// How many rows a load inserted; nil for the other changes.
-    public var rows: Int?
+    package var rows: Int?
 }
 
 /// Reads and trims the history of syncs and what they changed. Offline, like every read.
-public struct HistoryStore {
+package struct HistoryStore {
     let db: Connection
 
-    public init(_ database: CacheDatabase) { db = database.connection }
+    package init(_ database: CacheDatabase) { db = database.connection }
 
     /// Sync runs, newest first.
-    public func runs(source: String? = nil, limit: Int? = nil) throws -> [SyncRunRecord] {
+    package func runs(source: String? = nil, limit: Int? = nil) throws -> [SyncRunRecord] {
         try db.query("""
             SELECT id, source, started_at, finished_at, outcome, inserted, updated, deleted, http_status, bytes,
                    CAST(round((julianday(finished_at) - julianday(started_at)) * 86400000) AS INTEGER),
@@ -59,7 +59,7 @@ public struct HistoryStore {
     }
 
     /// Which changes `cache diff` prints.
-    public enum Selection: Sendable, Equatable {
+    package enum Selection: Sendable, Equatable {
         /// The newest run of the source that changed anything.
         case latest
         case run(Int)
@@ -68,7 +68,7 @@ public struct HistoryStore {
     }
 
     /// The change log of `source` for the selection, oldest first.
-    public func changes(source: String, _ selection: Selection) throws -> [ChangeRecord] {
+    package func changes(source: String, _ selection: Selection) throws -> [ChangeRecord] {
         let filter: String
         var values: [SQLValue] = [.text(source)]
         switch selection {
@@ -97,13 +97,13 @@ public struct HistoryStore {
     }
 
     /// Whether run `id` is one of `source`'s.
-    public func hasRun(_ id: Int, source: String) throws -> Bool {
+    package func hasRun(_ id: Int, source: String) throws -> Bool {
         try db.scalarInt("SELECT EXISTS (SELECT 1 FROM sync_runs WHERE id = ? AND source = ?)", [.int(Int64(id)), .text(source)]) == 1
     }
 
     /// Deletes runs (and with them their change log) that finished more than `seconds` ago.
     /// - Returns: how many runs and changes were deleted.
-    public func prune(olderThan seconds: Int) throws -> (runs: Int, changes: Int) {
+    package func prune(olderThan seconds: Int) throws -> (runs: Int, changes: Int) {
         let cutoff = Timestamp.format(Date().addingTimeInterval(-Double(seconds)))
         return try db.inTransaction {
             // Loads count as entries of the change log too.

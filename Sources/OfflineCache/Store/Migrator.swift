@@ -11,12 +11,12 @@ import Glibc
 /// a table never trips over a view that reads it, and no view is ever copied into a migration.
 /// (A change to a view's definition alone needs no migration to reach new caches; to reach
 /// existing ones, add an empty migration: any migration makes every view again.)
-public struct Migrator {
-    public struct Migration: Sendable {
+package struct Migrator {
+    package struct Migration: Sendable {
         /// The number the file name starts with: `0001_initial.sql` is 1.
-        public let id: Int
+        package let id: Int
         /// The file, or for Swift code its name in the same form (`0011_kinds_without_checks.swift`).
-        public let file: String
+        package let file: String
         package let change: Change
 
         package enum Change: Sendable {
@@ -24,7 +24,7 @@ public struct Migrator {
             case swift(@Sendable (Connection) throws -> Void)
         }
 
-        public init(id: Int, file: String, sql: String) {
+        package init(id: Int, file: String, sql: String) {
             self.init(id: id, file: file, change: .sql(sql))
         }
 
@@ -43,32 +43,32 @@ public struct Migrator {
     }
 
     /// A database whose schema is newer than any migration this binary carries.
-    public struct NewerSchemaError: Error, CustomStringConvertible, Sendable {
-        public let databaseVersion: Int
-        public let knownVersion: Int
-        public var description: String {
+    package struct NewerSchemaError: Error, CustomStringConvertible, Sendable {
+        package let databaseVersion: Int
+        package let knownVersion: Int
+        package var description: String {
             "the database has schema version \(databaseVersion), newer than this cache knows (\(knownVersion)); use a newer cache"
         }
     }
 
-    public let migrations: [Migration]
+    package let migrations: [Migration]
 
-    public init(migrations: [Migration] = Migrator.carried) {
+    package init(migrations: [Migration] = Migrator.carried) {
         self.migrations = migrations.sorted { $0.id < $1.id }
     }
 
     /// The migrations compiled into this binary, the SQL files and the Swift ones, in order.
-    public static var carried: [Migration] {
+    package static var carried: [Migration] {
         (embedded.map { entry in
             let digits = entry.file.prefix { $0.isNumber }
             return Migration(id: Int(digits) ?? 0, file: entry.file, sql: entry.sql)
         } + swiftMigrations).sorted { $0.id < $1.id }
     }
 
-    public var latestVersion: Int { migrations.last?.id ?? 0 }
+    package var latestVersion: Int { migrations.last?.id ?? 0 }
 
     /// The highest migration id recorded in the database, 0 for a new one.
-    public static func appliedVersion(_ db: Connection) throws -> Int {
+    package static func appliedVersion(_ db: Connection) throws -> Int {
         let exists = try db.scalarInt(
             "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
         guard exists > 0 else { return 0 }
@@ -76,7 +76,7 @@ public struct Migrator {
     }
 
     /// Throws `NewerSchemaError` before anything is written when the database is from a newer cache.
-    public func checkNotNewer(_ db: Connection) throws {
+    package func checkNotNewer(_ db: Connection) throws {
         let applied = try Self.appliedVersion(db)
         if applied > latestVersion {
             throw NewerSchemaError(databaseVersion: applied, knownVersion: latestVersion)
@@ -84,7 +84,7 @@ public struct Migrator {
     }
 
     /// Applies every migration the database lacks, then makes the views again.
-    public func migrate(_ db: Connection) throws {
+    package func migrate(_ db: Connection) throws {
         try checkNotNewer(db)
         try db.execute("""
             CREATE TABLE IF NOT EXISTS schema_migrations (

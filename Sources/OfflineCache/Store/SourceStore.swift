@@ -2,13 +2,13 @@ import FoundationEssentials
 import Glibc
 
 /// The `sources` table: adding, finding, listing and removing sources.
-public struct SourceStore {
+package struct SourceStore {
     let db: Connection
 
-    public init(_ database: CacheDatabase) { db = database.connection }
+    package init(_ database: CacheDatabase) { db = database.connection }
 
     /// Adds `source`; its rows, runs and state go with it when it is removed.
-    public func add(_ source: Source) throws(CacheError) {
+    package func add(_ source: Source) throws(CacheError) {
         let scheme = source.url.scheme?.lowercased() ?? ""
         guard Source.allowedSchemes.contains(scheme) else {
             throw .invalidSource(UpstreamError.unsafeScheme(scheme).description)
@@ -41,7 +41,7 @@ public struct SourceStore {
     /// every cached row stale (seen no later than one TTL ago) until a sync confirms it.
     /// Returns the source as it was and as it is now.
     @discardableResult
-    public func update(_ name: String, _ change: (inout Source) -> Void) throws(CacheError) -> (before: Source, after: Source) {
+    package func update(_ name: String, _ change: (inout Source) -> Void) throws(CacheError) -> (before: Source, after: Source) {
         do {
             return try db.inTransaction {
                 let before = try named(name)
@@ -126,7 +126,7 @@ public struct SourceStore {
             """, [.int(Int64(source.ttlSeconds)), .text(source.name)]) ?? 1 != 0
     }
 
-    public func all() throws(CacheError) -> [Source] {
+    package func all() throws(CacheError) -> [Source] {
         do {
             return try db.query("""
                 SELECT \(Self.columns) FROM sources ORDER BY name
@@ -134,7 +134,7 @@ public struct SourceStore {
         } catch { throw Self.cacheError(error) }
     }
 
-    public func named(_ name: String) throws(CacheError) -> Source {
+    package func named(_ name: String) throws(CacheError) -> Source {
         let found: [Source]
         do {
             found = try db.query("""
@@ -146,13 +146,13 @@ public struct SourceStore {
     }
 
     /// What a source takes with it when removed.
-    public struct Belongings: Sendable, Equatable {
-        public var rows: Int
-        public var runs: Int
+    package struct Belongings: Sendable, Equatable {
+        package var rows: Int
+        package var runs: Int
     }
 
     /// What removing `name` would take with it.
-    public func belongings(of name: String) throws(CacheError) -> Belongings {
+    package func belongings(of name: String) throws(CacheError) -> Belongings {
         do {
             return try db.inReadTransaction { try counted(name) }
         } catch {
@@ -162,7 +162,7 @@ public struct SourceStore {
 
     /// Removes the source with its rows, runs and state; returns what went with it.
     @discardableResult
-    public func remove(_ name: String) throws(CacheError) -> Belongings {
+    package func remove(_ name: String) throws(CacheError) -> Belongings {
         do {
             return try db.inTransaction {
                 let gone = try counted(name)

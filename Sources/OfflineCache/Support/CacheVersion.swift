@@ -2,19 +2,19 @@ import CSQLite
 import CurlShim
 
 /// The version this build reports with `--version` and in its User-Agent.
-public enum CacheVersion {
-    public static let string = "0.1.0"
+package enum CacheVersion {
+    package static let string = "0.1.0"
 
     /// The SQLite library this process runs with.
-    public static var sqlite: String { String(cString: sqlite3_libversion()) }
+    package static var sqlite: String { String(cString: sqlite3_libversion()) }
 
     /// The libcurl this was built against. The library itself is loaded only when a fetch needs
     /// it (6 ms: `cache --version` would take four times as long as `sqlite3 -version`), and
     /// on Debian-like systems it comes from the same package as the headers.
-    public static var libcurl: String { String(cString: cache_curl_header_version()) }
+    package static var libcurl: String { String(cString: cache_curl_header_version()) }
 
     /// What `cache --version`, `-V` and `cache version` print.
-    public static var report: String {
+    package static var report: String {
         "cache \(string)\nSQLite \(sqlite)\nlibcurl \(libcurl) (built against; loaded on the first http or https fetch)\n"
     }
 }

@@ -1,8 +1,8 @@
 /// Durations as users write them: `90`, `90s`, `15m`, `2h`, `1d`, and combined, largest unit
 /// first, as Go and systemd write them: `1h30m`, `2d12h`, `1m30s`.
-public enum DurationText {
+package enum DurationText {
     /// Seconds for `text`, or nil when it is not a positive duration in that form.
-    public static func seconds(_ text: String) -> Int? {
+    package static func seconds(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         if text.allSatisfy(\.isNumber) { return bounded(Int(text)) }
         let units: [Character: Int] = ["d": 86_400, "h": 3600, "m": 60, "s": 1]
@@ -28,7 +28,7 @@ public enum DurationText {
     }
 
     /// The shortest exact form: 900 → `15m`, 90 → `90s`.
-    public static func format(_ seconds: Int) -> String {
+    package static func format(_ seconds: Int) -> String {
         if seconds % 86_400 == 0 { return "\(seconds / 86_400)d" }
         if seconds % 3600 == 0 { return "\(seconds / 3600)h" }
         if seconds % 60 == 0 { return "\(seconds / 60)m" }
@@ -36,7 +36,7 @@ public enum DurationText {
     }
 
     /// A rough age for people: `42s`, `3m`, `5h`, `2d`.
-    public static func age(_ seconds: Int) -> String {
+    package static func age(_ seconds: Int) -> String {
         switch seconds {
         case ..<60: return "\(max(seconds, 0))s"
         case ..<3600: return "\(seconds / 60)m"

@@ -1,13 +1,13 @@
 /// JSON written straight into a byte buffer, for output that streams a million rows: the same
 /// text `JSONValue` writes, with no String built per value (building them was three quarters of
 /// a full `list --json`).
-public enum JSONBytes {
-    public static func literal(_ text: StaticString, into out: inout [UInt8]) {
+package enum JSONBytes {
+    package static func literal(_ text: StaticString, into out: inout [UInt8]) {
         out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// A string from its UTF-8 bytes, quoted and escaped as `JSONValue.quote` does.
-    public static func string(_ utf8: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+    package static func string(_ utf8: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var plainFrom = 0
         for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
@@ -33,20 +33,20 @@ public enum JSONBytes {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
-    public static func string(_ text: String, into out: inout [UInt8]) {
+    package static func string(_ text: String, into out: inout [UInt8]) {
         var text = text
         text.withUTF8 { string($0, into: &out) }
     }
 
-    public static func int(_ value: Int, into out: inout [UInt8]) {
+    package static func int(_ value: Int, into out: inout [UInt8]) {
         out.append(contentsOf: String(value).utf8)
     }
 
-    public static func double(_ value: Double, into out: inout [UInt8]) {
+    package static func double(_ value: Double, into out: inout [UInt8]) {
         out.append(contentsOf: JSONValue.number(value).utf8)
     }
 
-    public static func bool(_ value: Bool, into out: inout [UInt8]) {
+    package static func bool(_ value: Bool, into out: inout [UInt8]) {
         value ? literal("true", into: &out) : literal("false", into: &out)
     }
 }

@@ -1,5 +1,5 @@
 /// JSON written by hand so that keys keep the order the README shows and numbers print exactly.
-public enum JSONValue: Sendable {
+package enum JSONValue: Sendable {
     case null
     case bool(Bool)
     case int(Int)
@@ -10,10 +10,10 @@ public enum JSONValue: Sendable {
     /// Text that is already JSON, written as it is.
     case raw(String)
 
-    public static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
-    public static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
+    package static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+    package static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
 
-    public func write(to out: inout String) {
+    package func write(to out: inout String) {
         switch self {
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
@@ -41,9 +41,9 @@ public enum JSONValue: Sendable {
     }
 
     /// Top-level arrays put one element on a line, for people, `grep` and line-wise tools alike.
-    public static let arraySeparator = ",\n "
+    package static let arraySeparator = ",\n "
 
-    public static func lines(_ items: [JSONValue]) -> String {
+    package static func lines(_ items: [JSONValue]) -> String {
         var out = "["
         for (index, item) in items.enumerated() {
             if index > 0 { out += arraySeparator }
@@ -52,7 +52,7 @@ public enum JSONValue: Sendable {
         return out + "]\n"
     }
 
-    public var text: String {
+    package var text: String {
         var out = ""
         write(to: &out)
         return out
@@ -68,7 +68,7 @@ public enum JSONValue: Sendable {
     }
 
     /// A number as output shows it (`list --json`, `export`, `sql`).
-    public static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
         // Whole numbers as integers while Int64 holds them exactly (9007199254740992, not
         // 9007199254740992.0); past that Swift's shortest form (1e+20).
@@ -76,7 +76,7 @@ public enum JSONValue: Sendable {
         return "\(value)"
     }
 
-    public static func quote(_ text: String, into out: inout String) {
+    package static func quote(_ text: String, into out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -96,8 +96,8 @@ public enum JSONValue: Sendable {
 }
 
 /// RFC 4180 fields: quoted when they hold a comma, quote or line break.
-public enum CSVText {
-    public static func row(_ fields: [String]) -> String {
+package enum CSVText {
+    package static func row(_ fields: [String]) -> String {
         fields.map { field in
             // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
             guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }

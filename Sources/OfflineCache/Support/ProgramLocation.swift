@@ -3,8 +3,8 @@ import Glibc
 
 /// Where this process's program is on disk (Linux's /proc/self/exe): to start it again, or to
 /// find what is installed beside it.
-public enum ProgramLocation {
-    public static var path: String? {
+package enum ProgramLocation {
+    package static var path: String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard length > 0 else { return nil }

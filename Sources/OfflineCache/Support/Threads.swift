@@ -1,7 +1,7 @@
 import Glibc
 
 /// Runs `body` on a new detached thread (Foundation's `Thread` without Foundation).
-public func detachThread(_ body: @escaping @Sendable () -> Void) {
+package func detachThread(_ body: @escaping @Sendable () -> Void) {
     final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
     let context = Unmanaged.passRetained(Box(body)).toOpaque()
     var thread = pthread_t()
@@ -40,7 +40,7 @@ private struct UncheckedThread: @unchecked Sendable {
 }
 
 /// Sleeps the calling thread for `seconds` (fractions included).
-public func sleepSeconds(_ seconds: Double) {
+package func sleepSeconds(_ seconds: Double) {
     guard seconds > 0 else { return }
     var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1_000_000_000))
     var remaining = timespec()
@@ -48,11 +48,11 @@ public func sleepSeconds(_ seconds: Double) {
 }
 
 /// A mutex with a condition variable (Foundation's `NSCondition` without Foundation).
-public final class Condition: @unchecked Sendable {
+package final class Condition: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    public init() {
+    package init() {
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -64,11 +64,11 @@ public final class Condition: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    public func lock() { pthread_mutex_lock(mutex) }
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
     /// Waits for a broadcast; the lock must be held, and is held again on return.
-    public func wait() { pthread_cond_wait(condition, mutex) }
-    public func broadcast() { pthread_cond_broadcast(condition) }
+    package func wait() { pthread_cond_wait(condition, mutex) }
+    package func broadcast() { pthread_cond_broadcast(condition) }
 }
 
 /// The process's environment, read from `environ` (ProcessInfo's getter costs a quarter of a

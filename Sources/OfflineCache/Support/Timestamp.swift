@@ -4,10 +4,10 @@ import Glibc
 /// The one text form of a moment that this project stores and prints: ISO 8601 UTC with
 /// milliseconds, `2026-11-30T02:00:00.000Z`. Every stored time has this exact shape, so
 /// times compare correctly as text inside SQLite.
-public enum Timestamp {
-    public static func now() -> String { format(Date()) }
+package enum Timestamp {
+    package static func now() -> String { format(Date()) }
 
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(ms / 1000)
         let millis = Int(ms - Int64(seconds) * 1000)
@@ -19,7 +19,7 @@ public enum Timestamp {
     }
 
     /// Parses the stored form (with or without milliseconds).
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
         func number(_ from: Int, _ count: Int) -> Int? {

@@ -10,29 +10,29 @@ import Dispatch
 /// records the run → release. A bad body fails before the transaction starts. A failure at any
 /// step writes only the failed run and the source's backoff state; the cached rows stay as
 /// they were.
-public struct SyncEngine {
-    public struct Options: Sendable {
+package struct SyncEngine {
+    package struct Options: Sendable {
         /// Skip sources still within their TTL, or backing off after failures (the cron form).
-        public var onlyIfStale = false
+        package var onlyIfStale = false
         /// The whole sync of one source: every attempt and the waits between them.
-        public var timeout = FetchRequest.defaultTimeout
+        package var timeout = FetchRequest.defaultTimeout
         /// Requests per sync, the first included.
-        public var maxAttempts = 3
-        public var retryBackoff = Backoff.retry
-        public var failureBackoff = Backoff.betweenSyncs
+        package var maxAttempts = 3
+        package var retryBackoff = Backoff.retry
+        package var failureBackoff = Backoff.betweenSyncs
         /// A Retry-After longer than this ends the sync instead of waiting inside it.
-        public var longestRetryWait: Double = 30
+        package var longestRetryWait: Double = 30
         /// Told how a long sync advances: bytes downloaded, then rows reconciled.
-        public var progress: (@Sendable (SyncProgress) -> Void)?
+        package var progress: (@Sendable (SyncProgress) -> Void)?
         /// Reconcile and report what would change, then roll it all back (`sync --plan`).
-        public var plan = false
+        package var plan = false
         /// Apply a sync the removal guard would hold, this once (`sync --accept-removals`).
-        public var acceptRemovals = false
+        package var acceptRemovals = false
         /// Shared by syncs running at once in this process, so their writes go one at a time
         /// (SQLite would serialise them too, but by polling its busy timeout).
-        public var writeGate: WriteGate?
+        package var writeGate: WriteGate?
 
-        public init(onlyIfStale: Bool = false, timeout: Double = FetchRequest.defaultTimeout) {
+        package init(onlyIfStale: Bool = false, timeout: Double = FetchRequest.defaultTimeout) {
             self.onlyIfStale = onlyIfStale
             self.timeout = timeout
         }
@@ -44,7 +44,7 @@ public struct SyncEngine {
     /// Waits between retries; a seam so unit tests need not sleep.
     var sleep: (Double) -> Void = { sleepSeconds($0) }
 
-    public init(database: CacheDatabase, fetcher: any Fetching = Fetcher(),
+    package init(database: CacheDatabase, fetcher: any Fetching = Fetcher(),
                 environment: [String: String] = processEnvironment()) {
         self.database = database
         self.fetcher = fetcher
@@ -54,12 +54,12 @@ public struct SyncEngine {
     private var db: Connection { database.connection }
 
     /// Syncs one source and reports what happened; it throws only for an unknown source.
-    public func sync(_ name: String, options: Options = Options()) throws(CacheError) -> SyncReport {
+    package func sync(_ name: String, options: Options = Options()) throws(CacheError) -> SyncReport {
         let source = try SourceStore(database).named(name)
         return sync(source, options: options)
     }
 
-    public func sync(_ source: Source, options: Options = Options()) -> SyncReport {
+    package func sync(_ source: Source, options: Options = Options()) -> SyncReport {
         var run = Run(source: source, startedAt: Timestamp.now())
         let deadline = ContinuousClock.now + .milliseconds(Int64(options.timeout * 1000))
 
@@ -379,9 +379,9 @@ public struct SyncEngine {
 }
 
 /// One writer at a time among the syncs of one process.
-public final class WriteGate: @unchecked Sendable {
+package final class WriteGate: @unchecked Sendable {
     private let lock = DispatchSemaphore(value: 1)
-    public init() {}
+    package init() {}
     func enter() { lock.wait() }
     func leave() { lock.signal() }
 }

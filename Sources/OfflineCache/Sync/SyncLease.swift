@@ -5,8 +5,8 @@ import Glibc
 ///
 /// It lives in SQLite (`sync_leases`), the one state every `cache` process shares. Taking it is
 /// one `BEGIN IMMEDIATE` transaction, so two processes cannot both see it free.
-public struct SyncLease {
-    public enum Acquisition: Equatable {
+package struct SyncLease {
+    package enum Acquisition: Equatable {
         case acquired(token: String)
         /// A live process holds it.
         case held(pid: Int32)
@@ -14,12 +14,12 @@ public struct SyncLease {
 
     let db: Connection
 
-    public init(_ database: CacheDatabase) { db = database.connection }
+    package init(_ database: CacheDatabase) { db = database.connection }
     init(db: Connection) { self.db = db }
 
     /// Takes the lease for `source` unless a live holder has it; a dead or expired holder's
     /// lease is taken over.
-    public func acquire(_ source: String, for seconds: Double) throws -> Acquisition {
+    package func acquire(_ source: String, for seconds: Double) throws -> Acquisition {
         try db.inTransaction {
             if let holder = try currentHolder(source) { return .held(pid: holder) }
             let token = UUID().uuidString
@@ -35,12 +35,12 @@ public struct SyncLease {
     }
 
     /// Gives the lease back, if this holder still has it.
-    public func release(_ source: String, token: String) {
+    package func release(_ source: String, token: String) {
         try? db.run("DELETE FROM sync_leases WHERE source = ? AND holder_token = ?", [.text(source), .text(token)])
     }
 
     /// The pid of the live process holding the lease of `source`, if any.
-    public func currentHolder(_ source: String) throws -> Int32? {
+    package func currentHolder(_ source: String) throws -> Int32? {
         let rows = try db.query("""
             SELECT holder_pid, expires_at > ? FROM sync_leases WHERE source = ?
             """, [.text(Timestamp.now()), .text(source)]) { (pid: Int32($0.int(0)), unexpired: $0.int(1) != 0) }

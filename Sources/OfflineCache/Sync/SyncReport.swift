@@ -46,7 +46,7 @@ public struct SyncReport: Sendable {
     public var nextAttemptAt: String?
     /// `sync --plan`: what the sync would change (as `cache diff` reads the change log), and
     /// why the removal guard would hold it, if it would.
-    public var plan: [ChangeRecord]?
+    package var plan: [ChangeRecord]?
     public var wouldHold: String?
 
     /// The failure as people read it, naming the retries: `HTTP 503 from … after 3 attempts`.

@@ -3,11 +3,11 @@
 /// A transaction is known by its source, date and vendor, plus an ordinal that tells apart
 /// repeats of the same date and vendor in one response. The id is a 64-bit FNV-1a hash of
 /// those, in hex: the same inputs give the same id in every process and on every re-sync.
-public struct TransactionID {
+package struct TransactionID {
     /// The hash after the source's part, mixed once for all of a source's transactions.
     private let seed: UInt64
 
-    public init(source: String) {
+    package init(source: String) {
         var hash = FNV()
         hash.mix(source.utf8)
         hash.separate()
@@ -15,7 +15,7 @@ public struct TransactionID {
     }
 
     /// The id's hash; `hex` gives its stored form.
-    public func hash(date: TransactionDate, vendor: String, ordinal: Int) -> UInt64 {
+    package func hash(date: TransactionDate, vendor: String, ordinal: Int) -> UInt64 {
         var hash = FNV(value: seed)
         date.withISOBytes { hash.mix($0) }
         hash.separate()
@@ -31,17 +31,17 @@ public struct TransactionID {
         return hash.value
     }
 
-    public static func make(source: String, date: TransactionDate, vendor: String, ordinal: Int) -> String {
+    package static func make(source: String, date: TransactionDate, vendor: String, ordinal: Int) -> String {
         hex(TransactionID(source: source).hash(date: date, vendor: vendor, ordinal: ordinal))
     }
 
     /// The 16-digit lowercase hex form of a hash: the stored id.
-    public static func hex(_ hash: UInt64) -> String {
+    package static func hex(_ hash: UInt64) -> String {
         withHexBytes(hash) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The stored form's 16 bytes, built on the stack (for binding).
-    public static func withHexBytes<R>(_ hash: UInt64, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    package static func withHexBytes<R>(_ hash: UInt64, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
             for index in 0..<16 {
                 let nibble = UInt8(truncatingIfNeeded: hash >> UInt64(60 - 4 * index)) & 0xF

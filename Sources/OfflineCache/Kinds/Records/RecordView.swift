@@ -8,16 +8,16 @@ import FoundationEssentials
 /// most `maxColumns`), then `seen_at`, `age_s` and `stale`. A field whose name is taken (by
 /// those four, or by another field differing only in case) or holds a quote, a backslash or
 /// a control character gets no column; it stays in `record` in `cached_records`.
-public struct RecordView {
+package struct RecordView {
     let db: Connection
     let source: String
 
     static let reserved: Set<String> = ["key", "seen_at", "age_s", "stale"]
     /// SQLite allows 2000 columns; a view of more fields than this is not one anybody reads.
-    public static let maxColumns = 200
+    package static let maxColumns = 200
 
     /// The view's name, if the source has one yet.
-    public static func name(_ db: Connection, source: String) throws -> String? {
+    package static func name(_ db: Connection, source: String) throws -> String? {
         try db.query("SELECT view FROM record_views WHERE source = ?", [.text(source)]) { $0.text(0) }.first ?? nil
     }
 
@@ -39,7 +39,7 @@ public struct RecordView {
     }
 
     /// The fields the view has columns for, in order.
-    public static func columns(_ db: Connection, source: String) throws -> [String] {
+    package static func columns(_ db: Connection, source: String) throws -> [String] {
         try db.query("SELECT name FROM record_fields WHERE source = ? ORDER BY position", [.text(source)]) { $0.text(0) ?? "" }
     }
 
@@ -82,17 +82,17 @@ public struct RecordView {
     }
 
     /// Drops the view of a source being removed (before its row goes: the name is kept there).
-    public static func drop(_ db: Connection, source: String) throws {
+    package static func drop(_ db: Connection, source: String) throws {
         guard let name = try name(db, source: source) else { return }
         try db.execute("DROP VIEW IF EXISTS \(quoted(name))")
     }
 
     /// The SQL that reads `field` from a record.
-    public static func extract(_ field: String) -> String {
+    package static func extract(_ field: String) -> String {
         "json_extract(record, '$.\"\(field.replacingScalars { $0 == "'" ? "''" : nil })\"')"
     }
 
-    public static func quoted(_ identifier: String) -> String {
+    package static func quoted(_ identifier: String) -> String {
         "\"" + identifier.replacingScalars { $0 == "\"" ? "\"\"" : nil } + "\""
     }
 }
