@@ -57,6 +57,9 @@ def main():
         # started with SIGINT ignored (a background job of a non-interactive shell).
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+        # The size is set here, before the command runs: set by the parent alone, a command
+        # that asks for it at once could find the terminal still without one.
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", args.rows, args.cols, 0, 0))
         os.execvp(command[0], command)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", args.rows, args.cols, 0, 0))
     captured = bytearray()
