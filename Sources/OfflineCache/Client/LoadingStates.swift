@@ -3,6 +3,12 @@ import Glibc
 import Synchronization
 
 /// The states of one source as an app shows them: preview, then content or a clear failure.
+///
+/// ```swift
+/// for await state in cache.states(of: "bank", limit: 50) {
+///     if case .fresh(let rows, let changes) = state { print(rows.count, changes.inserted.count) }
+/// }
+/// ```
 public enum LoadingState: Sendable {
     /// The cached rows at once, with the source's staleness. Empty rows mean "show skeletons".
     case preview(CachedRows, stale: Bool)
@@ -15,6 +21,12 @@ public enum LoadingState: Sendable {
 }
 
 /// Why a refresh failed, as the sync that ran it recorded it.
+///
+/// ```swift
+/// for await state in cache.states(of: "bank") {
+///     if case .failed(let error, let cached) = state { print("showing \(cached.count) cached rows: \(error.message)") }
+/// }
+/// ```
 public struct RefreshError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The typed failure, when this process ran the sync itself.

@@ -2,6 +2,10 @@ import FoundationEssentials
 import Glibc
 
 /// What to fetch and within which limits.
+///
+/// ```swift
+/// let request = FetchRequest(url: URL(string: "https://api.example/items")!, timeout: 10)
+/// ```
 public struct FetchRequest: Sendable {
     public var url: URL
     public var headers: [Source.Header]
@@ -41,6 +45,11 @@ public struct FetchRequest: Sendable {
 }
 
 /// A complete response: the whole body has been read.
+///
+/// ```swift
+/// let response = try Fetcher().fetch(FetchRequest(url: URL(string: "https://api.example/items")!))
+/// print(response.status, response.body.count, response.etag ?? "-")
+/// ```
 public struct FetchResponse: Sendable {
     /// The HTTP status; 200 for a file, 304 when the validators still hold (and the body is empty).
     public var status: Int
@@ -62,11 +71,25 @@ public struct FetchResponse: Sendable {
 }
 
 /// The seam between the sync engine and the network.
+/// An app or a test can stand in for the network:
+///
+/// ```swift
+/// struct Canned: Fetching {
+///     func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
+///         FetchResponse(status: 200, body: Data(#"[{"id": 1}]"#.utf8))
+///     }
+/// }
+/// let client = CacheClient(databasePath: path, fetcher: Canned())
+/// ```
 public protocol Fetching: Sendable {
     func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse
 }
 
 /// Fetches http and https through libcurl (`HTTPClient`) and reads file URLs directly.
+///
+/// ```swift
+/// let client = CacheClient(databasePath: path, fetcher: Fetcher())   // the default
+/// ```
 public struct Fetcher: Fetching {
     public init() {}
 

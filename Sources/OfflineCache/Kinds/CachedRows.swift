@@ -1,4 +1,12 @@
-/// What the cache holds for one source.
+/// What the cache holds for one source, shaped by its kind.
+///
+/// ```swift
+/// switch try cache.rows(of: "bank", limit: 20) {
+/// case .account(let header, let transactions): print(header?.balance ?? 0, transactions.count)
+/// case .jokes(let jokes): print(jokes.map(\.setup))
+/// case .records(let columns, let records): print(columns, records.map(\.key))
+/// }
+/// ```
 public enum CachedRows: Sendable, Equatable {
     case account(CachedAccount?, [CachedTransaction])
     case jokes([CachedJoke])

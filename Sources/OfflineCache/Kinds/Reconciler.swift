@@ -38,6 +38,11 @@ struct Reconciler {
 }
 
 /// Rows written by a reconcile.
+///
+/// ```swift
+/// let counts = try cache.sync("bank").counts
+/// print(counts.inserted, counts.updated, counts.deleted, counts.total)
+/// ```
 public struct ChangeCounts: Sendable, Equatable {
     public var inserted = 0
     public var updated = 0

@@ -1,4 +1,11 @@
-/// What differs between two readings of one source: the preview and the reconciled rows.
+/// What differs between two readings of one source (the preview and the reconciled rows):
+/// what a refresh changed since the preview: the rows to highlight and the ones that went.
+///
+/// ```swift
+/// for await state in cache.states(of: "bank") {
+///     if case .fresh(_, let changes) = state { print(changes.inserted, changes.updated, changes.removed.count) }
+/// }
+/// ```
 public struct RowChanges: Sendable, Equatable {
     /// Ids (transaction ids, or joke ids as text) of rows that are new.
     public var inserted: Set<String> = []

@@ -6,6 +6,10 @@
 /// every row of a non-empty cache unless the limit is 100%. A percentage allows at least one row,
 /// so a small cache can still lose a row: of 3 cached rows, 50% allows removing 1, and a sync
 /// removing 2 is held; a cache of 1 row is never emptied under 100%.
+///
+/// ```swift
+/// let limit = RemovalLimit("20%")          // or RemovalLimit.rows(100); nil for other text
+/// ```
 public enum RemovalLimit: Sendable, Equatable, CustomStringConvertible {
     case rows(Int)
     case percent(Double)

@@ -2,6 +2,10 @@ import FoundationEssentials
 import Glibc
 
 /// Where a generic JSON source's records are and what identifies one.
+///
+/// ```swift
+/// if let layout = try cache.sources().first(where: { $0.name == "repos" })?.layout { print(layout.keyDescription) }
+/// ```
 public struct RecordLayout: Sendable, Equatable {
     /// Where the records are: `$` (the response itself), `$.results`, `$.data.items`. An array
     /// there holds records; a single object is one record.
@@ -70,6 +74,10 @@ public struct RecordLayout: Sendable, Equatable {
 
 /// A path of object keys into a JSON value: `$` is the value itself, `$.data.items` two keys down.
 /// Key fields are written without the `$.` (`user.id`).
+///
+/// ```swift
+/// let path = JSONPath("$.data.items")   // nil for text that is not a path
+/// ```
 public struct JSONPath: Sendable, Equatable, Hashable {
     public var keys: [String]
 
@@ -90,6 +98,10 @@ public struct JSONPath: Sendable, Equatable, Hashable {
 }
 
 /// How a response is reconciled with the cache.
+///
+/// ```swift
+/// try cache.addSource(name: "jokes", kind: .jokes, url: "https://jokes.example/jokes/ten", mode: .merge)
+/// ```
 public enum SyncMode: String, Sendable, CaseIterable {
     /// Insert new rows, update changed ones, remove rows the response no longer has.
     case replace
@@ -101,10 +113,19 @@ public enum SyncMode: String, Sendable, CaseIterable {
 /// The kinds of upstream this tool understands: the two it was made for, any JSON API described
 /// by a `RecordLayout`, and CSV tables. What each is lives in its folder under `Kinds/`, and the
 /// registry there (`Kinds/SourceKind.swift`) is the one place that switches on it.
+///
+/// ```swift
+/// try cache.addSource(name: "items", kind: .json, url: "https://api.example/items", key: ["id"])
+/// ```
 public enum SourceKind: String, Sendable, CaseIterable {
     case account, jokes, json, csv
 }
 
+/// A configured upstream: its name, kind, URL and the settings its syncs follow.
+///
+/// ```swift
+/// for source in try cache.sources() { print(source.name, source.kind, source.displayURL, source.ttlSeconds) }
+/// ```
 public struct Source: Sendable, Equatable {
     public static let defaultTTL = 15 * 60
     public static let allowedSchemes: Set<String> = ["http", "https", "file"]

@@ -1,4 +1,8 @@
 /// Why a fetch produced nothing usable. The CLI maps each case to an exit code.
+///
+/// ```swift
+/// if case .upstream(let error)? = try cache.sync("bank").failure, error.isRetryable { print("try later: \(error)") }
+/// ```
 public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Could not connect, or the connection broke (refused, DNS, reset).
     case unreachable(url: String, reason: String)

@@ -1,4 +1,8 @@
 /// One source's state, as `cache status` shows it.
+///
+/// ```swift
+/// for status in try cache.status() where status.stale { print("\(status.source.name): \(status.lastError ?? "stale")") }
+/// ```
 public struct SourceStatus: Sendable {
     public var source: Source
     public var rows: Int

@@ -5,6 +5,10 @@ import CSQLite
 /// The description, which messages to people show, reads like
 /// `SQLite error 19: UNIQUE constraint failed: jokes.id`: no internal SQL. The debug description
 /// adds the statement's first line. Bound values are never part of either.
+///
+/// ```swift
+/// if case .database(let error)? = try cache.sync("bank").failure, error.isBusy { print("another process is writing") }
+/// ```
 public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
     /// The extended result code, such as 2067 (`SQLITE_CONSTRAINT_UNIQUE`).
     public let extendedCode: Int32

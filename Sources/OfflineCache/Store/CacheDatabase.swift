@@ -3,6 +3,11 @@ import FoundationEssentials
 import Glibc
 
 /// Why the cache's database could not be opened or used.
+///
+/// ```swift
+/// do { try cache.addSource(name: "bank", kind: .account, url: "ftp://x/") }
+/// catch { print(error) }   // refused URL scheme 'ftp' (use http, https or file)
+/// ```
 public enum CacheError: Error, Sendable, CustomStringConvertible {
     case noDatabase(path: String)
     case cannotCreate(path: String, reason: String)

@@ -1,4 +1,13 @@
-/// What one sync of one source did.
+/// What one sync of one source did: its outcome, the rows it wrote and, when it failed, why.
+///
+/// ```swift
+/// let report = try cache.sync("bank")
+/// switch report.outcome {
+/// case .updated: print("\(report.counts.inserted) new, \(report.counts.updated) changed")
+/// case .failed, .held: print(report.errorText ?? "failed")
+/// default: print(report.outcome)
+/// }
+/// ```
 public struct SyncReport: Sendable {
     public enum Outcome: String, Sendable {
         case updated, unchanged, failed, skipped

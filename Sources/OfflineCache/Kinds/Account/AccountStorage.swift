@@ -59,6 +59,12 @@ struct AccountStorage: StorageDefinition {
 }
 
 /// A cached transaction as the `cached_transactions` view presents it.
+///
+/// ```swift
+/// if case .account(_, let rows) = try cache.rows(of: "bank") {
+///     for row in rows { print(row.date, row.vendor, row.isCredit ? "+" : "-", row.amount, row.stale ? "(stale)" : "") }
+/// }
+/// ```
 public struct CachedTransaction: Sendable, Equatable {
     public var id: String
     public var source: String
@@ -76,6 +82,10 @@ public struct CachedTransaction: Sendable, Equatable {
 }
 
 /// A cached account header as the `cached_accounts` view presents it.
+///
+/// ```swift
+/// if case .account(let header?, _) = try cache.rows(of: "bank") { print(header.name, header.balance) }
+/// ```
 public struct CachedAccount: Sendable, Equatable {
     public var source: String
     public var name: String

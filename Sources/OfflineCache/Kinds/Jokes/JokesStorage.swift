@@ -40,6 +40,12 @@ struct JokesStorage: StorageDefinition {
 }
 
 /// A cached joke as the `cached_jokes` view presents it.
+///
+/// ```swift
+/// if case .jokes(let jokes) = try cache.rows(of: "jokes", limit: 1), let joke = jokes.first {
+///     print(joke.setup, "—", joke.punchline)
+/// }
+/// ```
 public struct CachedJoke: Sendable, Equatable {
     public var id: Int
     public var type: String

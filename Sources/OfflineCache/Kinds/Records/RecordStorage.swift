@@ -80,6 +80,12 @@ struct RecordStorage: StorageDefinition {
 
 /// A generic source's cached record: its key, the record's top-level fields the source's view
 /// has columns for (as text; nil where the record lacks one), and the record itself.
+///
+/// ```swift
+/// if case .records(let columns, let records) = try cache.rows(of: "repos", limit: 10) {
+///     for record in records { print(record.key, zip(columns, record.fields).map { "\($0)=\($1 ?? "-")" }) }
+/// }
+/// ```
 public struct CachedRecord: Sendable, Equatable {
     public var key: String
     public var fields: [String?]
