@@ -128,12 +128,7 @@ final class FuzzUpstream {
         process.standardInput = stdin
         process.standardOutput = stdout
         try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            guard let chunk = try stdout.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty else { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = try firstLine(of: stdout).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("listening on ") else { throw TestFailure("the fuzz upstream did not start: \(text)") }
         baseURL = String(text.dropFirst("listening on ".count))
     }

@@ -24,7 +24,7 @@ enum SourcesCommand {
                                                ("--next-param", set.nextParam != nil), ("--max-pages", set.maxPages != nil),
                                                ("--delimiter", set.delimiter != nil)]
         if let option = layoutOptions.first(where: { $0.1 && !current.kind.layoutOptions.contains($0.0) }) {
-            throw UsageError(message: "'\(option.0)' is for \(CommandParser.SourceSettings.kinds(taking: option.0)) sources; '\(set.name)' is \(current.kind.rawValue).", command: "sources set")
+            throw UsageError(message: "'\(option.0)' is for \(SourceRules.kinds(taking: option.0)) sources; '\(set.name)' is \(current.kind.rawValue).", command: "sources set")
         }
         let (before, after) = try store.update(set.name) { source in
             if var layout = source.layout {

@@ -56,18 +56,20 @@ enum StatusCommand {
                 status.source.displayURL,
             ])
         }
-        console.out(table.render(columns: console.terminalColumns))
+        let columns = console.terminalColumns
+        console.out(table.render(columns: columns))
         // The errors after the table, each fitted to the terminal (`status --json` has them whole).
-        let fit = { (line: String) in console.terminalColumns.map { DisplayWidth.fit(line, $0) } ?? line }
-        for status in statuses where status.lastOutcome == "failed" {
-            console.out(fit("\(status.source.name): last error: \(TerminalSafe.escapeControl(status.lastError ?? "unknown"))") + "\n")
-        }
-        for status in statuses where status.lastOutcome == "held" {
-            console.out(fit("\(status.source.name): \(TerminalSafe.escapeControl(status.lastError ?? "held by the removal guard"))") + "\n")
+        let fit = { (line: String) in columns.map { DisplayWidth.fit(line, $0) } ?? line }
+        for status in statuses {
+            let error = TerminalSafe.escapeControl(status.lastError ?? "")
+            switch status.lastOutcome {
+            case "failed": console.out(fit("\(status.source.name): last error: \(error.isEmpty ? "unknown" : error)") + "\n")
+            case "held": console.out(fit("\(status.source.name): \(error.isEmpty ? "held by the removal guard" : error)") + "\n")
+            default: break
+            }
         }
         // Which cache this is: on stderr, so the table stays the whole of stdout.
-        let line = "database: \(context.databasePath)"
-        console.err(console.terminalColumns.map { DisplayWidth.fit(line, $0) } ?? line)
+        console.err(fit("database: \(context.databasePath)"))
         return ExitCode.success
     }
 

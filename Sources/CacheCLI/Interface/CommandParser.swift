@@ -120,12 +120,12 @@ enum CommandParser {
             }
             let settings = try SourceSettings(args, name)
             if let option = SourceSettings.layoutOptions.first(where: { args.has($0) && !kind.layoutOptions.contains($0) }) {
-                throw UsageError(message: "'\(option)' is for \(SourceSettings.kinds(taking: option)) sources.", command: name)
+                throw UsageError(message: SourceRules.notForKind(option), command: name)
             }
             var layout: RecordLayout?
             if kind.keepsRecords {
                 guard let key = settings.key else {
-                    throw UsageError(message: "A \(kind.rawValue) source needs '--key <fields>': the field or fields that identify a record.", command: name)
+                    throw UsageError(message: SourceRules.missingKey(kind), command: name)
                 }
                 layout = RecordLayout(rows: settings.rows ?? JSONPath(), key: key, next: settings.next, nextParam: settings.nextParam,
                                       maxPages: settings.maxPages ?? RecordLayout.defaultMaxPages, delimiter: settings.delimiter)
@@ -282,12 +282,6 @@ enum CommandParser {
         static var layoutOptions: [String] {
             var seen: Set<String> = []
             return SourceKind.allCases.flatMap(\.layoutOptions).filter { seen.insert($0).inserted }
-        }
-
-        /// "json" or "json and csv": the kinds that take `option`, for messages.
-        static func kinds(taking option: String) -> String {
-            let kinds = SourceKind.taking(option).map(\.rawValue)
-            return kinds.count < 2 ? kinds.joined() : kinds.dropLast().joined(separator: ", ") + " and " + kinds.last!
         }
 
         init(_ args: ArgumentScanner.Result, _ name: String) throws(UsageError) {

@@ -68,12 +68,10 @@ public struct Cache: Sendable {
         guard ttlSeconds > 0 else { throw .invalidSource("Invalid value '\(ttlSeconds)' for '--ttl': expected a duration above zero.") }
         var layout: RecordLayout?
         if kind.keepsRecords {
-            guard let key, !key.isEmpty else {
-                throw .invalidSource("A \(kind.rawValue) source needs '--key <fields>': the field or fields that identify a record.")
-            }
+            guard let key, !key.isEmpty else { throw .invalidSource(SourceRules.missingKey(kind)) }
             layout = RecordLayout(key: key.map { JSONPath($0.split(separator: ".").map(String.init)) })
         } else if key != nil {
-            throw .invalidSource("'--key' is for \(SourceKind.taking("--key").map(\.rawValue).joined(separator: " and ")) sources.")
+            throw .invalidSource(SourceRules.notForKind("--key"))
         }
         try SourceStore(database()).add(Source(name: name, kind: kind, url: parsed, mode: mode, ttlSeconds: ttlSeconds,
                                                tokenEnv: tokenEnv, layout: layout))

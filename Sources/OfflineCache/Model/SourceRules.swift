@@ -14,6 +14,22 @@ package enum SourceRules {
         Source.isValidName(name) ? nil : "Invalid source name '\(name)': use letters, digits, '-', '_' and '.'."
     }
 
+    /// A kind that keeps records (json, csv) given no key.
+    package static func missingKey(_ kind: SourceKind) -> String {
+        "A \(kind.rawValue) source needs '--key <fields>': the field or fields that identify a record."
+    }
+
+    /// An option given to a kind that does not take it (`--key` for an account source).
+    package static func notForKind(_ option: String) -> String {
+        "'\(option)' is for \(kinds(taking: option)) sources."
+    }
+
+    /// "json" or "json and csv": the kinds that take `option`, for messages.
+    package static func kinds(taking option: String) -> String {
+        let kinds = SourceKind.taking(option).map(\.rawValue)
+        return kinds.count < 2 ? kinds.joined() : kinds.dropLast().joined(separator: ", ") + " and " + kinds.last!
+    }
+
     /// A source URL from its text, or why it cannot be one.
     package static func url(_ text: String) -> Result<URL, Problem> {
         guard let url = URL(string: text), url.scheme != nil else {

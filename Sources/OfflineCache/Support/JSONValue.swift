@@ -58,21 +58,19 @@ package enum JSONValue: Sendable {
         return out
     }
 
-    /// The shortest text that reads back as the same double; whole numbers without `.0`.
     /// A number as records and keys store it (canonical JSON). Fixed since the first release:
     /// another spelling would make every stored record with such a number look changed.
-    static func canonicalNumber(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
-    }
+    static func canonicalNumber(_ value: Double) -> String { number(value, wholeBelow: 1e15) }
 
-    /// A number as output shows it (`list --json`, `export`, `sql`).
-    package static func number(_ value: Double) -> String {
+    /// A number as output shows it (`list --json`, `export`, `sql`): whole numbers as integers
+    /// while Int64 holds them exactly (9007199254740992, not 9007199254740992.0).
+    package static func number(_ value: Double) -> String { number(value, wholeBelow: 9.2e18) }
+
+    /// The shortest text that reads back as the same double: whole numbers below `bound` as
+    /// integers, others in Swift's shortest form (1e+20).
+    private static func number(_ value: Double, wholeBelow bound: Double) -> String {
         guard value.isFinite else { return "null" }
-        // Whole numbers as integers while Int64 holds them exactly (9007199254740992, not
-        // 9007199254740992.0); past that Swift's shortest form (1e+20).
-        if value == value.rounded(), abs(value) < 9.2e18 { return String(Int64(value)) }
+        if value == value.rounded(), abs(value) < bound { return String(Int64(value)) }
         return "\(value)"
     }
 

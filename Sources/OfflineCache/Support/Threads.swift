@@ -1,17 +1,20 @@
 import Glibc
 
-/// Runs `body` on a new detached thread (Foundation's `Thread` without Foundation).
-package func detachThread(_ body: @escaping @Sendable () -> Void) {
+/// Starts `body` on a new joinable thread (Foundation's `Thread` without Foundation).
+private func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
     final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
-    let context = Unmanaged.passRetained(Box(body)).toOpaque()
     var thread = pthread_t()
     let code = pthread_create(&thread, nil, { context in
-        let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-        box.body()
+        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
         return nil
-    }, context)
+    }, Unmanaged.passRetained(Box(body)).toOpaque())
     precondition(code == 0, "pthread_create failed: \(code)")
-    pthread_detach(thread)
+    return thread
+}
+
+/// Runs `body` on a new detached thread.
+package func detachThread(_ body: @escaping @Sendable () -> Void) {
+    pthread_detach(startThread(body))
 }
 
 /// Runs `work` on a new thread, then `finished` once that thread has ended: joined, with its
@@ -19,16 +22,9 @@ package func detachThread(_ body: @escaping @Sendable () -> Void) {
 /// A stream that finishes only then cannot let its app reach `exit()`, and libcurl's and
 /// OpenSSL's clean-up there, while its worker is still inside them.
 package func runThenJoin(_ work: @escaping @Sendable () -> Void, finished: @escaping @Sendable () -> Void) {
-    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
-    var worker = pthread_t()
-    let code = pthread_create(&worker, nil, { context in
-        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, Unmanaged.passRetained(Box(work)).toOpaque())
-    precondition(code == 0, "pthread_create failed: \(code)")
-    let joined = UncheckedThread(worker)
+    let worker = UncheckedThread(startThread(work))
     detachThread {
-        pthread_join(joined.thread, nil)
+        pthread_join(worker.thread, nil)
         finished()
     }
 }

@@ -46,15 +46,7 @@ final class LoopbackUpstream {
         func portOf(_ line: String) -> Int? {
             line.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
-        func readLine() throws -> String {
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
-                guard let chunk = try stdout.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty else { break }
-                line.append(chunk)
-            }
-            return String(decoding: line, as: UTF8.self)
-        }
-        let first = try readLine()
+        let first = try firstLine(of: stdout)
         guard let port = portOf(first) else {
             process.terminate()
             throw TestFailure("the upstream did not start: \(first)")
@@ -62,7 +54,7 @@ final class LoopbackUpstream {
         self.port = port
         baseURL = first.replacingOccurrences(of: "listening on ", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
         if transport == .tls || arguments.contains("--bind") {
-            let second = try readLine()
+            let second = try firstLine(of: stdout)
             guard portOf(second) != nil else {
                 process.terminate()
                 throw TestFailure("the upstream gave no control port: \(second)")
@@ -177,12 +169,7 @@ final class ForwardProxy {
         process.standardInput = stdin
         process.standardOutput = stdout
         try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            guard let chunk = try stdout.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty else { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = try firstLine(of: stdout)
         guard text.hasPrefix("listening on ") else {
             process.terminate()
             throw TestFailure("the proxy did not start: \(text)")
@@ -230,4 +217,15 @@ final class TestCA: @unchecked Sendable {
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The next line a helper process writes on `pipe` (its "listening on …"), read a byte at a time
+/// so nothing after it is taken from the pipe.
+func firstLine(of pipe: Pipe) throws -> String {
+    var line = Data()
+    while !line.contains(UInt8(ascii: "\n")) {
+        guard let chunk = try pipe.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty else { break }
+        line.append(chunk)
+    }
+    return String(decoding: line, as: UTF8.self)
 }

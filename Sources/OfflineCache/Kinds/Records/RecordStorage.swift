@@ -31,7 +31,6 @@ struct RecordStorage: StorageDefinition {
         let columns = try RecordView.columns(db, source: source)
         // The length in bytes, once per row (length() of text counts characters, every time).
         let extracts = columns.map { ", CASE WHEN NOT wide THEN \(RecordView.extract($0)) END" }.joined()
-        var wide: [Int] = []
         var rows = try db.query("""
             SELECT key, record, seen_at, age_s, stale, wide\(extracts)
             FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide
@@ -41,8 +40,10 @@ struct RecordStorage: StorageDefinition {
             CachedRecord(key: row.text(0) ?? "", fields: row.int(5) != 0 ? [] : columns.indices.map { row.text(6 + $0) },
                          record: row.text(1) ?? "{}", seenAt: row.text(2) ?? "", ageSeconds: row.int(3), stale: row.int(4) != 0)
         }
-        for index in rows.indices where rows[index].fields.count != columns.count { wide.append(index) }
-        for index in wide { rows[index].fields = try Self.wideFields(db, source: source, key: rows[index].key, columns: columns) }
+        // A wide record came back without its fields: read them in one pass.
+        for index in rows.indices where rows[index].fields.count != columns.count {
+            rows[index].fields = try Self.wideFields(db, source: source, key: rows[index].key, columns: columns)
+        }
         return .records(columns: columns, rows)
     }
 
