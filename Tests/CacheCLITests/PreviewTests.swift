@@ -118,7 +118,7 @@ import Testing
         let redrawAt = try #require(text.range(of: "\u{1B}[7A\u{1B}[J"))  // up over the 7 preview lines, clear
         let preview = String(text[..<spinnerAt.lowerBound])
         let redraw = String(text[redrawAt.upperBound...])
-        #expect(preview.contains("Uber") && preview.contains("s old") && preview.contains("stale, "))
+        #expect(preview.contains("Uber") && preview.contains("1h old") && preview.contains("stale, "), "\(preview)")
         #expect(spinnerAt.lowerBound < redrawAt.lowerBound)
         #expect(redraw.contains("+ Lyft"))
         #expect(redraw.contains("~ Payroll"))

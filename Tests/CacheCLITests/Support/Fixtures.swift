@@ -1,11 +1,29 @@
 import Foundation
 import Testing
+import OfflineCache
 
-/// A `bank` account source with a 1 s TTL, synced once and left to go stale.
+/// A `bank` account source with a 10 min TTL, synced once and aged an hour: stale.
 func addStaleBank(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
-    try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1s")
+    try box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "10m")
     #expect(try box.cache("sync").status == 0)
-    Thread.sleep(forTimeInterval: 1.2)
+    try age(box.database, by: 3600)
+}
+
+/// Moves every time the cache recorded `seconds` into the past, as if that long had gone by.
+/// Stale under a long TTL is what a loaded machine cannot outrun: with a 1 s TTL, rows a
+/// refresh just made fresh can be stale again before the read that checks them.
+func age(_ path: String, by seconds: Int) throws {
+    let db = try Connection(path: path)
+    let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) ?? "" }
+    for table in tables {
+        let columns = try db.query("SELECT name FROM pragma_table_info(?)", [.text(table)]) { $0.text(0) ?? "" }
+        for column in columns where column.hasSuffix("_at") {
+            try db.run("""
+                UPDATE "\(table)" SET \(column) = strftime('%Y-%m-%dT%H:%M:%fZ', \(column), '-\(seconds) seconds')
+                WHERE \(column) IS NOT NULL
+                """)
+        }
+    }
 }
 
 /// The requests the upstream received for `path`, oldest first, with what each one sent.
