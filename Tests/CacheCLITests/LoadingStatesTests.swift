@@ -85,4 +85,72 @@ import Testing
         #expect(rows.count == 10)
         #expect((try upstream.stats()["total"] as? Int) == 1)
     }
+
+    // The plan is the one `cache list` follows (one implementation, `RefreshBehindRead`):
+    // the cases below are the ones PreviewTests and HardeningTests hold for the command.
+
+    @Test func aSourceBackingOffYieldsItsPreviewAndWhyWithNoRequest() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addStaleBank(upstream, box)
+        try upstream.control(["status": 503])
+        #expect(try await box.cache("sync", "bank").status == 75)  // a backoff begins
+        let requests = try upstreamRequests(upstream).count
+
+        let states = await collect(box, "bank")
+        guard states.count == 2, case .preview(_, stale: true) = states[0],
+              case .failed(let error, cached: let cached) = states[1] else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(error.message.hasPrefix("not refreshing: backing off after failures; next try in "), "\(error.message)")
+        #expect(error.message.contains("(last error: HTTP 503 from "), "\(error.message)")
+        #expect(cached.count == 6)
+        #expect(try upstreamRequests(upstream).count == requests)
+    }
+
+    @Test func aSourceWithoutItsTokenIsNotRefreshedAndRecordsNothing() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account",
+                            "--token-env", "BANK_TOKEN", "--ttl", "10m")
+        #expect(try await box.cache(["sync"], environment: ["BANK_TOKEN": "secret"]).status == 0)
+        try age(box.database, by: 3600)
+
+        var states: [LoadingState] = []
+        for await state in CacheClient(databasePath: box.database, environment: [:]).states(of: "bank") { states.append(state) }
+        guard states.count == 2, case .failed(let error, cached: let cached) = states[1] else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(error.message == "not refreshing: the token variable BANK_TOKEN is not set in this environment")
+        #expect(cached.count == 6)
+        #expect(try upstreamRequests(upstream).count == 1)
+        #expect(try rows(box.database, "SELECT outcome FROM sync_runs").map { $0["outcome"] } == ["updated"])
+    }
+
+    /// A refresh another process is running is the one the app waits for: no second request.
+    @Test func aRefreshInFlightElsewhereIsJoined() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addStaleBank(upstream, box)
+        try upstream.control(["delay": 2])
+        let cron = try box.start(["sync", "bank"])
+        let deadline = Date().addingTimeInterval(20)
+        while try rows(box.database, "SELECT count(*) AS n FROM sync_leases").first?["n"] == "0", Date() < deadline {
+            try await pause(0.05)
+        }
+
+        let states = await collect(box, "bank")
+        guard states.count == 3, case .preview(_, stale: true) = states[0], case .refreshing = states[1],
+              case .fresh(let fresh, _) = states[2] else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(fresh.count == 6)
+        #expect(await cron.finished().0.status == 0)
+        #expect(try upstreamRequests(upstream).count == 2)  // the first sync and the one joined
+        let runs = try rows(box.database, "SELECT outcome FROM sync_runs ORDER BY id").map { $0["outcome"] }
+        #expect(runs == ["updated", "unchanged"], "\(runs)")  // the app saw the lease and started nothing
+    }
 }

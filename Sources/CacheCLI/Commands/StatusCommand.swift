@@ -52,7 +52,7 @@ enum StatusCommand {
                 status.source.name, status.source.kind.rawValue, status.source.mode.rawValue,
                 DurationText.format(status.source.ttlSeconds), String(status.rows), String(status.staleRows),
                 status.ageSeconds.map { DurationText.age($0) + " ago" } ?? "never", ago(status.lastAttemptAt) ?? "never",
-                status.lastOutcome ?? "-", status.nextAttemptAt.map(ListRendering.untilText) ?? "-",
+                status.lastOutcome ?? "-", status.nextAttemptAt.map(DurationText.until) ?? "-",
                 status.source.displayURL,
             ])
         }

@@ -286,13 +286,6 @@ struct ListRendering {
         return compact ? monthDay : "\(weekdays[Int(parts.tm_wday)]), \(monthDay)"
     }
 
-    /// How long until `iso` for people: `next try in 17s`, `in 4m`; "now" once it has passed.
-    static func untilText(_ iso: String) -> String {
-        guard let date = Timestamp.parse(iso) else { return "at \(iso)" }
-        let seconds = Int(date.timeIntervalSinceNow.rounded(.up))
-        return seconds > 0 ? "in \(DurationText.age(seconds))" : "now"
-    }
-
     /// `1234.5` → `1,234.50`.
     static func money(_ value: Double) -> String {
         let fixed = String(cFormat: "%.2f", abs(value))

@@ -13,7 +13,8 @@ struct LiveList {
     let fieldChoice: [String]?
     let preview: CachedRows
     let read: () throws -> CachedRows
-    let wait: (_ tick: (Double) throws -> Void) throws -> RefreshWatcher.Landing?
+    /// Waits for the refresh, calling `tick` between looks; nil when it succeeded.
+    let wait: (_ tick: (Double) throws -> Void) throws -> RefreshError?
 
     static let spinner = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
     static let clearLine = "\r\u{1B}[K"
@@ -34,9 +35,9 @@ struct LiveList {
         console.flush()
 
         var frame = 0
-        let landing: RefreshWatcher.Landing?
+        let failure: RefreshError?
         do {
-            landing = try wait { elapsed in
+            failure = try wait { elapsed in
                 frame += 1
                 if skeleton && frame % 5 == 0 {
                     // Pulse: repaint the skeleton rows in the other shade.
@@ -55,7 +56,7 @@ struct LiveList {
         }
         console.errRaw(Self.clearLine)
 
-        if let problem = Self.failureText(landing) {
+        if let problem = failure?.message {
             if skeleton {
                 erase(drawn)
                 console.err("✗ nothing cached for \(source.name), and the refresh failed: \(TerminalSafe.escapeControl(problem))")
@@ -130,17 +131,5 @@ enum Interrupt {
         var current = sigaction()
         sigaction(SIGINT, nil, &current)
         return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1  // SIG_IGN
-    }
-}
-
-extension LiveList {
-    /// What a refresh that landed (or did not) failed with; nil when it did not fail.
-    static func failureText(_ landing: RefreshWatcher.Landing?) -> String? {
-        guard let landing else { return "the refresh ended without a result" }
-        switch landing.outcome {
-        case .failed: return landing.error ?? "unknown error"
-        case .held: return landing.error ?? "held by the removal guard"
-        case .updated, .unchanged, .skipped, .planned: return nil
-        }
     }
 }

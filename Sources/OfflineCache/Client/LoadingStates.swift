@@ -16,22 +16,9 @@ public enum LoadingState: Sendable {
     case refreshing
     /// The refresh landed: the reconciled rows and what changed since the preview.
     case fresh(CachedRows, changes: RowChanges)
-    /// The refresh failed; the cached rows are still there, still served.
+    /// The refresh failed, or was not started (the source is backing off after failures, or its
+    /// token variable is not set: the message says which); the cached rows are still served.
     case failed(RefreshError, cached: CachedRows)
-}
-
-/// Why a refresh failed, as the sync that ran it recorded it.
-///
-/// ```swift
-/// for await state in cache.states(of: "bank") {
-///     if case .failed(let error, let cached) = state { print("showing \(cached.count) cached rows: \(error.message)") }
-/// }
-/// ```
-public struct RefreshError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    /// The typed failure, when this process ran the sync itself.
-    public var failure: SyncReport.Failure?
-    public var description: String { message }
 }
 
 /// The library's entry point for apps: reads that answer from the cache at once and a
@@ -84,37 +71,23 @@ public struct CacheClient: Sendable {
         var preview = CachedRows.jokes([])
         do {
             let database = try CacheDatabase(path: databasePath, create: false)
-            let source = try SourceStore(database).named(name)
+            let read = try RefreshBehindRead(database, source: name)
             let reader = CacheReader(database)
-            let engine = SyncEngine(database: database, fetcher: fetcher, environment: environment)
-            let watcher = try RefreshWatcher(database, source: name)
-            preview = try reader.rows(of: source, limit: limit)
-            let stale = try reader.isStale(source)
-            yield(.preview(preview, stale: stale))
-            guard stale, refresh, !cancelled() else { return }
-            if let variable = source.missingToken(in: environment) {
-                // Nothing is started or recorded: without its token the refresh could only fail.
-                yield(.failed(RefreshError(message: "not refreshing: the token variable \(variable) is not set"), cached: preview))
+            preview = try reader.rows(of: read.source, limit: limit)
+            yield(.preview(preview, stale: read.stale))
+            let plan = try read.plan(refresh: refresh && !cancelled(), environment: environment)
+            if let reason = plan.reason {
+                // Nothing is started or recorded: the refresh could only fail, or is not due.
+                yield(.failed(RefreshError(message: reason), cached: preview))
                 return
             }
+            guard plan != .none else { return }
 
             yield(.refreshing)
-            let report = engine.sync(source)
-            var error: RefreshError?
-            if report.outcome == .skipped {
-                // Another process's refresh is in flight: wait for it to land.
-                while !cancelled() {
-                    if let landing = try watcher.landing() {
-                        if landing.outcome == .failed || landing.outcome == .held { error = RefreshError(message: landing.error ?? "refresh failed") }
-                        break
-                    }
-                    if try !watcher.refreshInFlight() { break }
-                    sleepSeconds(pollInterval)
-                }
-            } else if let failure = report.failure {
-                error = RefreshError(message: report.errorText ?? failure.description, failure: failure)
-            }
-            let rows = try reader.rows(of: source, limit: limit)
+            let engine = SyncEngine(database: database, fetcher: fetcher, environment: environment)
+            let started = try read.start(plan, runner: .inProcess(engine))
+            let error = try read.wait(for: started, pollInterval: pollInterval, cancelled: cancelled)
+            let rows = try reader.rows(of: read.source, limit: limit)
             if let error {
                 yield(.failed(error, cached: rows))
             } else {

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// Durations as users write them: `90`, `90s`, `15m`, `2h`, `1d`, and combined, largest unit
 /// first, as Go and systemd write them: `1h30m`, `2d12h`, `1m30s`.
 package enum DurationText {
@@ -43,5 +45,12 @@ package enum DurationText {
         case ..<86_400: return "\(seconds / 3600)h"
         default: return "\(seconds / 86_400)d"
         }
+    }
+
+    /// How long until the stored time `iso`, for people: `in 17s`, `in 4m`; "now" once it has passed.
+    package static func until(_ iso: String) -> String {
+        guard let date = Timestamp.parse(iso) else { return "at \(iso)" }
+        let seconds = Int(date.timeIntervalSinceNow.rounded(.up))
+        return seconds > 0 ? "in \(age(seconds))" : "now"
     }
 }
