@@ -41,7 +41,7 @@ public enum CLI {
                 console.out(ManPage.render())
                 return ExitCode.success
             case .sourcesAdd(let add): return try SourcesCommand.add(add, context)
-            case .sourcesSet(let set): return try SourcesCommand.set(set, context)
+            case .sourcesSet(let name, let settings): return try SourcesCommand.set(name, settings, context)
             case .sourcesList(let json): return try SourcesCommand.list(json: json, context)
             case .sourcesRemove(let name, let yes): return try SourcesCommand.remove(name, yes: yes, context)
             case .sync(let sync): return try SyncCommand.run(sync, context)

@@ -6,33 +6,132 @@ import Testing
 /// without `@testable`), the same checks as the command line, and a preview that reads what a
 /// screen shows.
 @Suite(.gated) struct LibraryTests {
-    /// Every source the command line refuses at `sources add` is refused by `Cache.addSource`
-    /// with the same message (the command line's first line, after `cache: `).
-    @Test(arguments: [
-        ("bad name!", "jokes", "http://127.0.0.1:9/j", [String]()),
-        ("a/b", "jokes", "http://127.0.0.1:9/j", []),
-        ("ok", "jokes", "not a url", []),
-        ("ok", "jokes", "http://user:secret@127.0.0.1:9/j", []),
-        ("ok", "jokes", "http:///j", []),
-        ("ok", "jokes", "http://127.0.0.1:99999/j", []),
-        ("ok", "jokes", "http://127.0.0.1:99999999999999999999/j", []),
-        ("ok", "jokes", "ftp://127.0.0.1/j", []),
-        ("ok", "json", "http://127.0.0.1:9/items", []),
-    ])
-    func theLibraryRefusesWhatTheCommandLineRefuses(_ name: String, _ kind: String, _ url: String, _ extra: [String]) async throws {
-        let box = try Sandbox()
-        let command = try await box.cache(["sources", "add", name, "--kind", kind, "--url", url] + extra)
-        #expect(command.status != 0)
-        let said = try #require(command.stderr.split(separator: "\n").first.map(String.init))
-        let cache = try Cache(path: box.database)
-        do {
-            try cache.addSource(name: name, kind: try #require(SourceKind(rawValue: kind)), url: url)
-            Issue.record("the library accepted what the command line refused: \(said)")
-        } catch {
-            let message = "\(error)"
-            #expect(said == "cache: " + message.prefix(1).lowercased() + message.dropFirst(), "command line: \(said); library: \(message)")
+    /// The command-line options a `SourceSettings` stands for.
+    static func options(_ settings: SourceSettings) -> [String] {
+        var arguments: [String] = []
+        func add(_ option: String, _ value: String?) { if let value { arguments += [option, value] } }
+        add("--url", settings.url)
+        add("--ttl", settings.ttl)
+        add("--mode", settings.mode)
+        if let headers = settings.headers {
+            arguments += headers.isEmpty ? ["--no-headers"] : headers.flatMap { ["--header", $0] }
         }
-        #expect(try cache.sources().isEmpty)
+        add("--token-env", settings.tokenEnv)
+        if settings.noToken { arguments.append("--no-token") }
+        add("--max-bytes", settings.maxBytes)
+        add("--ca-cert", settings.caCert)
+        if settings.noCACert { arguments.append("--no-ca-cert") }
+        add("--max-delete", settings.maxDelete)
+        add("--alert-after", settings.alertAfter)
+        add("--rows", settings.rows)
+        add("--key", settings.key)
+        add("--next", settings.next)
+        add("--next-param", settings.nextParam)
+        add("--max-pages", settings.maxPages)
+        add("--delimiter", settings.delimiter)
+        return arguments
+    }
+
+    /// What the command line says first (after `cache: `), as the library's message reads.
+    static func firstLine(_ result: RunResult) -> String {
+        let line = result.stderr.split(separator: "\n").first.map(String.init) ?? ""
+        return line.hasPrefix("cache: ") ? String(line.dropFirst("cache: ".count)) : line
+    }
+
+    static func same(_ said: String, _ error: any Error) -> Bool {
+        let message = "\(error)"
+        return said == message.prefix(1).lowercased() + message.dropFirst()
+    }
+
+    static let url = "http://127.0.0.1:9/data"
+
+    /// Every source the command line refuses at `sources add`, `Cache.addSource` refuses with
+    /// the same message; what one accepts, the other stores the same way.
+    @Test(arguments: [
+        ("bad name!", "jokes", SourceSettings()),
+        ("a/b", "jokes", SourceSettings()),
+        ("ok", "jokes", SourceSettings(url: "not a url")),
+        ("ok", "jokes", SourceSettings(url: "http://user:secret@127.0.0.1:9/j")),
+        ("ok", "jokes", SourceSettings(url: "http:///j")),
+        ("ok", "jokes", SourceSettings(url: "http://127.0.0.1:99999/j")),
+        ("ok", "jokes", SourceSettings(url: "http://127.0.0.1:99999999999999999999/j")),
+        ("ok", "jokes", SourceSettings(url: "ftp://127.0.0.1/j")),
+        ("ok", "jokes", SourceSettings(ttl: "0")),
+        ("ok", "jokes", SourceSettings(ttl: "1h30")),
+        ("ok", "jokes", SourceSettings(mode: "sometimes")),
+        ("ok", "jokes", SourceSettings(headers: ["no colon"])),
+        ("ok", "jokes", SourceSettings(headers: ["X-Id: a\u{1}b"])),
+        ("ok", "jokes", SourceSettings(tokenEnv: "NOT-A-NAME")),
+        ("ok", "jokes", SourceSettings(maxBytes: "0")),
+        ("ok", "jokes", SourceSettings(maxBytes: "99999999999999999999")),
+        ("ok", "jokes", SourceSettings(caCert: "/nonexistent/ca.pem")),
+        ("ok", "jokes", SourceSettings(maxDelete: "150%")),
+        ("ok", "jokes", SourceSettings(alertAfter: "soon")),
+        ("ok", "jokes", SourceSettings(key: "id")),
+        ("ok", "account", SourceSettings(delimiter: ";")),
+        ("ok", "json", SourceSettings()),
+        ("ok", "json", SourceSettings(rows: "results", key: "id")),
+        ("ok", "json", SourceSettings(key: "a,,b")),
+        ("ok", "json", SourceSettings(key: "id", next: "next")),
+        ("ok", "json", SourceSettings(key: "id", next: "link", nextParam: "cursor")),
+        ("ok", "json", SourceSettings(key: "id", maxPages: "0")),
+        ("ok", "json", SourceSettings(key: "id", delimiter: ";")),
+        ("ok", "csv", SourceSettings(key: "id", delimiter: "\"")),
+        // Accepted by both, and stored alike.
+        ("ok", "json", SourceSettings(ttl: "1h", headers: ["Accept: application/json"], key: "id", next: "link", maxPages: "5")),
+        ("ok", "csv", SourceSettings(key: "id,day", delimiter: "tab")),
+        ("ok", "account", SourceSettings(mode: "merge", tokenEnv: "BANK_TOKEN", maxBytes: "1000", maxDelete: "20%", alertAfter: "2h")),
+    ] as [(String, String, SourceSettings)])
+    func addingChecksAsTheCommandLineDoes(_ name: String, _ kind: String, _ settings: SourceSettings) async throws {
+        let url = settings.url ?? Self.url
+        var rest = settings
+        rest.url = nil
+        let command = try Sandbox()
+        let said = command.cacheInProcess(["sources", "add", name, "--kind", kind, "--url", url] + Self.options(rest))
+        let app = try Sandbox()
+        let cache = try Cache(path: app.database)
+        do {
+            try cache.addSource(name: name, kind: try #require(SourceKind(rawValue: kind)), url: url, rest)
+            #expect(said.status == 0, "the library accepted what the command line refused: \(said.stderr)")
+            let listed = { (box: Sandbox) in box.cacheInProcess(["sources", "list", "--json"]).stdout }
+            #expect(listed(app) == listed(command))
+        } catch {
+            #expect(said.status != 0, "the command line accepted what the library refused: \(error)")
+            #expect(Self.same(Self.firstLine(said), error), "command line: \(said.stderr); library: \(error)")
+            #expect(try cache.sources().isEmpty)
+        }
+    }
+
+    /// `Cache.setSource` checks and changes as `cache sources set` does.
+    @Test(arguments: [
+        ("j", SourceSettings()),
+        ("j", SourceSettings(rows: "$.x")),
+        ("j", SourceSettings(ttl: "0")),
+        ("items", SourceSettings(key: "a,,b")),
+        ("items", SourceSettings(delimiter: ";")),
+        ("nosuch", SourceSettings(ttl: "1h")),
+        ("j", SourceSettings(ttl: "30m", headers: ["X-Team: app"], tokenEnv: "JOKES_TOKEN", maxDelete: "5")),
+        ("j", SourceSettings(headers: [], noToken: true)),
+        ("items", SourceSettings(url: "http://127.0.0.1:9/other", rows: "$.data", key: "id,kind", next: "$.next", nextParam: "after")),
+    ] as [(String, SourceSettings)])
+    func settingChecksAsTheCommandLineDoes(_ name: String, _ settings: SourceSettings) async throws {
+        let command = try Sandbox(), app = try Sandbox()
+        for box in [command, app] {
+            #expect(box.cacheInProcess(["sources", "add", "j", "--kind", "jokes", "--url", Self.url, "--token-env", "T", "--header", "A: b"]).status == 0)
+            #expect(box.cacheInProcess(["sources", "add", "items", "--kind", "json", "--url", Self.url, "--key", "id"]).status == 0)
+        }
+        let said = command.cacheInProcess(["sources", "set", name] + Self.options(settings))
+        let cache = try Cache(path: app.database)
+        let listed = { (box: Sandbox) in box.cacheInProcess(["sources", "list", "--json"]).stdout }
+        do {
+            let changed = try cache.setSource(named: name, settings)
+            #expect(said.status == 0, "the library accepted what the command line refused: \(said.stderr)")
+            #expect(try cache.sources().first { $0.name == name } == changed)
+        } catch {
+            #expect(said.status != 0, "the command line accepted what the library refused: \(error)")
+            #expect(Self.same(Self.firstLine(said), error), "command line: \(said.stderr); library: \(error)")
+        }
+        #expect(listed(app) == listed(command))
     }
 
     /// A 200,000-record source previewed with a limit of 50 reads 50 rows: fast, in little memory.
@@ -41,7 +140,7 @@ import Testing
         let file = box.folder + "/items.json"
         try Data(#"[{"id": 1, "name": "item 1", "price": 1.5}]"#.utf8).write(to: URL(fileURLWithPath: file))
         let cache = try Cache(path: box.database)
-        try cache.addSource(name: "items", kind: .json, url: "file://" + file, key: ["id"])
+        try cache.addSource(name: "items", kind: .json, url: "file://" + file, SourceSettings(key: "id"))
         #expect(try cache.sync("items").outcome == .updated)
         // 199,999 more records as a sync would store them, written by SQLite itself (a sync of
         // 200,000 takes seconds in a debug build, and the preview is what this test measures).

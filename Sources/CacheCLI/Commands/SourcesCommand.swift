@@ -3,49 +3,23 @@ import Glibc
 import OfflineCache
 
 enum SourcesCommand {
-    static func add(_ add: Command.AddSource, _ context: Context) throws -> Int32 {
+    static func add(_ source: Source, _ context: Context) throws -> Int32 {
         let database = try context.open(create: true)
-        let source = Source(name: add.name, kind: add.kind, url: add.url, mode: add.mode, ttlSeconds: add.ttlSeconds,
-                            headers: add.headers, tokenEnv: add.tokenEnv, maxBytes: add.maxBytes, caCert: add.caCert, maxDelete: add.maxDelete,
-                            alertAfterSeconds: add.alertAfterSeconds, layout: add.layout)
         try SourceStore(database).add(source)
         context.console.err("Added \(source.kind.rawValue) source '\(source.name)' (\(source.mode.rawValue), ttl \(DurationText.format(source.ttlSeconds))). Run 'cache sync \(source.name)' to fetch it.")
         return ExitCode.success
     }
 
     /// Changes a source in place and says what changed, setting by setting.
-    static func set(_ set: Command.SetSource, _ context: Context) throws -> Int32 {
-        if let url = set.url, url.scheme?.lowercased() == "file", !FileManager.default.fileExists(atPath: url.path) {
+    static func set(_ name: String, _ given: SourceSettings.Checked, _ context: Context) throws -> Int32 {
+        if let url = given.url, url.scheme?.lowercased() == "file", !FileManager.default.fileExists(atPath: url.path) {
             context.console.err("cache: note: \(url.path) does not exist yet; the next sync will fail until it does.")
         }
         let store = try SourceStore(context.open(create: false))
-        let current = try store.named(set.name)
-        let layoutOptions: [(String, Bool)] = [("--rows", set.rows != nil), ("--key", set.key != nil), ("--next", set.next != nil),
-                                               ("--next-param", set.nextParam != nil), ("--max-pages", set.maxPages != nil),
-                                               ("--delimiter", set.delimiter != nil)]
-        if let option = layoutOptions.first(where: { $0.1 && !current.kind.layoutOptions.contains($0.0) }) {
-            throw UsageError(message: "'\(option.0)' is for \(SourceRules.kinds(taking: option.0)) sources; '\(set.name)' is \(current.kind.rawValue).", command: "sources set")
+        if let refusal = given.refusal(for: try store.named(name)) {
+            throw UsageError(message: refusal.message, command: "sources set")
         }
-        let (before, after) = try store.update(set.name) { source in
-            if var layout = source.layout {
-                if let rows = set.rows { layout.rows = rows }
-                if let key = set.key { layout.key = key }
-                if let next = set.next { layout.next = next }
-                if let parameter = set.nextParam { layout.nextParam = parameter }
-                if let pages = set.maxPages { layout.maxPages = pages }
-                if let delimiter = set.delimiter { layout.delimiter = delimiter }
-                source.layout = layout
-            }
-            if let url = set.url { source.url = url }
-            if let ttl = set.ttlSeconds { source.ttlSeconds = ttl }
-            if let mode = set.mode { source.mode = mode }
-            if let headers = set.headers { source.headers = headers }
-            if let token = set.tokenEnv { source.tokenEnv = token }
-            if let maxBytes = set.maxBytes { source.maxBytes = maxBytes }
-            if let caCert = set.caCert { source.caCert = caCert }
-            if let maxDelete = set.maxDelete { source.maxDelete = maxDelete }
-            if let alertAfter = set.alertAfterSeconds { source.alertAfterSeconds = alertAfter }
-        }
+        let (before, after) = try store.update(name) { given.apply(to: &$0) }
         let old = settings(of: before), new = settings(of: after)
         var changes = old.indices.compactMap { index in
             old[index].1 == new[index].1 ? nil : "\(old[index].0) \(old[index].1) → \(new[index].1)"
@@ -57,14 +31,14 @@ enum SourcesCommand {
         }
         let console = context.console
         if changes.isEmpty {
-            console.err("Source '\(set.name)' already had these settings; nothing changed.")
+            console.err("Source '\(name)' already had these settings; nothing changed.")
             return ExitCode.success
         }
-        console.err("Changed source '\(set.name)': " + changes.joined(separator: ", ") + ".")
+        console.err("Changed source '\(name)': " + changes.joined(separator: ", ") + ".")
         if before.url != after.url || before.layout?.rows != after.layout?.rows {
-            console.err("Its cached rows are kept but count as stale until 'cache sync \(set.name)' confirms them.")
+            console.err("Its cached rows are kept but count as stale until 'cache sync \(name)' confirms them.")
         } else if before.layout?.key != after.layout?.key {
-            console.err("Its cached records are keyed anew from their own fields, and count as stale until 'cache sync \(set.name)' confirms them.")
+            console.err("Its cached records are keyed anew from their own fields, and count as stale until 'cache sync \(name)' confirms them.")
         }
         return ExitCode.success
     }

@@ -6,50 +6,6 @@ import OfflineCache
 enum Command: Equatable {
     enum Format: Equatable { case human, json, csv }
 
-    struct AddSource: Equatable {
-        var name: String
-        var kind: SourceKind
-        var url: URL
-        var ttlSeconds: Int
-        var mode: SyncMode?
-        var headers: [Source.Header]
-        var tokenEnv: String?
-        var maxBytes: Int?
-        var caCert: String?
-        var maxDelete: RemovalLimit?
-        var alertAfterSeconds: Int?
-        var layout: RecordLayout?
-    }
-
-    /// `sources set`: each field nil (or false) leaves that setting as it is.
-    struct SetSource: Equatable {
-        var name: String
-        var url: URL?
-        var ttlSeconds: Int?
-        var mode: SyncMode?
-        /// The new set of headers; `[]` with `--no-headers`.
-        var headers: [Source.Header]?
-        /// `.some(nil)` clears the token (`--no-token`).
-        var tokenEnv: String??
-        var maxBytes: Int?
-        var caCert: String??
-        var maxDelete: RemovalLimit?
-        var alertAfterSeconds: Int?
-        /// json and csv sources: each nil leaves that part of the layout as it is.
-        var rows: JSONPath?
-        var key: [JSONPath]?
-        var next: RecordLayout.NextPage?
-        var nextParam: String?
-        var maxPages: Int?
-        var delimiter: UInt8?
-
-        var changesNothing: Bool {
-            url == nil && ttlSeconds == nil && mode == nil && headers == nil && tokenEnv == nil && maxBytes == nil
-                && caCert == nil && maxDelete == nil && alertAfterSeconds == nil
-                && rows == nil && key == nil && next == nil && nextParam == nil && maxPages == nil && delimiter == nil
-        }
-    }
-
     struct Status: Equatable {
         var names: [String] = []
         var json = false
@@ -86,8 +42,9 @@ enum Command: Equatable {
     case version
     case completion(shell: String)
     case manpage
-    case sourcesAdd(AddSource)
-    case sourcesSet(SetSource)
+    case sourcesAdd(Source)
+    /// Each setting nil leaves it as it is.
+    case sourcesSet(name: String, SourceSettings.Checked)
     case sourcesList(json: Bool)
     case sourcesRemove(String, yes: Bool)
     case sync(Sync)

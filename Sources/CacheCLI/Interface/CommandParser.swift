@@ -118,45 +118,24 @@ enum CommandParser {
                 let kinds = SourceKind.allCases.map(\.rawValue)
                 throw invalid(kindText, "--kind", kinds.dropLast().joined(separator: ", ") + " or " + kinds.last!, name)
             }
-            let settings = try SourceSettings(args, name)
-            if let option = SourceSettings.layoutOptions.first(where: { args.has($0) && !kind.layoutOptions.contains($0) }) {
-                throw UsageError(message: SourceRules.notForKind(option), command: name)
+            do throws(SourceRules.Problem) {
+                return .sourcesAdd(try sourceSettings(args, clearing: false).newSource(name: sourceName, kind: kind))
+            } catch {
+                throw UsageError(message: error.message, command: name)
             }
-            var layout: RecordLayout?
-            if kind.keepsRecords {
-                guard let key = settings.key else {
-                    throw UsageError(message: SourceRules.missingKey(kind), command: name)
-                }
-                layout = RecordLayout(rows: settings.rows ?? JSONPath(), key: key, next: settings.next, nextParam: settings.nextParam,
-                                      maxPages: settings.maxPages ?? RecordLayout.defaultMaxPages, delimiter: settings.delimiter)
-                if settings.nextParam != nil, settings.next == nil || settings.next == .link {
-                    throw UsageError(message: "'--next-param' needs '--next <path>': the cursor's place in the body.", command: name)
-                }
-            }
-            return .sourcesAdd(.init(name: sourceName, kind: kind, url: settings.url!, ttlSeconds: settings.ttl ?? Source.defaultTTL,
-                                     mode: settings.mode, headers: settings.headers ?? [], tokenEnv: settings.tokenEnv,
-                                     maxBytes: settings.maxBytes, caCert: settings.caCert, maxDelete: settings.maxDelete,
-                                     alertAfterSeconds: settings.alertAfter, layout: layout))
 
         case "sources set":
             let sourceName = try sourceName(args, name)
-            let settings = try SourceSettings(args, name)
-            var set = Command.SetSource(name: sourceName, url: settings.url, ttlSeconds: settings.ttl, mode: settings.mode,
-                                        headers: args.has("--no-headers") ? [] : settings.headers,
-                                        maxBytes: settings.maxBytes, maxDelete: settings.maxDelete,
-                                        alertAfterSeconds: settings.alertAfter)
-            if args.has("--no-token") { set.tokenEnv = .some(nil) } else if let token = settings.tokenEnv { set.tokenEnv = token }
-            if args.has("--no-ca-cert") { set.caCert = .some(nil) } else if let file = settings.caCert { set.caCert = file }
-            set.rows = settings.rows
-            set.key = settings.key
-            set.next = settings.next
-            set.nextParam = settings.nextParam
-            set.maxPages = settings.maxPages
-            set.delimiter = settings.delimiter
-            if set.changesNothing {
-                throw UsageError(message: "Nothing to change: give at least one option, such as --ttl or --url.", command: name)
+            let settings: SourceSettings.Checked
+            do throws(SourceRules.Problem) {
+                settings = try sourceSettings(args, clearing: true).checked()
+            } catch {
+                throw UsageError(message: error.message, command: name)
             }
-            return .sourcesSet(set)
+            if settings.changesNothing {
+                throw UsageError(message: SourceSettings.nothingToChange, command: name)
+            }
+            return .sourcesSet(name: sourceName, settings)
 
         case "sources list":
             try none(args.positionals, name)
@@ -260,111 +239,17 @@ enum CommandParser {
         return name
     }
 
-    /// The settings `sources add` and `sources set` share, each checked; nil where not given.
-    struct SourceSettings {
-        var url: URL?
-        var ttl: Int?
-        var mode: SyncMode?
-        var headers: [Source.Header]?
-        var tokenEnv: String?
-        var maxBytes: Int?
-        var caCert: String?
-        var maxDelete: RemovalLimit?
-        var alertAfter: Int?
-        var rows: JSONPath?
-        var key: [JSONPath]?
-        var next: RecordLayout.NextPage?
-        var nextParam: String?
-        var maxPages: Int?
-        var delimiter: UInt8?
-
-        /// The options that describe a kind's layout; each kind takes some (`SourceKind.layoutOptions`).
-        static var layoutOptions: [String] {
-            var seen: Set<String> = []
-            return SourceKind.allCases.flatMap(\.layoutOptions).filter { seen.insert($0).inserted }
-        }
-
-        init(_ args: ArgumentScanner.Result, _ name: String) throws(UsageError) {
-            if let text = args.value("--delimiter") {
-                guard let byte = RecordLayout.delimiter(text) else {
-                    throw invalid(text, "--delimiter", "one character such as , ; | or tab (not a quote)", name)
-                }
-                delimiter = byte
-            }
-            if let text = args.value("--rows") {
-                guard text.hasPrefix("$"), let path = JSONPath(text) else { throw invalid(text, "--rows", "a path such as $, $.results or $.data.items", name) }
-                rows = path
-            }
-            if let text = args.value("--key") {
-                let fields = text.split(separator: ",", omittingEmptySubsequences: false).map { JSONPath(String($0).trimmingSpaces()) }
-                guard !fields.isEmpty, fields.allSatisfy({ $0 != nil && !$0!.keys.isEmpty }) else {
-                    throw invalid(text, "--key", "field names such as id, or user.id,repo", name)
-                }
-                key = fields.compactMap { $0 }
-            }
-            if let text = args.value("--next") {
-                guard text == "link" || text.hasPrefix("$"), let next = RecordLayout.NextPage(text) else { throw invalid(text, "--next", "link, or a path such as $.next", name) }
-                self.next = next
-            }
-            if let text = args.value("--next-param") {
-                guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) }) else {
-                    throw invalid(text, "--next-param", "a query parameter name", name)
-                }
-                nextParam = text
-            }
-            if let text = args.value("--max-pages") {
-                guard let count = Int(text), (1...100_000).contains(count) else { throw invalid(text, "--max-pages", "a number of pages from 1", name) }
-                maxPages = count
-            }
-            if let urlText = args.value("--url") {
-                switch SourceRules.url(urlText) {
-                case .success(let url): self.url = url
-                case .failure(let problem): throw UsageError(message: problem.message, command: name)
-                }
-            }
-            if let text = args.value("--ttl") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--ttl", name) }
-                ttl = seconds
-            }
-            if let text = args.value("--mode") {
-                guard let parsed = SyncMode(rawValue: text) else { throw invalid(text, "--mode", "replace or merge", name) }
-                mode = parsed
-            }
-            if args.has("--header") {
-                var headers: [Source.Header] = []
-                for line in args.values("--header") {
-                    guard let header = Source.Header(line: line) else { throw invalid(line, "--header", "\"Name: value\"", name) }
-                    headers.append(header)
-                }
-                self.headers = headers
-            }
-            tokenEnv = args.value("--token-env")
-            if let tokenEnv, tokenEnv.isEmpty || !tokenEnv.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
-                throw invalid(tokenEnv, "--token-env", "an environment variable name", name)
-            }
-            if let text = args.value("--max-bytes") {
-                guard let value = Int(text), (1...FetchRequest.largestMaxBytes).contains(value) else {
-                    throw invalid(text, "--max-bytes", "a number of bytes from 1 to \(FetchRequest.largestMaxBytes) (16 GiB)", name)
-                }
-                maxBytes = value
-            }
-            if let path = args.value("--ca-cert") {
-                // Stored absolute: cron and the background refresh run from other folders.
-                let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-                guard FileManager.default.isReadableFile(atPath: absolute) else {
-                    throw invalid(path, "--ca-cert", "a readable PEM file of CA certificates", name)
-                }
-                caCert = absolute
-            }
-            if let text = args.value("--max-delete") {
-                guard let limit = RemovalLimit(text) else { throw invalid(text, "--max-delete", "a number of rows such as 20, or a percentage such as 50%", name) }
-                maxDelete = limit
-            }
-            if let text = args.value("--alert-after") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--alert-after", name) }
-                alertAfter = seconds
-            }
-        }
+    /// The settings `sources add` and `sources set` share, as given; the library checks them
+    /// (`SourceSettings`), for the command line and apps alike.
+    /// `clearing`: the command takes `--no-headers`, `--no-token` and `--no-ca-cert` (`set`).
+    private static func sourceSettings(_ args: ArgumentScanner.Result, clearing: Bool) -> SourceSettings {
+        SourceSettings(url: args.value("--url"), ttl: args.value("--ttl"), mode: args.value("--mode"),
+                       headers: clearing && args.has("--no-headers") ? [] : args.has("--header") ? args.values("--header") : nil,
+                       tokenEnv: args.value("--token-env"), noToken: clearing && args.has("--no-token"), maxBytes: args.value("--max-bytes"),
+                       caCert: args.value("--ca-cert"), noCACert: clearing && args.has("--no-ca-cert"), maxDelete: args.value("--max-delete"),
+                       alertAfter: args.value("--alert-after"), rows: args.value("--rows"), key: args.value("--key"),
+                       next: args.value("--next"), nextParam: args.value("--next-param"), maxPages: args.value("--max-pages"),
+                       delimiter: args.value("--delimiter"))
     }
 
     private static func limit(_ args: ArgumentScanner.Result, _ command: String) throws(UsageError) -> Int? {

@@ -13,7 +13,7 @@ enum CommandTable {
     static let versionOption = OptionSpec(name: "--version", short: "-V", help: "Show the version of cache, SQLite and libcurl.")
     static let helpOption = OptionSpec(name: "--help", short: "-h", help: "Show help information.")
 
-    static let durationHelp = "90, 90s, 15m, 2h, 1d or 1h30m"
+    static let durationHelp = SourceSettings.durationExamples
 
     /// The options `sources add` and `sources set` share: what a source is.
     static func sourceOptions(adding: Bool) -> [OptionSpec] {

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// An offline cache at a path: what an app needs in one place — sources, syncs, rows, status
 /// and the loading states a screen shows. Sources are checked exactly as `cache sources add`
-/// checks them (the same rules, the same messages), and the database is the one the `cache`
+/// and `set` check them (the same code, the same messages), and the database is the one the `cache`
 /// command reads, so a person can inspect what an app keeps.
 ///
 /// ```swift
@@ -49,32 +49,52 @@ public struct Cache: Sendable {
     /// The sources, by name.
     public func sources() throws(CacheError) -> [Source] { try SourceStore(database()).all() }
 
-    /// Adds a source, checked as `cache sources add` checks it.
+    /// Adds a source, checked as `cache sources add` checks it: the same code, the same
+    /// messages.
+    ///
+    /// ```swift
+    /// try cache.addSource(name: "bank", kind: .account, url: "https://bank.example/api/account",
+    ///                     SourceSettings(ttl: "1h", tokenEnv: "BANK_TOKEN"))
+    /// ```
     ///
     /// - Parameters:
     ///   - url: `http`, `https` or `file`; credentials in it are refused (use `tokenEnv`).
-    ///   - ttlSeconds: how long a row counts as fresh after upstream confirmed it.
-    ///   - key: for `json` and `csv` sources, the fields that identify a record (`["id"]`).
+    ///   - settings: the rest, as `sources add` takes them; a `json` or `csv` source needs a `key`.
     /// - Throws: `CacheError.invalidSource` with the command line's message, or
     ///   `.sourceExists`.
-    public func addSource(name: String, kind: SourceKind, url: String, ttlSeconds: Int = Source.defaultTTL,
-                          mode: SyncMode? = nil, tokenEnv: String? = nil, key: [String]? = nil) throws(CacheError) {
-        if let problem = SourceRules.nameProblem(name) { throw .invalidSource(problem) }
-        let parsed: URL
-        switch SourceRules.url(url) {
-        case .success(let value): parsed = value
-        case .failure(let problem): throw .invalidSource(problem.message)
+    public func addSource(name: String, kind: SourceKind, url: String, _ settings: SourceSettings = SourceSettings()) throws(CacheError) {
+        var settings = settings
+        settings.url = url
+        let source: Source
+        do throws(SourceRules.Problem) {
+            source = try settings.newSource(name: name, kind: kind)
+        } catch {
+            throw .invalidSource(error.message)
         }
-        guard ttlSeconds > 0 else { throw .invalidSource("Invalid value '\(ttlSeconds)' for '--ttl': expected a duration above zero.") }
-        var layout: RecordLayout?
-        if kind.keepsRecords {
-            guard let key, !key.isEmpty else { throw .invalidSource(SourceRules.missingKey(kind)) }
-            layout = RecordLayout(key: key.map { JSONPath($0.split(separator: ".").map(String.init)) })
-        } else if key != nil {
-            throw .invalidSource(SourceRules.notForKind("--key"))
+        try SourceStore(database()).add(source)
+    }
+
+    /// Changes a source's settings, checked as `cache sources set` checks them; the source as
+    /// it now is. A changed URL or record path leaves the cached rows stale until a sync
+    /// confirms them.
+    ///
+    /// ```swift
+    /// try cache.setSource(named: "bank", SourceSettings(ttl: "30m", noToken: true))
+    /// ```
+    ///
+    /// - Throws: `CacheError.invalidSource` with the command line's message, or `.noSuchSource`.
+    @discardableResult
+    public func setSource(named name: String, _ settings: SourceSettings) throws(CacheError) -> Source {
+        let checked: SourceSettings.Checked
+        do throws(SourceRules.Problem) {
+            checked = try settings.checked()
+        } catch {
+            throw .invalidSource(error.message)
         }
-        try SourceStore(database()).add(Source(name: name, kind: kind, url: parsed, mode: mode, ttlSeconds: ttlSeconds,
-                                               tokenEnv: tokenEnv, layout: layout))
+        if checked.changesNothing { throw .invalidSource(SourceSettings.nothingToChange) }
+        let store = SourceStore(try database())
+        if let refusal = checked.refusal(for: try store.named(name)) { throw .invalidSource(refusal.message) }
+        return try store.update(name) { checked.apply(to: &$0) }.after
     }
 
     /// Removes a source with its rows and history.

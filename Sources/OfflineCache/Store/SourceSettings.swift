@@ -1,0 +1,252 @@
+import FoundationEssentials
+
+/// A source's settings as text, the way `cache sources add` and `cache sources set` take them:
+/// one set of checks, with the same messages, for the command line and for apps. Nil leaves a
+/// setting at its default (adding) or as it is (setting). A refusal names the command-line
+/// option the field stands for (`ttl` is `--ttl`).
+///
+/// ```swift
+/// try cache.addSource(name: "repos", kind: .json, url: "https://api.example.com/repos",
+///                     SourceSettings(ttl: "1h", headers: ["Accept: application/json"], key: "id", next: "link"))
+/// try cache.setSource(named: "repos", SourceSettings(ttl: "30m", maxDelete: "20%"))
+/// ```
+public struct SourceSettings: Sendable, Equatable {
+    /// `http`, `https` or `file`; credentials in it are refused (use `tokenEnv` or a header).
+    public var url: String?
+    /// How long a row stays fresh after upstream confirms it: `90`, `90s`, `15m`, `2h`, `1d`, `1h30m`.
+    public var ttl: String?
+    /// `replace` or `merge`.
+    public var mode: String?
+    /// Request headers, each `"Name: value"`; `[]` removes them all.
+    public var headers: [String]?
+    /// The environment variable holding a bearer token; only its name is stored.
+    public var tokenEnv: String?
+    /// Removes the token variable (setting only).
+    public var noToken = false
+    /// The largest response accepted, in bytes.
+    public var maxBytes: String?
+    /// A PEM file of CAs trusted instead of the system's; stored as an absolute path.
+    public var caCert: String?
+    /// Trusts the system's CAs again (setting only).
+    public var noCACert = false
+    /// How many rows one sync may remove before it is held: `20`, or `50%`.
+    public var maxDelete: String?
+    /// How long without a successful sync before `status --max-age` reports the source.
+    public var alertAfter: String?
+    /// json: where the records are (`$.results`).
+    public var rows: String?
+    /// json and csv: the fields that identify a record (`id`, or `user.id,repo`).
+    public var key: String?
+    /// json: `link`, or the path of the next page's URL or cursor (`$.next`).
+    public var next: String?
+    /// json: the query parameter a body cursor is sent as.
+    public var nextParam: String?
+    /// json: the most pages one sync reads.
+    public var maxPages: String?
+    /// csv: the character between fields (`;`, `tab`).
+    public var delimiter: String?
+
+    public init(url: String? = nil, ttl: String? = nil, mode: String? = nil, headers: [String]? = nil,
+                tokenEnv: String? = nil, noToken: Bool = false, maxBytes: String? = nil, caCert: String? = nil,
+                noCACert: Bool = false, maxDelete: String? = nil, alertAfter: String? = nil, rows: String? = nil,
+                key: String? = nil, next: String? = nil, nextParam: String? = nil, maxPages: String? = nil,
+                delimiter: String? = nil) {
+        self.url = url
+        self.ttl = ttl
+        self.mode = mode
+        self.headers = headers
+        self.tokenEnv = tokenEnv
+        self.noToken = noToken
+        self.maxBytes = maxBytes
+        self.caCert = caCert
+        self.noCACert = noCACert
+        self.maxDelete = maxDelete
+        self.alertAfter = alertAfter
+        self.rows = rows
+        self.key = key
+        self.next = next
+        self.nextParam = nextParam
+        self.maxPages = maxPages
+        self.delimiter = delimiter
+    }
+
+    /// A change that changes nothing, refused as a mistake.
+    package static let nothingToChange = "Nothing to change: give at least one option, such as --ttl or --url."
+
+    /// Durations as the messages show them.
+    package static let durationExamples = "90, 90s, 15m, 2h, 1d or 1h30m"
+
+    /// The settings, each checked and typed; nil where not given.
+    package struct Checked: Equatable, Sendable {
+        package var url: URL?
+        package var ttl: Int?
+        package var mode: SyncMode?
+        package var headers: [Source.Header]?
+        /// `.some(nil)` removes the token variable.
+        package var tokenEnv: String??
+        package var maxBytes: Int?
+        /// `.some(nil)` trusts the system's CAs again.
+        package var caCert: String??
+        package var maxDelete: RemovalLimit?
+        package var alertAfter: Int?
+        package var rows: JSONPath?
+        package var key: [JSONPath]?
+        package var next: RecordLayout.NextPage?
+        package var nextParam: String?
+        package var maxPages: Int?
+        package var delimiter: UInt8?
+
+        /// The layout options given, by their command-line names.
+        package var layoutOptionsGiven: [String] {
+            [("--rows", rows != nil), ("--key", key != nil), ("--next", next != nil), ("--next-param", nextParam != nil),
+             ("--max-pages", maxPages != nil), ("--delimiter", delimiter != nil)].filter(\.1).map(\.0)
+        }
+
+        package var changesNothing: Bool { self == Checked() }
+    }
+
+    /// Each setting checked on its own (a kind's options are checked by `newSource` and `refusal(for:)`).
+    package func checked() throws(SourceRules.Problem) -> Checked {
+        func invalid(_ value: String, _ option: String, _ expected: String) -> SourceRules.Problem {
+            SourceRules.Problem(message: "Invalid value '\(value)' for '\(option)': expected \(expected).")
+        }
+        func duration(_ text: String?, _ option: String) throws(SourceRules.Problem) -> Int? {
+            guard let text else { return nil }
+            guard let seconds = DurationText.seconds(text) else { throw invalid(text, option, "a duration such as \(Self.durationExamples)") }
+            return seconds
+        }
+        var checked = Checked()
+        if let text = delimiter {
+            guard let byte = RecordLayout.delimiter(text) else { throw invalid(text, "--delimiter", "one character such as , ; | or tab (not a quote)") }
+            checked.delimiter = byte
+        }
+        if let text = rows {
+            guard text.hasPrefix("$"), let path = JSONPath(text) else { throw invalid(text, "--rows", "a path such as $, $.results or $.data.items") }
+            checked.rows = path
+        }
+        if let text = key {
+            let fields = text.split(separator: ",", omittingEmptySubsequences: false).map { JSONPath(String($0).trimmingSpaces()) }
+            guard !fields.isEmpty, fields.allSatisfy({ $0 != nil && !$0!.keys.isEmpty }) else {
+                throw invalid(text, "--key", "field names such as id, or user.id,repo")
+            }
+            checked.key = fields.compactMap { $0 }
+        }
+        if let text = next {
+            guard text == "link" || text.hasPrefix("$"), let next = RecordLayout.NextPage(text) else { throw invalid(text, "--next", "link, or a path such as $.next") }
+            checked.next = next
+        }
+        if let text = nextParam {
+            guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) }) else {
+                throw invalid(text, "--next-param", "a query parameter name")
+            }
+            checked.nextParam = text
+        }
+        if let text = maxPages {
+            guard let count = Int(text), (1...100_000).contains(count) else { throw invalid(text, "--max-pages", "a number of pages from 1") }
+            checked.maxPages = count
+        }
+        if let url {
+            switch SourceRules.url(url) {
+            case .success(let parsed): checked.url = parsed
+            case .failure(let problem): throw problem
+            }
+        }
+        checked.ttl = try duration(ttl, "--ttl")
+        if let text = mode {
+            guard let parsed = SyncMode(rawValue: text) else { throw invalid(text, "--mode", "replace or merge") }
+            checked.mode = parsed
+        }
+        if let headers {
+            var parsed: [Source.Header] = []
+            for line in headers {
+                guard let header = Source.Header(line: line) else { throw invalid(line, "--header", "\"Name: value\"") }
+                parsed.append(header)
+            }
+            checked.headers = parsed
+        }
+        if let tokenEnv {
+            guard !tokenEnv.isEmpty, tokenEnv.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                throw invalid(tokenEnv, "--token-env", "an environment variable name")
+            }
+            checked.tokenEnv = .some(tokenEnv)
+        }
+        if noToken { checked.tokenEnv = .some(nil) }
+        if let text = maxBytes {
+            guard let value = Int(text), (1...FetchRequest.largestMaxBytes).contains(value) else {
+                throw invalid(text, "--max-bytes", "a number of bytes from 1 to \(FetchRequest.largestMaxBytes) (16 GiB)")
+            }
+            checked.maxBytes = value
+        }
+        if let caCert {
+            // Stored absolute: cron and the background refresh run from other folders.
+            let absolute = caCert.hasPrefix("/") ? caCert : FileManager.default.currentDirectoryPath + "/" + caCert
+            guard FileManager.default.isReadableFile(atPath: absolute) else {
+                throw invalid(caCert, "--ca-cert", "a readable PEM file of CA certificates")
+            }
+            checked.caCert = .some(absolute)
+        }
+        if noCACert { checked.caCert = .some(nil) }
+        if let text = maxDelete {
+            guard let limit = RemovalLimit(text) else { throw invalid(text, "--max-delete", "a number of rows such as 20, or a percentage such as 50%") }
+            checked.maxDelete = limit
+        }
+        checked.alertAfter = try duration(alertAfter, "--alert-after")
+        return checked
+    }
+
+    /// A new source of `kind` with these settings, checked as `cache sources add` checks it.
+    package func newSource(name: String, kind: SourceKind) throws(SourceRules.Problem) -> Source {
+        if let problem = SourceRules.nameProblem(name) { throw SourceRules.Problem(message: problem) }
+        let checked = try checked()
+        guard let url = checked.url else {
+            throw SourceRules.Problem(message: "A source needs '--url <url>': where its data is fetched from.")
+        }
+        if let option = checked.layoutOptionsGiven.first(where: { !kind.layoutOptions.contains($0) }) {
+            throw SourceRules.Problem(message: SourceRules.notForKind(option))
+        }
+        var layout: RecordLayout?
+        if kind.keepsRecords {
+            guard let key = checked.key else { throw SourceRules.Problem(message: SourceRules.missingKey(kind)) }
+            if checked.nextParam != nil, checked.next == nil || checked.next == .link {
+                throw SourceRules.Problem(message: "'--next-param' needs '--next <path>': the cursor's place in the body.")
+            }
+            layout = RecordLayout(rows: checked.rows ?? JSONPath(), key: key, next: checked.next, nextParam: checked.nextParam,
+                                  maxPages: checked.maxPages ?? RecordLayout.defaultMaxPages, delimiter: checked.delimiter)
+        }
+        return Source(name: name, kind: kind, url: url, mode: checked.mode, ttlSeconds: checked.ttl ?? Source.defaultTTL,
+                      headers: checked.headers ?? [], tokenEnv: checked.tokenEnv ?? nil, maxBytes: checked.maxBytes,
+                      caCert: checked.caCert ?? nil, maxDelete: checked.maxDelete, alertAfterSeconds: checked.alertAfter,
+                      layout: layout)
+    }
+}
+
+extension SourceSettings.Checked {
+    /// Why these settings cannot be applied to `source`, as `cache sources set` says it; nil
+    /// when they can.
+    package func refusal(for source: Source) -> SourceRules.Problem? {
+        guard let option = layoutOptionsGiven.first(where: { !source.kind.layoutOptions.contains($0) }) else { return nil }
+        return SourceRules.Problem(message: "'\(option)' is for \(SourceRules.kinds(taking: option)) sources; '\(source.name)' is \(source.kind.rawValue).")
+    }
+
+    /// Applies the settings given to `source` (after `refusal(for:)` found none).
+    package func apply(to source: inout Source) {
+        if var layout = source.layout {
+            if let rows { layout.rows = rows }
+            if let key { layout.key = key }
+            if let next { layout.next = next }
+            if let nextParam { layout.nextParam = nextParam }
+            if let maxPages { layout.maxPages = maxPages }
+            if let delimiter { layout.delimiter = delimiter }
+            source.layout = layout
+        }
+        if let url { source.url = url }
+        if let ttl { source.ttlSeconds = ttl }
+        if let mode { source.mode = mode }
+        if let headers { source.headers = headers }
+        if let tokenEnv { source.tokenEnv = tokenEnv }
+        if let maxBytes { source.maxBytes = maxBytes }
+        if let caCert { source.caCert = caCert }
+        if let maxDelete { source.maxDelete = maxDelete }
+        if let alertAfter { source.alertAfterSeconds = alertAfter }
+    }
+}

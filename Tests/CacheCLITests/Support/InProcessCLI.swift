@@ -1,0 +1,15 @@
+@testable import CacheCLI
+
+extension Sandbox {
+    /// Runs `cache ARGS` on the sandbox's database inside this process (`CLI.run` with a
+    /// console that captures both streams): for checks of what a command says and does where
+    /// the process itself is not the point. No terminal, no colour.
+    func cacheInProcess(_ arguments: [String], environment: [String: String] = [:]) -> RunResult {
+        var out: [UInt8] = []
+        var err: [UInt8] = []
+        let console = Console(stdoutIsTerminal: false, useColor: false, writeOut: { out += $0 }, writeErr: { err += $0 })
+        let status = CLI.run(arguments: arguments, environment: ["CACHE_DB": database].merging(environment) { $1 }, console: console)
+        console.flush()
+        return RunResult(status: status, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+}
