@@ -45,6 +45,11 @@ public struct RecordLayout: Sendable, Equatable {
     /// The delimiter as `sources list` shows it and the database keeps it.
     package static func delimiterText(_ byte: UInt8) -> String { byte == UInt8(ascii: "\t") ? "tab" : String(UnicodeScalar(byte)) }
 
+    /// How a paged API says where its next page is.
+    ///
+    /// ```swift
+    /// if case .body(let path)? = layout.next { print("next page at \(path)") }
+    /// ```
     public enum NextPage: Sendable, Equatable {
         /// `Link: <…>; rel="next"` response headers (GitHub's style).
         case link
@@ -164,6 +169,11 @@ public struct Source: Sendable, Equatable {
     /// not land in it. Nil for a source not read from the database.
     public var identity: String?
 
+    /// A request header the source sends with each fetch.
+    ///
+    /// ```swift
+    /// for header in source.headers { print(header.name) }   // values may be secrets: shown by name
+    /// ```
     public struct Header: Sendable, Equatable {
         public var name: String
         public var value: String

@@ -9,6 +9,11 @@
 /// }
 /// ```
 public struct SyncReport: Sendable {
+    /// How a sync ended, as `cache sync --json` spells it (`updated`, `unchanged`, …).
+    ///
+    /// ```swift
+    /// if try cache.sync("bank").outcome == .held { print("removals held: run 'cache sync bank --accept-removals'") }
+    /// ```
     public enum Outcome: String, Sendable {
         case updated, unchanged, failed, skipped
         /// The removal guard held it: nothing was written, and it waits for a person
@@ -19,6 +24,10 @@ public struct SyncReport: Sendable {
     }
 
     /// Why a sync failed.
+    ///
+    /// ```swift
+    /// if case .upstream(let error)? = try cache.sync("bank").failure { print("upstream: \(error)") }
+    /// ```
     public enum Failure: Error, Sendable, CustomStringConvertible {
         case upstream(UpstreamError)
         case database(DatabaseError)
