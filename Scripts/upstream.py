@@ -34,6 +34,13 @@ Generic JSON APIs, for json sources (?per_page=N, default 100; 300 generated ite
     /api/items   GitHub style: an array per page, a Link header to the next (?page=N)
     /api/paged   Django REST style: {"count", "next", "previous", "results"}
     /api/cursor  a body cursor: {"data": {"items": [...]}, "meta": {"cursor": "..."}} (?cursor=C)
+    /api/header-cursor  an array, the next cursor in the X-Next-Cursor header (?cursor=C)
+    /api/offset  an array (?offset=O&limit=L)
+    /api/pages   {"data": [...], "page": N} (?page=N&size=S; ?base=0 numbers pages from 0)
+    /api/stripe  Stripe style: {"object": "list", "data": [...], "has_more": B} (?limit=L&starting_after=ID)
+    /api/odata   OData style: {"value": [...], "@odata.nextLink": URL} (?skip=N)
+  faults (POST /_control fields): "fail_page": N answers 500 for page N;
+  "ignore_paging": true answers every request with the first page
   e.g. cache sources add repos --kind json --url http://127.0.0.1:PORT/api/items --key id --next link
 
 Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a file: URL),
@@ -195,10 +202,11 @@ def make_handler(state):
 
         # -- a generic JSON API, three ways of paging ------------------------
         def generic_api(self, path, faults):
-            """GitHub style (/api/items: an array, Link headers), Django REST style (/api/paged:
-            {"count", "next", "results"}) and a cursor (/api/cursor: {"data": {"items"}, "meta":
-            {"cursor"}}). ?per_page=N (default 100). faults "fail_page": N answers 500 for page N."""
+            """One generic record list, paged each way an API pages (see the module's docstring).
+            faults: "fail_page": N answers 500 for page N; "ignore_paging": true answers every
+            request with the first page (a loop to be caught)."""
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            arg = lambda name, default: (query.get(name) or [default])[0]
             with state.lock:
                 limit = state.rate_limits.pop(0) if state.rate_limits else None
                 items = list(state.items)
@@ -212,13 +220,27 @@ def make_handler(state):
                 else:
                     headers["X-RateLimit-Reset"] = str(reset)
                 return self.send(status, json.dumps({"message": "API rate limit exceeded"}), headers=headers)
-            per_page = int(query.get("per_page", ["100"])[0])
-            if path == "/api/cursor":
-                start = int(query.get("cursor", ["0"])[0] or 0)
-                page = start // per_page + 1
+            if faults.get("ignore_paging"):
+                query = {key: value for key, value in query.items()
+                         if key in ("per_page", "limit", "size", "base")}
+            per_page = int(arg("per_page", arg("limit", arg("size", "100"))))
+            # Where this page starts, by the route's own paging parameter.
+            if path in ("/api/cursor", "/api/header-cursor"):
+                cursor = arg("cursor", "")
+                start = int(cursor.removeprefix("c-") or 0)
+            elif path == "/api/offset":
+                start = int(arg("offset", "0"))
+            elif path == "/api/pages":
+                start = (int(arg("page", arg("base", "1"))) - int(arg("base", "1"))) * per_page
+            elif path == "/api/stripe":
+                after = arg("starting_after", None)
+                ids = [str(item.get("id")) for item in items]
+                start = ids.index(after) + 1 if after in ids else 0
+            elif path == "/api/odata":
+                start = int(arg("skip", "0"))
             else:
-                page = int(query.get("page", ["1"])[0])
-                start = (page - 1) * per_page
+                start = (int(arg("page", "1")) - 1) * per_page
+            page = start // per_page + 1
             if faults.get("fail_page") and int(faults["fail_page"]) == page:
                 return self.send(500, "upstream failure\n", "text/plain")
             chunk = items[start:start + per_page]
@@ -235,6 +257,20 @@ def make_handler(state):
                                        "previous": None, "results": chunk})
             if path == "/api/cursor":
                 return self.send_json({"data": {"items": chunk}, "meta": {"cursor": str(start + per_page) if more else None}})
+            if path == "/api/header-cursor":
+                headers = {"X-Next-Cursor": f"c-{start + per_page}"} if more else {}
+                return self.send(200, json.dumps(chunk), headers=headers)
+            if path == "/api/offset":
+                return self.send_json(chunk)
+            if path == "/api/pages":
+                return self.send_json({"data": chunk, "page": page})
+            if path == "/api/stripe":
+                return self.send_json({"object": "list", "data": chunk, "has_more": more})
+            if path == "/api/odata":
+                body = {"@odata.context": f"{base}/$metadata", "value": chunk}
+                if more:
+                    body["@odata.nextLink"] = f"{base}?skip={start + per_page}&per_page={per_page}"
+                return self.send_json(body)
             return self.send_json({"error": "no such route"}, 404)
 
         # -- control -------------------------------------------------------
@@ -248,7 +284,7 @@ def make_handler(state):
                     if value.get("reset"):
                         state.faults = {}
                     for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after",
-                                "gzip", "silent_once", "always_304", "fail_page", "announce"):
+                                "gzip", "silent_once", "always_304", "fail_page", "ignore_paging", "announce"):
                         if key in value:
                             state.faults[key] = value[key]
                     return self.send_json(state.faults)

@@ -43,7 +43,7 @@ import Testing
         (["sources", "add", "x", "--kind", "json", "--url", "http://h", "--key", "id", "--rows", "results"],
          "Invalid value 'results' for '--rows': expected a path such as $, $.results or $.data.items."),
         (["sources", "add", "x", "--kind", "json", "--url", "http://h", "--key", "id", "--next", "next"],
-         "Invalid value 'next' for '--next': expected link, or a path such as $.next."),
+         "Invalid value 'next' for '--next': expected link, offset, page, last-key, header:NAME, or a path such as $.next."),
         (["sources", "add", "x", "--kind", "json", "--url", "http://h"],
          "A json source needs '--key <fields>': the field or fields that identify a record."),
         (["sources", "add", "x", "--kind", "jokes", "--url", "http://h", "--key", "id"], "'--key' is for json and csv sources."),

@@ -14,9 +14,23 @@ import Testing
         "version": [],
     ]
 
+    /// `sources add`'s base for `option`: a csv source's own options are tried on a csv source,
+    /// paging options with the style they belong to.
+    static func addBase(_ option: String) -> [String] {
+        let json = ["x", "--kind", "json", "--url", "http://h/", "--key", "id"]
+        switch option {
+        case "--delimiter": return ["x", "--kind", "csv", "--url", "http://h/", "--key", "id"]
+        case "--first-page": return json + ["--next", "page", "--next-param", "p"]
+        case "--has-more": return json + ["--next", "last-key", "--next-param", "p", "--has-more", "$.has_more"]
+        default: return baseArguments["sources add"]!
+        }
+    }
+
     /// A value each placeholder accepts, unlike the base arguments' own.
     static func sample(_ option: OptionSpec) -> String {
         if option.name == "--rows" { return "$.items" }
+        if option.name == "--has-more" { return "$.more" }
+        if option.name == "--next" { return "link" }
         return switch option.value ?? "" {
         case "url": "http://other/"
         case "duration": "3h"
@@ -29,7 +43,6 @@ import Testing
         case "kind": "json"
         case "path": "/tmp/metrics.prom"
         case "fields": "uuid"
-        case "link|path": "link"
         case "name": "cursor"
         case "c": ";"
         default: "value"
@@ -43,9 +56,8 @@ import Testing
     func everyDeclaredOptionParsesAndChangesTheCommand(_ name: String) async throws {
         let words = name.split(separator: " ").map(String.init)
         for option in CommandTable.spec(name).options {
-            // A csv source's own options are tried on a csv source.
-            let base = name == "sources add" && option.name == "--delimiter"
-                ? ["x", "--kind", "csv", "--url", "http://h/", "--key", "id"] : Self.baseArguments[name]!
+            // A csv source's own options are tried on a csv source, paging options with their style.
+            let base = name == "sources add" ? Self.addBase(option.name) : Self.baseArguments[name]!
             let plain = try CommandParser.parse(words + base)
             let given = option.value.map { _ in [option.name, Self.sample(option)] } ?? [option.name]
             // Options already in the base arguments are tried with another value.

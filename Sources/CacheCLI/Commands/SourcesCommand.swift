@@ -55,6 +55,7 @@ enum SourcesCommand {
          ("alert-after", source.alertAfterSeconds.map(DurationText.format) ?? "none"),
          ("rows", source.layout?.rows.description ?? "-"), ("key", source.layout?.keyDescription ?? "-"),
          ("next", source.layout?.next?.description ?? "none"), ("next-param", source.layout?.nextParam ?? "none"),
+         ("first-page", source.layout?.firstPage.map(String.init) ?? "-"), ("has-more", source.layout?.hasMore?.description ?? "-"),
          ("max-pages", source.layout.map { String($0.maxPages) } ?? "-"),
          ("delimiter", source.kind.layoutOptions.contains("--delimiter")
             ? RecordLayout.delimiterText(source.layout?.delimiter ?? UInt8(ascii: ",")) : "-")]
@@ -82,6 +83,7 @@ enum SourcesCommand {
                     let settings: [(option: String, field: String, value: JSONValue)] = [
                         ("--rows", "rows", .string(layout.rows.description)), ("--key", "key", .string(layout.keyDescription)),
                         ("--next", "next", .optional(layout.next?.description)), ("--next-param", "next_param", .optional(layout.nextParam)),
+                        ("--first-page", "first_page", .optional(layout.firstPage)), ("--has-more", "has_more", .optional(layout.hasMore?.description)),
                         ("--max-pages", "max_pages", .int(layout.maxPages)),
                         ("--delimiter", "delimiter", .string(RecordLayout.delimiterText(layout.delimiter ?? UInt8(ascii: ",")))),
                     ]

@@ -248,7 +248,8 @@ enum CommandParser {
                        tokenEnv: args.value("--token-env"), noToken: clearing && args.has("--no-token"), maxBytes: args.value("--max-bytes"),
                        caCert: args.value("--ca-cert"), noCACert: clearing && args.has("--no-ca-cert"), maxDelete: args.value("--max-delete"),
                        alertAfter: args.value("--alert-after"), rows: args.value("--rows"), key: args.value("--key"),
-                       next: args.value("--next"), nextParam: args.value("--next-param"), maxPages: args.value("--max-pages"),
+                       next: args.value("--next"), nextParam: args.value("--next-param"), firstPage: args.value("--first-page"),
+                       hasMore: args.value("--has-more"), maxPages: args.value("--max-pages"),
                        delimiter: args.value("--delimiter"))
     }
 

@@ -44,9 +44,11 @@ enum CommandTable {
         options += [
             OptionSpec(name: "--rows", value: "path", help: "json: where the records are: $ (the response), $.results, $.data.items (default: $)."),
             OptionSpec(name: "--key", value: "fields", help: "json, csv: the field or fields (comma separated; for json, dot paths such as user.id) whose values identify a record."),
-            OptionSpec(name: "--next", value: "link|path",
-                       help: "json: how to find the next page: link (Link: <…>; rel=\"next\" headers) or a path in the body such as $.next."),
-            OptionSpec(name: "--next-param", value: "name", help: "json: the value at --next is a cursor, sent as this query parameter."),
+            OptionSpec(name: "--next", value: "style",
+                       help: "json: how to find the next page: link (Link: <…>; rel=\"next\" headers), a path in the body such as $.next or $['@odata.nextLink'] (a URL, or a cursor with --next-param), header:NAME (a cursor in that response header), offset, page, or last-key (with --has-more)."),
+            OptionSpec(name: "--next-param", value: "name", help: "json: the query parameter the cursor, offset, page number or last key is sent as."),
+            OptionSpec(name: "--first-page", value: "n", help: "json, with --next page: the first page's number (default: 1)."),
+            OptionSpec(name: "--has-more", value: "path", help: "json, with --next last-key: the boolean that says more pages follow, such as $.has_more."),
             OptionSpec(name: "--max-pages", value: "n", help: "json: fail the sync rather than read more pages than this (default: 100)."),
             OptionSpec(name: "--delimiter", value: "c", help: "csv: the character between fields (default: ,); tab for tabs."),
         ]

@@ -22,6 +22,8 @@ public struct FetchRequest: Sendable {
     public var lastModified: String?
     /// Called as the body arrives, with the bytes so far and the announced length, if any.
     public var onBytes: (@Sendable (Int, Int?) -> Void)?
+    /// A response header to hand back as `FetchResponse.cursor` (a paging cursor), by name.
+    public var cursorHeader: String?
 
     public static let defaultTimeout: Double = 30
     /// The connect timeout.
@@ -58,6 +60,8 @@ public struct FetchResponse: Sendable {
     public var lastModified: String?
     /// The `Link` header, for sources that page with it.
     public var link: String?
+    /// The header `FetchRequest.cursorHeader` named, if the response has it.
+    public var cursor: String?
 
     public init(status: Int, body: Data, etag: String? = nil, lastModified: String? = nil, link: String? = nil) {
         self.status = status

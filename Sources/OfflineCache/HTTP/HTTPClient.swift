@@ -30,7 +30,11 @@ struct HTTPClient {
             // A redirect elsewhere gets no credentials and none of the source's own headers.
             let headers = Origin(url) == origin ? request.headers : []
             let answer = try Transfer(request: request, url: url, headers: headers).perform()
-            guard answer.isRedirect, let location = answer.location else { return try Self.response(answer, url: url) }
+            guard answer.isRedirect, let location = answer.location else {
+                var response = try Self.response(answer, url: url)
+                response.cursor = request.cursorHeader.flatMap { answer.headers[$0.lowercased()] }
+                return response
+            }
             guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
                 throw .badData("a redirect to an unreadable Location")
             }
@@ -310,7 +314,7 @@ final class Transfer {
         switch name {
         case "content-length": contentLength = Int(value)
         case "content-encoding": encoded = !value.isEmpty && value.lowercased() != "identity"
-        case _ where Self.keptHeaders.contains(name): kept[name] = value
+        case _ where Self.keptHeaders.contains(name) || name == request.cursorHeader?.lowercased(): kept[name] = value
         default: break
         }
         return true

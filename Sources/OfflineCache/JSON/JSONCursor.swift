@@ -221,4 +221,11 @@ struct JSONCursor {
         try literal("null")
         return true
     }
+
+    /// Reads `true` or `false`.
+    mutating func readBool() throws(Failure) -> Bool {
+        if peek() == UInt8(ascii: "t") { try literal("true"); return true }
+        try literal("false")
+        return false
+    }
 }

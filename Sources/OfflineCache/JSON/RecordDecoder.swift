@@ -81,7 +81,7 @@ enum RecordDecoder {
     /// The value at the layout's next path (a URL or a cursor), reading nothing else: for
     /// following pages before deciding whether their records need decoding.
     static func next(_ body: Data, layout: RecordLayout, page: Int, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> String? {
-        guard case .body? = layout.next else { return nil }
+        guard layout.bodyValuePath != nil else { return nil }
         var skipping = layout
         skipping.rows = JSONPath(["\u{0}skip"])  // a path no response has: records are not read
         let result: Result<String?, JSONCursor.Failure> = body.withUnsafeBytes { raw in
@@ -145,10 +145,7 @@ enum RecordDecoder {
             return RecordPage(records: records, positions: positions, fields: fields, next: next)
         }
 
-        private var nextPath: [String]? {
-            if case .body(let path)? = layout.next { return path.keys }
-            return nil
-        }
+        private var nextPath: [String]? { layout.bodyValuePath?.keys }
 
         /// Reads the value at `path`: the records, the next page, or an object on the way to them.
         mutating func visit(_ path: [String], _ cursor: inout JSONCursor) throws(JSONCursor.Failure) {
@@ -175,8 +172,11 @@ enum RecordDecoder {
             case UInt8(ascii: "n"): _ = try cursor.readNull()
             case .some(let byte) where byte == UInt8(ascii: "-") || (0x30...0x39).contains(byte):
                 next = try Self.numberText(&cursor)  // a numeric cursor
+            case .some(let byte) where (byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f")) && layout.next == .lastKey:
+                next = try cursor.readBool() ? "true" : "false"  // --has-more
             default:
-                throw JSONCursor.Failure(message: "the next page at \(nextPath.map { JSONPath($0).description } ?? "")\(where_) is not a URL or cursor")
+                let what = layout.next == .lastKey ? "is not a boolean" : "is not a URL or cursor"
+                throw JSONCursor.Failure(message: "the value at \(nextPath.map { JSONPath($0).description } ?? "")\(where_) \(what)")
             }
             if next?.trimmingWhitespace().isEmpty == true { next = nil }
         }

@@ -14,8 +14,12 @@ public struct RecordLayout: Sendable, Equatable {
     public var key: [JSONPath]
     /// How to find the next page, if the API pages.
     public var next: NextPage?
-    /// With `next = .body`: the value found there is a cursor, sent as this query parameter.
+    /// The query parameter a cursor, offset, page number or last key is sent as.
     public var nextParam: String?
+    /// With `next = .page`: the first page's number (1 unless set).
+    public var firstPage: Int?
+    /// With `next = .lastKey`: the boolean that says more pages follow (`$.has_more`).
+    public var hasMore: JSONPath?
     /// Reaching this many pages fails the sync rather than caching part of the data.
     public var maxPages: Int
     /// For a csv source: the byte between fields (`,` unless set).
@@ -24,11 +28,14 @@ public struct RecordLayout: Sendable, Equatable {
     public static let defaultMaxPages = 100
 
     public init(rows: JSONPath = JSONPath(), key: [JSONPath], next: NextPage? = nil, nextParam: String? = nil,
-                maxPages: Int = RecordLayout.defaultMaxPages, delimiter: UInt8? = nil) {
+                firstPage: Int? = nil, hasMore: JSONPath? = nil, maxPages: Int = RecordLayout.defaultMaxPages,
+                delimiter: UInt8? = nil) {
         self.rows = rows
         self.key = key
         self.next = next
         self.nextParam = nextParam
+        self.firstPage = firstPage
+        self.hasMore = hasMore
         self.maxPages = maxPages
         self.delimiter = delimiter
     }
@@ -55,18 +62,65 @@ public struct RecordLayout: Sendable, Equatable {
         case link
         /// A URL (or, with `nextParam`, a cursor) at this path in the body; null or absent ends.
         case body(JSONPath)
+        /// A cursor in this response header, sent as `nextParam`; absent or empty ends.
+        case header(String)
+        /// `nextParam` is an offset: 0, then the count of records received so far.
+        case offset
+        /// `nextParam` counts pages from `firstPage`.
+        case page
+        /// The last record's key is sent as `nextParam` while the boolean at `hasMore` is true (Stripe).
+        case lastKey
 
+        /// `link`, `offset`, `page`, `last-key`, `header:NAME` or a path such as `$.next`.
         public init?(_ text: String) {
-            if text == "link" { self = .link; return }
-            guard let path = JSONPath(text), !path.keys.isEmpty else { return nil }
-            self = .body(path)
+            switch text {
+            case "link": self = .link
+            case "offset": self = .offset
+            case "page": self = .page
+            case "last-key": self = .lastKey
+            default:
+                if text.hasPrefix("header:") {
+                    let name = String(text.dropFirst("header:".count))
+                    guard Source.Header(line: name + ": x")?.name == name else { return nil }
+                    self = .header(name)
+                    return
+                }
+                guard let path = JSONPath(text), !path.keys.isEmpty else { return nil }
+                self = .body(path)
+            }
         }
 
         public var description: String {
             switch self {
             case .link: "link"
             case .body(let path): path.description
+            case .header(let name): "header:" + name
+            case .offset: "offset"
+            case .page: "page"
+            case .lastKey: "last-key"
             }
+        }
+
+        package var isBodyPath: Bool {
+            if case .body = self { return true }
+            return false
+        }
+
+        /// Whether this style sends `nextParam` (a body path may instead hold a whole URL).
+        package var needsParam: Bool {
+            switch self {
+            case .link, .body: false
+            case .header, .offset, .page, .lastKey: true
+            }
+        }
+    }
+
+    /// The body path whose value paging reads: the next URL or cursor, or `hasMore`'s boolean.
+    package var bodyValuePath: JSONPath? {
+        switch next {
+        case .body(let path)?: path
+        case .lastKey?: hasMore
+        default: nil
         }
     }
 
@@ -78,28 +132,87 @@ public struct RecordLayout: Sendable, Equatable {
 }
 
 /// A path of object keys into a JSON value: `$` is the value itself, `$.data.items` two keys down.
+/// A key that is not a plain name goes in brackets: `$['@odata.nextLink']`, `$.data["items"]`.
 /// Key fields are written without the `$.` (`user.id`).
 ///
 /// ```swift
-/// let path = JSONPath("$.data.items")   // nil for text that is not a path
+/// let path = JSONPath("$['@odata.nextLink']")   // nil for text that is not a path
 /// ```
 public struct JSONPath: Sendable, Equatable, Hashable {
     public var keys: [String]
 
     public init(_ keys: [String] = []) { self.keys = keys }
 
-    /// `$`, `$.a.b`, or (for key fields) `a.b`; nil for an empty key or a malformed path.
+    /// `$`, `$.a.b`, `$['a.b']`, or (for key fields) `a.b`; nil for an empty key or a malformed path.
     public init?(_ text: String) {
         var rest = Substring(text)
-        if rest == "$" { keys = []; return }
-        if rest.hasPrefix("$.") { rest = rest.dropFirst(2) }
-        let parts = rest.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.contains("$") }) else { return nil }
-        keys = parts
+        if rest.hasPrefix("$") {
+            rest = rest.dropFirst()
+            if rest.isEmpty { keys = []; return }
+        } else if !rest.hasPrefix("[") {
+            rest = "." + rest  // a key field: `a.b` is `$.a.b`
+        }
+        var keys: [String] = []
+        while let first = rest.first {
+            if first == "." {
+                rest = rest.dropFirst()
+                let name = rest.prefix { $0 != "." && $0 != "[" }
+                guard !name.isEmpty, !name.contains("$"), !name.contains("]"), !name.contains("'"), !name.contains("\"") else { return nil }
+                keys.append(String(name))
+                rest = rest.dropFirst(name.count)
+            } else if first == "[" {
+                // ['name'] or ["name"]: any characters but the quote itself.
+                rest = rest.dropFirst()
+                guard let quote = rest.first, quote == "'" || quote == "\"" else { return nil }
+                rest = rest.dropFirst()
+                guard let end = rest.firstIndex(of: quote) else { return nil }
+                let name = rest[..<end]
+                rest = rest[rest.index(after: end)...]
+                guard !name.isEmpty, rest.first == "]" else { return nil }
+                keys.append(String(name))
+                rest = rest.dropFirst()
+            } else {
+                return nil
+            }
+        }
+        guard !keys.isEmpty else { return nil }
+        self.keys = keys
     }
 
-    public var description: String { keys.isEmpty ? "$" : "$." + dotted }
-    public var dotted: String { keys.joined(separator: ".") }
+    /// Key fields as written after `--key`: `id`, or `user.id,repo`, commas inside brackets kept.
+    package static func fields(_ text: String) -> [JSONPath?] {
+        var fields: [String] = [], current = "", quote: Character?
+        for character in text {
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "," {
+                fields.append(current)
+                current = ""
+                continue
+            }
+            current.append(character)
+        }
+        fields.append(current)
+        return fields.map { JSONPath($0.trimmingSpaces()) }
+    }
+
+    /// A key written as it is in a path (else in brackets): nothing in it a path gives meaning to.
+    private static func isPlain(_ key: String) -> Bool {
+        !key.isEmpty && !key.contains { ".[]'\"$,".contains($0) }
+    }
+
+    public var description: String {
+        "$" + keys.map { Self.isPlain($0) ? "." + $0 : "['" + $0 + "']" }.joined()
+    }
+
+    /// As a key field is written: `user.id`; a key that is not a plain name in brackets (`['a.b']`).
+    public var dotted: String {
+        keys.enumerated().map { index, key in
+            Self.isPlain(key) ? (index == 0 ? key : "." + key) : "['" + key + "']"
+        }.joined()
+    }
 }
 
 /// How a response is reconciled with the cache.

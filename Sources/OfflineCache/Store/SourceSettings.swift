@@ -39,8 +39,12 @@ public struct SourceSettings: Sendable, Equatable {
     public var key: String?
     /// json: `link`, or the path of the next page's URL or cursor (`$.next`).
     public var next: String?
-    /// json: the query parameter a body cursor is sent as.
+    /// json: the query parameter a cursor, offset, page number or last key is sent as.
     public var nextParam: String?
+    /// json, with `next: "page"`: the first page's number (1 unless set).
+    public var firstPage: String?
+    /// json, with `next: "last-key"`: the boolean that says more pages follow (`$.has_more`).
+    public var hasMore: String?
     /// json: the most pages one sync reads.
     public var maxPages: String?
     /// csv: the character between fields (`;`, `tab`).
@@ -49,8 +53,8 @@ public struct SourceSettings: Sendable, Equatable {
     public init(url: String? = nil, ttl: String? = nil, mode: String? = nil, headers: [String]? = nil,
                 tokenEnv: String? = nil, noToken: Bool = false, maxBytes: String? = nil, caCert: String? = nil,
                 noCACert: Bool = false, maxDelete: String? = nil, alertAfter: String? = nil, rows: String? = nil,
-                key: String? = nil, next: String? = nil, nextParam: String? = nil, maxPages: String? = nil,
-                delimiter: String? = nil) {
+                key: String? = nil, next: String? = nil, nextParam: String? = nil, firstPage: String? = nil,
+                hasMore: String? = nil, maxPages: String? = nil, delimiter: String? = nil) {
         self.url = url
         self.ttl = ttl
         self.mode = mode
@@ -66,8 +70,27 @@ public struct SourceSettings: Sendable, Equatable {
         self.key = key
         self.next = next
         self.nextParam = nextParam
+        self.firstPage = firstPage
+        self.hasMore = hasMore
         self.maxPages = maxPages
         self.delimiter = delimiter
+    }
+
+    /// Why a layout's paging options do not go together, or nil.
+    package static func pagingProblem(_ layout: RecordLayout) -> SourceRules.Problem? {
+        let problem = { (text: String) in SourceRules.Problem(message: text) }
+        if layout.nextParam != nil, layout.next == nil || layout.next == .link {
+            return problem("'--next-param' needs '--next <style>' other than link: a path, header:NAME, offset, page or last-key.")
+        }
+        if let next = layout.next, next.needsParam, layout.nextParam == nil {
+            return problem("'--next \(next.description)' needs '--next-param <name>': the query parameter it sets.")
+        }
+        if layout.firstPage != nil, layout.next != .page { return problem("'--first-page' is for '--next page'.") }
+        if layout.next == .lastKey, layout.hasMore == nil {
+            return problem("'--next last-key' needs '--has-more <path>': the boolean that says more pages follow.")
+        }
+        if layout.hasMore != nil, layout.next != .lastKey { return problem("'--has-more' is for '--next last-key'.") }
+        return nil
     }
 
     /// A change that changes nothing, refused as a mistake.
@@ -93,13 +116,16 @@ public struct SourceSettings: Sendable, Equatable {
         package var key: [JSONPath]?
         package var next: RecordLayout.NextPage?
         package var nextParam: String?
+        package var firstPage: Int?
+        package var hasMore: JSONPath?
         package var maxPages: Int?
         package var delimiter: UInt8?
 
         /// The layout options given, by their command-line names.
         package var layoutOptionsGiven: [String] {
             [("--rows", rows != nil), ("--key", key != nil), ("--next", next != nil), ("--next-param", nextParam != nil),
-             ("--max-pages", maxPages != nil), ("--delimiter", delimiter != nil)].filter(\.1).map(\.0)
+             ("--first-page", firstPage != nil), ("--has-more", hasMore != nil), ("--max-pages", maxPages != nil),
+             ("--delimiter", delimiter != nil)].filter(\.1).map(\.0)
         }
 
         package var changesNothing: Bool { self == Checked() }
@@ -125,15 +151,26 @@ public struct SourceSettings: Sendable, Equatable {
             checked.rows = path
         }
         if let text = key {
-            let fields = text.split(separator: ",", omittingEmptySubsequences: false).map { JSONPath(String($0).trimmingSpaces()) }
+            let fields = JSONPath.fields(text)
             guard !fields.isEmpty, fields.allSatisfy({ $0 != nil && !$0!.keys.isEmpty }) else {
                 throw invalid(text, "--key", "field names such as id, or user.id,repo")
             }
             checked.key = fields.compactMap { $0 }
         }
         if let text = next {
-            guard text == "link" || text.hasPrefix("$"), let next = RecordLayout.NextPage(text) else { throw invalid(text, "--next", "link, or a path such as $.next") }
+            // A body path is written with its `$`: a bare word is a mistake, not a field.
+            guard let next = RecordLayout.NextPage(text), text.hasPrefix("$") || !next.isBodyPath else {
+                throw invalid(text, "--next", "link, offset, page, last-key, header:NAME, or a path such as $.next")
+            }
             checked.next = next
+        }
+        if let text = firstPage {
+            guard let number = Int(text), (0...1_000_000).contains(number) else { throw invalid(text, "--first-page", "a page number such as 0 or 1") }
+            checked.firstPage = number
+        }
+        if let text = hasMore {
+            guard text.hasPrefix("$"), let path = JSONPath(text), !path.keys.isEmpty else { throw invalid(text, "--has-more", "a path such as $.has_more") }
+            checked.hasMore = path
         }
         if let text = nextParam {
             guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) }) else {
@@ -207,11 +244,11 @@ public struct SourceSettings: Sendable, Equatable {
         var layout: RecordLayout?
         if kind.keepsRecords {
             guard let key = checked.key else { throw SourceRules.Problem(message: SourceRules.missingKey(kind)) }
-            if checked.nextParam != nil, checked.next == nil || checked.next == .link {
-                throw SourceRules.Problem(message: "'--next-param' needs '--next <path>': the cursor's place in the body.")
-            }
-            layout = RecordLayout(rows: checked.rows ?? JSONPath(), key: key, next: checked.next, nextParam: checked.nextParam,
-                                  maxPages: checked.maxPages ?? RecordLayout.defaultMaxPages, delimiter: checked.delimiter)
+            let paged = RecordLayout(rows: checked.rows ?? JSONPath(), key: key, next: checked.next, nextParam: checked.nextParam,
+                                     firstPage: checked.firstPage, hasMore: checked.hasMore,
+                                     maxPages: checked.maxPages ?? RecordLayout.defaultMaxPages, delimiter: checked.delimiter)
+            if let problem = Self.pagingProblem(paged) { throw problem }
+            layout = paged
         }
         return Source(name: name, kind: kind, url: url, mode: checked.mode, ttlSeconds: checked.ttl ?? Source.defaultTTL,
                       headers: checked.headers ?? [], tokenEnv: checked.tokenEnv ?? nil, maxBytes: checked.maxBytes,
@@ -224,8 +261,12 @@ extension SourceSettings.Checked {
     /// Why these settings cannot be applied to `source`, as `cache sources set` says it; nil
     /// when they can.
     package func refusal(for source: Source) -> SourceRules.Problem? {
-        guard let option = layoutOptionsGiven.first(where: { !source.kind.layoutOptions.contains($0) }) else { return nil }
-        return SourceRules.Problem(message: "'\(option)' is for \(SourceRules.kinds(taking: option)) sources; '\(source.name)' is \(source.kind.rawValue).")
+        if let option = layoutOptionsGiven.first(where: { !source.kind.layoutOptions.contains($0) }) {
+            return SourceRules.Problem(message: "'\(option)' is for \(SourceRules.kinds(taking: option)) sources; '\(source.name)' is \(source.kind.rawValue).")
+        }
+        var changed = source
+        apply(to: &changed)
+        return changed.layout.flatMap(SourceSettings.pagingProblem)
     }
 
     /// Applies the settings given to `source` (after `refusal(for:)` found none).
@@ -235,6 +276,12 @@ extension SourceSettings.Checked {
             if let key { layout.key = key }
             if let next { layout.next = next }
             if let nextParam { layout.nextParam = nextParam }
+            if let firstPage { layout.firstPage = firstPage }
+            if let hasMore { layout.hasMore = hasMore }
+            // Options that belong to another style go with it.
+            if let next, next != .page, firstPage == nil { layout.firstPage = nil }
+            if let next, next != .lastKey, hasMore == nil { layout.hasMore = nil }
+            if next == .link, nextParam == nil { layout.nextParam = nil }
             if let maxPages { layout.maxPages = maxPages }
             if let delimiter { layout.delimiter = delimiter }
             source.layout = layout

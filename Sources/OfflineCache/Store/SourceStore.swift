@@ -21,8 +21,9 @@ package struct SourceStore {
                 let headers = try JSONEncoder().encode(source.headers.map(\.line))
                 try db.run("""
                     INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
-                                         alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages, delimiter)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                         alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages, delimiter,
+                                         first_page, has_more)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
                           .text(source.mode.rawValue), .int(source.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
@@ -58,7 +59,8 @@ package struct SourceStore {
                 try db.run("""
                     UPDATE sources SET url = ?, mode = ?, ttl_s = ?, headers = ?, token_env = ?, max_bytes = ?, ca_cert = ?,
                                        max_delete = ?, alert_after_s = ?,
-                                       rows_path = ?, key_fields = ?, next_page = ?, next_param = ?, max_pages = ?, delimiter = ?
+                                       rows_path = ?, key_fields = ?, next_page = ?, next_param = ?, max_pages = ?, delimiter = ?,
+                                       first_page = ?, has_more = ?
                     WHERE name = ?
                     """, [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(after.tokenEnv),
@@ -207,11 +209,13 @@ package struct SourceStore {
         source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
         if kind.keepsRecords {
             guard let rows = JSONPath(row.text(12) ?? "$"),
-                  let key = row.text(13).map({ $0.split(separator: ",").compactMap { JSONPath(String($0)) } }), !key.isEmpty
+                  let key = row.text(13).map({ JSONPath.fields($0).compactMap { $0 } }), !key.isEmpty
             else { throw CacheError.invalidSource("the stored definition of '\(name)' is damaged") }
             source.layout = RecordLayout(rows: rows, key: key, next: row.text(14).flatMap(RecordLayout.NextPage.init),
                                          nextParam: row.text(15), maxPages: row.isNull(16) ? RecordLayout.defaultMaxPages : row.int(16),
                                          delimiter: row.text(17).flatMap(RecordLayout.delimiter))
+            source.layout?.firstPage = row.isNull(18) ? nil : row.int(18)
+            source.layout?.hasMore = row.text(19).flatMap(JSONPath.init)
         }
         return source
     }
@@ -219,11 +223,12 @@ package struct SourceStore {
     /// The layout's columns, in the order `columns` lists them after alert_after_s.
     private static func layoutValues(_ layout: RecordLayout?) -> [SQLValue] {
         [.optionalText(layout?.rows.description), .optionalText(layout?.keyDescription), .optionalText(layout?.next?.description),
-         .optionalText(layout?.nextParam), .optionalInt(layout?.maxPages), .optionalText(layout?.delimiter.map(RecordLayout.delimiterText))]
+         .optionalText(layout?.nextParam), .optionalInt(layout?.maxPages), .optionalText(layout?.delimiter.map(RecordLayout.delimiterText)),
+         .optionalInt(layout?.firstPage), .optionalText(layout?.hasMore?.description)]
     }
 
     /// The columns `source(_:)` reads, in its order.
-    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter"
+    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter, first_page, has_more"
 
     /// Any error of this store as a `CacheError`, SQLite's kept as they are.
     private static func cacheError(_ error: Error) -> CacheError {
