@@ -27,7 +27,7 @@ Run-time control (JSON bodies), used by the tests:
     POST /_rate_limit {"status": 429, "reset_in": S, "times": N} (or "retry_after": S): the next N
                     generic requests are refused with X-RateLimit-Remaining: 0 and the reset
     GET  /_stats    {"total": N, "bytes_sent": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
-                     "requests": [{"path", "time", "if_none_match", "if_modified_since", "authorization",
+                     "requests": [{"path", "query", "time", "if_none_match", "if_modified_since", "authorization",
                                    "headers": {lowercased name: value}}, ...]}
 
 Generic JSON APIs, for json sources (?per_page=N, default 100; 300 generated items unless set):
@@ -39,6 +39,7 @@ Generic JSON APIs, for json sources (?per_page=N, default 100; 300 generated ite
     /api/pages   {"data": [...], "page": N} (?page=N&size=S; ?base=0 numbers pages from 0)
     /api/stripe  Stripe style: {"object": "list", "data": [...], "has_more": B} (?limit=L&starting_after=ID)
     /api/odata   OData style: {"value": [...], "@odata.nextLink": URL} (?skip=N)
+  every generic route takes ?updated_since=T: only the records whose updated_at is T or later
   faults (POST /_control fields): "fail_page": N answers 500 for page N;
   "ignore_paging": true answers every request with the first page
   e.g. cache sources add repos --kind json --url http://127.0.0.1:PORT/api/items --key id --next link
@@ -139,12 +140,12 @@ class State:
         self.items = generated_items(300)  # the generic API's records (/api/items, /api/paged, /api/cursor)
         self.rate_limits = []  # answers to give before the generic routes answer: {"status", "reset_in"}
 
-    def count(self, path, headers):
+    def count(self, path, headers, query=""):
         with self.lock:
             self.total += 1
             self.counts[path] = self.counts.get(path, 0) + 1
             self.requests.append({
-                "path": path, "time": time.time(),
+                "path": path, "query": query, "time": time.time(),
                 "if_none_match": headers.get("If-None-Match"),
                 "if_modified_since": headers.get("If-Modified-Since"),
                 "authorization": headers.get("Authorization"),
@@ -223,6 +224,10 @@ def make_handler(state):
             if faults.get("ignore_paging"):
                 query = {key: value for key, value in query.items()
                          if key in ("per_page", "limit", "size", "base")}
+            # ?updated_since=T: only the records updated at T or later (an incremental sync).
+            since = arg("updated_since", None)
+            if since is not None:
+                items = [item for item in items if str(item.get("updated_at", "")) >= since]
             per_page = int(arg("per_page", arg("limit", arg("size", "100"))))
             # Where this page starts, by the route's own paging parameter.
             if path in ("/api/cursor", "/api/header-cursor"):
@@ -323,7 +328,7 @@ def make_handler(state):
                 with state.lock:
                     return self.send_json({"total": state.total, "bytes_sent": state.bytes_sent, "paths": dict(state.counts),
                                            "served_jokes": list(state.served_jokes), "requests": list(state.requests)})
-            state.count(path, self.headers)
+            state.count(path, self.headers, urllib.parse.urlsplit(self.path).query)
             with state.lock:
                 faults = dict(state.faults)
                 account = state.account

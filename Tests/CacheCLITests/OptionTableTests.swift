@@ -22,6 +22,8 @@ import Testing
         case "--delimiter": return ["x", "--kind", "csv", "--url", "http://h/", "--key", "id"]
         case "--first-page": return json + ["--next", "page", "--next-param", "p"]
         case "--has-more": return json + ["--next", "last-key", "--next-param", "p", "--has-more", "$.has_more"]
+        case "--since-param", "--cursor-field", "--lag", "--full-every":
+            return json + ["--since-param", "since", "--cursor-field", "updated"]
         default: return baseArguments["sources add"]!
         }
     }

@@ -57,6 +57,10 @@ enum SourcesCommand {
          ("next", source.layout?.next?.description ?? "none"), ("next-param", source.layout?.nextParam ?? "none"),
          ("first-page", source.layout?.firstPage.map(String.init) ?? "-"), ("has-more", source.layout?.hasMore?.description ?? "-"),
          ("max-pages", source.layout.map { String($0.maxPages) } ?? "-"),
+         ("since-param", source.layout?.incremental?.sinceParam ?? "none"),
+         ("cursor-field", source.layout?.incremental?.cursorField.dotted ?? "none"),
+         ("lag", source.layout?.incremental.map { $0.lagSeconds == 0 ? "0" : DurationText.format($0.lagSeconds) } ?? "-"),
+         ("full-every", source.layout?.incremental.map { DurationText.format($0.fullEverySeconds) } ?? "-"),
          ("delimiter", source.kind.layoutOptions.contains("--delimiter")
             ? RecordLayout.delimiterText(source.layout?.delimiter ?? UInt8(ascii: ",")) : "-")]
     }
@@ -85,10 +89,21 @@ enum SourcesCommand {
                         ("--next", "next", .optional(layout.next?.description)), ("--next-param", "next_param", .optional(layout.nextParam)),
                         ("--first-page", "first_page", .optional(layout.firstPage)), ("--has-more", "has_more", .optional(layout.hasMore?.description)),
                         ("--max-pages", "max_pages", .int(layout.maxPages)),
+                        ("--since-param", "since_param", .optional(layout.incremental?.sinceParam)),
+                        ("--cursor-field", "cursor_field", .optional(layout.incremental?.cursorField.dotted)),
+                        ("--lag", "lag_s", .optional(layout.incremental?.lagSeconds)),
+                        ("--full-every", "full_every_s", .optional(layout.incremental?.fullEverySeconds)),
                         ("--delimiter", "delimiter", .string(RecordLayout.delimiterText(layout.delimiter ?? UInt8(ascii: ",")))),
                     ]
-                    return settings.filter { source.kind.layoutOptions.contains($0.option) }.map { ($0.field, $0.value) }
-                        + [("view", .optional(database.flatMap { try? RecordView.name($0.connection, source: source.name) }))]
+                    var fields: [(String, JSONValue)] = settings.filter { source.kind.layoutOptions.contains($0.option) }.map { ($0.field, $0.value) }
+                    // An incremental source's watermark and last full sync, beside its settings.
+                    if source.kind.layoutOptions.contains("--since-param") {
+                        let progress = database.flatMap { try? SourceStore($0).watermark(of: source.name) }
+                        fields.append(("watermark", .optional(progress?.watermark)))
+                        fields.append(("last_full_at", .optional(progress?.lastFullAt)))
+                    }
+                    let view: String? = database.flatMap { try? RecordView.name($0.connection, source: source.name) }
+                    return fields + [("view", .optional(view))]
                 } ?? []))
             }
             console.out(JSONValue.lines(items))

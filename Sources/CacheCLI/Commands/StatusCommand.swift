@@ -33,6 +33,7 @@ enum StatusCommand {
                     ("last_outcome", .optional(status.lastOutcome)),
                     ("last_error", .optional(status.lastError)),
                     ("next_attempt_at", .optional(status.nextAttemptAt)),
+                    ("watermark", .optional(status.watermark)), ("last_full_at", .optional(status.lastFullAt)),
                     ("database", .string(context.databasePath)),
                 ])
             }))
@@ -66,6 +67,11 @@ enum StatusCommand {
             case "failed": console.out(fit("\(status.source.name): last error: \(error.isEmpty ? "unknown" : error)") + "\n")
             case "held": console.out(fit("\(status.source.name): \(error.isEmpty ? "held by the removal guard" : error)") + "\n")
             default: break
+            }
+            if let incremental = status.source.layout?.incremental {
+                let sweep = status.lastFullAt.flatMap(Timestamp.parse).map { "last full sync \(DurationText.age(max(0, Int(-$0.timeIntervalSinceNow)))) ago" }
+                console.out(fit("\(status.source.name): incremental on \(incremental.cursorField.dotted), watermark "
+                    + "\(TerminalSafe.escapeControl(status.watermark ?? "none yet")), \(sweep ?? "no full sync yet")") + "\n")
             }
         }
         // Which cache this is: on stderr, so the table stays the whole of stdout.

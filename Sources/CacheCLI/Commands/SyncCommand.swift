@@ -19,6 +19,7 @@ enum SyncCommand {
         var engineOptions = SyncEngine.Options(onlyIfStale: options.ifStale)
         engineOptions.plan = options.plan
         engineOptions.acceptRemovals = options.acceptRemovals
+        engineOptions.full = options.full
         if let timeout = options.timeout { engineOptions.timeout = timeout }
         let workers = min(options.parallel, sources.count)
         // One progress line can follow one sync: shown when sources sync one at a time.

@@ -25,6 +25,8 @@ enum Command: Equatable {
         var plan = false
         /// Apply a sync the removal guard would hold.
         var acceptRemovals = false
+        /// Incremental sources sync in full.
+        var full = false
     }
 
     struct List: Equatable {

@@ -159,6 +159,7 @@ enum CommandParser {
             }
             sync.plan = args.has("--plan")
             sync.acceptRemovals = args.has("--accept-removals")
+            sync.full = args.has("--full")
             // Accepting removals disarms the guard: for the sources named, never for all at once.
             if sync.acceptRemovals && args.positionals.isEmpty {
                 throw UsageError(message: "'--accept-removals' needs the names of the sources whose removals to apply, such as 'cache sync bank --accept-removals'.", command: name)
@@ -250,6 +251,8 @@ enum CommandParser {
                        alertAfter: args.value("--alert-after"), rows: args.value("--rows"), key: args.value("--key"),
                        next: args.value("--next"), nextParam: args.value("--next-param"), firstPage: args.value("--first-page"),
                        hasMore: args.value("--has-more"), maxPages: args.value("--max-pages"),
+                       sinceParam: args.value("--since-param"), cursorField: args.value("--cursor-field"),
+                       lag: args.value("--lag"), fullEvery: args.value("--full-every"),
                        delimiter: args.value("--delimiter"))
     }
 

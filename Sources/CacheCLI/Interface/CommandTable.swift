@@ -50,6 +50,10 @@ enum CommandTable {
             OptionSpec(name: "--first-page", value: "n", help: "json, with --next page: the first page's number (default: 1)."),
             OptionSpec(name: "--has-more", value: "path", help: "json, with --next last-key: the boolean that says more pages follow, such as $.has_more."),
             OptionSpec(name: "--max-pages", value: "n", help: "json: fail the sync rather than read more pages than this (default: 100)."),
+            OptionSpec(name: "--since-param", value: "name", help: "json, incremental: send the watermark as this query parameter, such as updated_since (with --cursor-field)."),
+            OptionSpec(name: "--cursor-field", value: "field", help: "json, incremental: the field whose largest value is the watermark, such as updated_at."),
+            OptionSpec(name: "--lag", value: "duration", help: "json, incremental: ask from this long before the watermark (default: 0)."),
+            OptionSpec(name: "--full-every", value: "duration", help: "json, incremental: sync in full this often, removing what upstream no longer has (default: 1d)."),
             OptionSpec(name: "--delimiter", value: "c", help: "csv: the character between fields (default: ,); tab for tabs."),
         ]
         options += [
@@ -138,6 +142,7 @@ enum CommandTable {
                 OptionSpec(name: "--parallel", value: "n", help: "Fetch up to n sources at once; writes still go one at a time (default: 4)."),
                 OptionSpec(name: "--plan", help: "Fetch and reconcile, then print what would change and whether the removal guard would hold it; write nothing."),
                 OptionSpec(name: "--accept-removals", help: "Apply a sync the removal guard would hold, this once."),
+                OptionSpec(name: "--full", help: "Sync incremental sources in full, removing what upstream no longer has (through the removal guard)."),
             ],
             exclusive: [["--plan", "--accept-removals"]],
             examples: ["cache sync", "cache sync bank --json", "cache sync --if-stale --quiet   # from cron", "cache sync bank --plan"]),

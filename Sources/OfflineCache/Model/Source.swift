@@ -24,6 +24,33 @@ public struct RecordLayout: Sendable, Equatable {
     public var maxPages: Int
     /// For a csv source: the byte between fields (`,` unless set).
     package var delimiter: UInt8?
+    /// Syncs that ask only for what changed since the last one, with a full sweep now and then.
+    package var incremental: Incremental?
+
+    /// `--since-param P --cursor-field FIELD [--lag DUR] [--full-every DUR]`.
+    package struct Incremental: Sendable, Equatable {
+        /// The query parameter the watermark (less the lag) is sent as.
+        package var sinceParam: String
+        /// The record field whose largest value is the watermark.
+        package var cursorField: JSONPath
+        package var lagSeconds: Int = 0
+        package var fullEverySeconds: Int = Incremental.defaultFullEvery
+
+        package static let defaultFullEvery = 86_400
+
+        /// The value sent after `watermark`: less the lag, for an ISO 8601 time (written back in
+        /// the same form) or a number (taken as seconds); any other value as it is.
+        package func since(_ watermark: String) -> String {
+            guard lagSeconds > 0 else { return watermark }
+            if let number = Int64(watermark) { return String(number - Int64(lagSeconds)) }
+            if let number = Double(watermark) { return JSONValue.canonicalNumber(number - Double(lagSeconds)) }
+            guard let date = Timestamp.parse(watermark) else { return watermark }
+            let earlier = date.addingTimeInterval(-Double(lagSeconds))
+            // As the API wrote it: with milliseconds only if the watermark had them.
+            let text = Timestamp.format(earlier)
+            return watermark.contains(".") ? text : String(text.prefix(19)) + "Z"
+        }
+    }
 
     public static let defaultMaxPages = 100
 
@@ -202,6 +229,9 @@ public struct JSONPath: Sendable, Equatable, Hashable {
     private static func isPlain(_ key: String) -> Bool {
         !key.isEmpty && !key.contains { ".[]'\"$,".contains($0) }
     }
+
+    /// As SQLite's JSON functions take it: `$."a"."b"` (keys hold no `"` or `\`: see the settings' check).
+    package var sqlitePath: String { "$" + keys.map { ".\"" + $0 + "\"" }.joined() }
 
     public var description: String {
         "$" + keys.map { Self.isPlain($0) ? "." + $0 : "['" + $0 + "']" }.joined()

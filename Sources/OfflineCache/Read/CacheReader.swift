@@ -66,11 +66,11 @@ package struct CacheReader {
                 SELECT last_success_at, last_attempt_at, last_outcome, last_error, next_attempt_at,
                        CAST((julianday('now') - julianday(last_success_at)) * 86400 AS INTEGER),
                        last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?,
-                       confirmed_at
+                       confirmed_at, watermark, last_full_at
                 FROM sync_state WHERE source = ?
                 """, [.int(source.ttlSeconds), .text(source.name)]) { row in
                 (row.text(0), row.text(1), row.text(2), row.text(3), row.text(4),
-                 row.isNull(5) ? nil : row.int(5), row.int(6) != 0, row.text(7))
+                 row.isNull(5) ? nil : row.int(5), row.int(6) != 0, row.text(7), row.text(8), row.text(9))
             }.first
             // The views' staleness, counted on the table itself: a row is stale when the later of
             // its seen_at and the source's confirmed_at is older than the TTL. (Through the view,
@@ -82,7 +82,8 @@ package struct CacheReader {
                 """, [.text(source.name), .text(state?.7 ?? ""), .int(source.ttlSeconds)]) { ($0.int(0), $0.int(1)) }.first ?? (0, 0)
             return SourceStatus(source: source, rows: counts.0, staleRows: counts.1, stale: state?.6 ?? true,
                                 lastSuccessAt: state?.0, lastAttemptAt: state?.1, lastOutcome: state?.2,
-                                lastError: state?.3, nextAttemptAt: state?.4, ageSeconds: state?.5)
+                                lastError: state?.3, nextAttemptAt: state?.4, ageSeconds: state?.5,
+                                watermark: state?.8, lastFullAt: state?.9)
         }
     }
 }

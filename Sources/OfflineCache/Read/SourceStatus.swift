@@ -16,4 +16,7 @@ public struct SourceStatus: Sendable {
     public var nextAttemptAt: String?
     /// Seconds since the last success.
     public var ageSeconds: Int?
+    /// For an incremental source: the largest cursor field cached, and its last full sync.
+    public var watermark: String?
+    public var lastFullAt: String?
 }

@@ -47,6 +47,14 @@ public struct SourceSettings: Sendable, Equatable {
     public var hasMore: String?
     /// json: the most pages one sync reads.
     public var maxPages: String?
+    /// json, incremental: the query parameter the watermark is sent as (`updated_since`).
+    public var sinceParam: String?
+    /// json, incremental: the field whose largest value is the watermark (`updated_at`).
+    public var cursorField: String?
+    /// json, incremental: how far before the watermark to ask from (`5m`; default none).
+    public var lag: String?
+    /// json, incremental: how often a sync is full, removing what upstream no longer has (default 1d).
+    public var fullEvery: String?
     /// csv: the character between fields (`;`, `tab`).
     public var delimiter: String?
 
@@ -54,7 +62,8 @@ public struct SourceSettings: Sendable, Equatable {
                 tokenEnv: String? = nil, noToken: Bool = false, maxBytes: String? = nil, caCert: String? = nil,
                 noCACert: Bool = false, maxDelete: String? = nil, alertAfter: String? = nil, rows: String? = nil,
                 key: String? = nil, next: String? = nil, nextParam: String? = nil, firstPage: String? = nil,
-                hasMore: String? = nil, maxPages: String? = nil, delimiter: String? = nil) {
+                hasMore: String? = nil, maxPages: String? = nil, sinceParam: String? = nil, cursorField: String? = nil,
+                lag: String? = nil, fullEvery: String? = nil, delimiter: String? = nil) {
         self.url = url
         self.ttl = ttl
         self.mode = mode
@@ -73,6 +82,10 @@ public struct SourceSettings: Sendable, Equatable {
         self.firstPage = firstPage
         self.hasMore = hasMore
         self.maxPages = maxPages
+        self.sinceParam = sinceParam
+        self.cursorField = cursorField
+        self.lag = lag
+        self.fullEvery = fullEvery
         self.delimiter = delimiter
     }
 
@@ -119,13 +132,27 @@ public struct SourceSettings: Sendable, Equatable {
         package var firstPage: Int?
         package var hasMore: JSONPath?
         package var maxPages: Int?
+        package var sinceParam: String?
+        package var cursorField: JSONPath?
+        package var lag: Int?
+        package var fullEvery: Int?
         package var delimiter: UInt8?
 
         /// The layout options given, by their command-line names.
         package var layoutOptionsGiven: [String] {
             [("--rows", rows != nil), ("--key", key != nil), ("--next", next != nil), ("--next-param", nextParam != nil),
              ("--first-page", firstPage != nil), ("--has-more", hasMore != nil), ("--max-pages", maxPages != nil),
-             ("--delimiter", delimiter != nil)].filter(\.1).map(\.0)
+             ("--since-param", sinceParam != nil), ("--cursor-field", cursorField != nil), ("--lag", lag != nil),
+             ("--full-every", fullEvery != nil), ("--delimiter", delimiter != nil)].filter(\.1).map(\.0)
+        }
+
+        /// Whether any incremental option is given.
+        var incrementalGiven: Bool { sinceParam != nil || cursorField != nil || lag != nil || fullEvery != nil }
+
+        /// Why the incremental options given cannot make (or change) `existing`'s, or nil.
+        func incrementalProblem(existing: RecordLayout.Incremental?) -> SourceRules.Problem? {
+            guard incrementalGiven, existing == nil, sinceParam == nil || cursorField == nil else { return nil }
+            return SourceRules.Problem(message: "Incremental syncs need both '--since-param <name>' and '--cursor-field <field>'.")
         }
 
         package var changesNothing: Bool { self == Checked() }
@@ -178,6 +205,21 @@ public struct SourceSettings: Sendable, Equatable {
             }
             checked.nextParam = text
         }
+        if let text = sinceParam {
+            guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) }) else {
+                throw invalid(text, "--since-param", "a query parameter name")
+            }
+            checked.sinceParam = text
+        }
+        if let text = cursorField {
+            guard let path = JSONPath(text), !path.keys.isEmpty, !path.keys.contains(where: { $0.contains("\"") || $0.contains("\\") }) else {
+                throw invalid(text, "--cursor-field", "a field name such as updated_at, or meta.updated")
+            }
+            checked.cursorField = path
+        }
+        // No lag is a lag of 0.
+        checked.lag = lag == "0" ? 0 : try duration(lag, "--lag")
+        checked.fullEvery = try duration(fullEvery, "--full-every")
         if let text = maxPages {
             guard let count = Int(text), (1...100_000).contains(count) else { throw invalid(text, "--max-pages", "a number of pages from 1") }
             checked.maxPages = count
@@ -248,7 +290,9 @@ public struct SourceSettings: Sendable, Equatable {
                                      firstPage: checked.firstPage, hasMore: checked.hasMore,
                                      maxPages: checked.maxPages ?? RecordLayout.defaultMaxPages, delimiter: checked.delimiter)
             if let problem = Self.pagingProblem(paged) { throw problem }
+            if let problem = checked.incrementalProblem(existing: nil) { throw problem }
             layout = paged
+            checked.apply(to: &layout!)
         }
         return Source(name: name, kind: kind, url: url, mode: checked.mode, ttlSeconds: checked.ttl ?? Source.defaultTTL,
                       headers: checked.headers ?? [], tokenEnv: checked.tokenEnv ?? nil, maxBytes: checked.maxBytes,
@@ -264,6 +308,7 @@ extension SourceSettings.Checked {
         if let option = layoutOptionsGiven.first(where: { !source.kind.layoutOptions.contains($0) }) {
             return SourceRules.Problem(message: "'\(option)' is for \(SourceRules.kinds(taking: option)) sources; '\(source.name)' is \(source.kind.rawValue).")
         }
+        if let problem = incrementalProblem(existing: source.layout?.incremental) { return problem }
         var changed = source
         apply(to: &changed)
         return changed.layout.flatMap(SourceSettings.pagingProblem)
@@ -272,18 +317,7 @@ extension SourceSettings.Checked {
     /// Applies the settings given to `source` (after `refusal(for:)` found none).
     package func apply(to source: inout Source) {
         if var layout = source.layout {
-            if let rows { layout.rows = rows }
-            if let key { layout.key = key }
-            if let next { layout.next = next }
-            if let nextParam { layout.nextParam = nextParam }
-            if let firstPage { layout.firstPage = firstPage }
-            if let hasMore { layout.hasMore = hasMore }
-            // Options that belong to another style go with it.
-            if let next, next != .page, firstPage == nil { layout.firstPage = nil }
-            if let next, next != .lastKey, hasMore == nil { layout.hasMore = nil }
-            if next == .link, nextParam == nil { layout.nextParam = nil }
-            if let maxPages { layout.maxPages = maxPages }
-            if let delimiter { layout.delimiter = delimiter }
+            apply(to: &layout)
             source.layout = layout
         }
         if let url { source.url = url }
@@ -295,5 +329,32 @@ extension SourceSettings.Checked {
         if let caCert { source.caCert = caCert }
         if let maxDelete { source.maxDelete = maxDelete }
         if let alertAfter { source.alertAfterSeconds = alertAfter }
+    }
+
+    /// Applies the layout settings given to `layout`.
+    func apply(to layout: inout RecordLayout) {
+        if let rows { layout.rows = rows }
+        if let key { layout.key = key }
+        if let next { layout.next = next }
+        if let nextParam { layout.nextParam = nextParam }
+        if let firstPage { layout.firstPage = firstPage }
+        if let hasMore { layout.hasMore = hasMore }
+        // Options that belong to another style go with it.
+        if let next, next != .page, firstPage == nil { layout.firstPage = nil }
+        if let next, next != .lastKey, hasMore == nil { layout.hasMore = nil }
+        if next == .link, nextParam == nil { layout.nextParam = nil }
+        if let maxPages { layout.maxPages = maxPages }
+        if let delimiter { layout.delimiter = delimiter }
+        if incrementalGiven {
+            // A new one needs both names (`incrementalProblem` says so); an existing one changes in part.
+            if var incremental = layout.incremental ?? sinceParam.flatMap({ parameter in
+                cursorField.map { RecordLayout.Incremental(sinceParam: parameter, cursorField: $0) } }) {
+                if let sinceParam { incremental.sinceParam = sinceParam }
+                if let cursorField { incremental.cursorField = cursorField }
+                if let lag { incremental.lagSeconds = lag }
+                if let fullEvery { incremental.fullEverySeconds = fullEvery }
+                layout.incremental = incremental
+            }
+        }
     }
 }

@@ -22,8 +22,8 @@ package struct SourceStore {
                 try db.run("""
                     INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
                                          alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages, delimiter,
-                                         first_page, has_more)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                         first_page, has_more, since_param, cursor_field, lag_s, full_every_s)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
                           .text(source.mode.rawValue), .int(source.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
@@ -60,13 +60,18 @@ package struct SourceStore {
                     UPDATE sources SET url = ?, mode = ?, ttl_s = ?, headers = ?, token_env = ?, max_bytes = ?, ca_cert = ?,
                                        max_delete = ?, alert_after_s = ?,
                                        rows_path = ?, key_fields = ?, next_page = ?, next_param = ?, max_pages = ?, delimiter = ?,
-                                       first_page = ?, has_more = ?
+                                       first_page = ?, has_more = ?, since_param = ?, cursor_field = ?, lag_s = ?, full_every_s = ?
                     WHERE name = ?
                     """, [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(after.tokenEnv),
                           .optionalInt(after.maxBytes), .optionalText(after.caCert),
                           .optionalText(after.maxDelete?.description), .optionalInt(after.alertAfterSeconds)]
                           + Self.layoutValues(after.layout) + [.text(name)])
+                // Another cursor: the watermark no longer measures it; the next sync is full.
+                if after.layout?.incremental?.cursorField != before.layout?.incremental?.cursorField
+                    || after.layout?.incremental?.sinceParam != before.layout?.incremental?.sinceParam {
+                    try db.run("UPDATE sync_state SET watermark = NULL, last_full_at = NULL WHERE source = ?", [.text(name)])
+                }
                 if let key = after.layout?.key, key != before.layout?.key {
                     try rekey(name, to: after.kind.keyPaths(key))
                 }
@@ -75,7 +80,7 @@ package struct SourceStore {
                     || after.layout?.delimiter != before.layout?.delimiter {
                     try db.run("""
                         UPDATE sync_state SET etag = NULL, last_modified = NULL, body_hash = NULL, confirmed_at = NULL,
-                                              failures = 0, next_attempt_at = NULL
+                                              failures = 0, next_attempt_at = NULL, watermark = NULL, last_full_at = NULL
                         WHERE source = ?
                         """, [.text(name)])
                     // Rows no later than one TTL (and a second) ago: stale now, whatever the TTL.
@@ -126,6 +131,13 @@ package struct SourceStore {
             SELECT last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?
             FROM sync_state WHERE source = ?
             """, [.int(Int64(source.ttlSeconds)), .text(source.name)]) ?? 1 != 0
+    }
+
+    /// An incremental source's watermark and the time of its last full sync.
+    package func watermark(of name: String) throws -> (watermark: String?, lastFullAt: String?) {
+        try db.query("SELECT watermark, last_full_at FROM sync_state WHERE source = ?", [.text(name)]) {
+            ($0.text(0), $0.text(1))
+        }.first ?? (nil, nil)
     }
 
     package func all() throws(CacheError) -> [Source] {
@@ -216,6 +228,11 @@ package struct SourceStore {
                                          delimiter: row.text(17).flatMap(RecordLayout.delimiter))
             source.layout?.firstPage = row.isNull(18) ? nil : row.int(18)
             source.layout?.hasMore = row.text(19).flatMap(JSONPath.init)
+            if let parameter = row.text(20), let field = row.text(21).flatMap(JSONPath.init) {
+                source.layout?.incremental = RecordLayout.Incremental(
+                    sinceParam: parameter, cursorField: field, lagSeconds: row.isNull(22) ? 0 : row.int(22),
+                    fullEverySeconds: row.isNull(23) ? RecordLayout.Incremental.defaultFullEvery : row.int(23))
+            }
         }
         return source
     }
@@ -224,11 +241,13 @@ package struct SourceStore {
     private static func layoutValues(_ layout: RecordLayout?) -> [SQLValue] {
         [.optionalText(layout?.rows.description), .optionalText(layout?.keyDescription), .optionalText(layout?.next?.description),
          .optionalText(layout?.nextParam), .optionalInt(layout?.maxPages), .optionalText(layout?.delimiter.map(RecordLayout.delimiterText)),
-         .optionalInt(layout?.firstPage), .optionalText(layout?.hasMore?.description)]
+         .optionalInt(layout?.firstPage), .optionalText(layout?.hasMore?.description),
+         .optionalText(layout?.incremental?.sinceParam), .optionalText(layout?.incremental?.cursorField.dotted),
+         .optionalInt(layout?.incremental?.lagSeconds), .optionalInt(layout?.incremental?.fullEverySeconds)]
     }
 
     /// The columns `source(_:)` reads, in its order.
-    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter, first_page, has_more"
+    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter, first_page, has_more, since_param, cursor_field, lag_s, full_every_s"
 
     /// Any error of this store as a `CacheError`, SQLite's kept as they are.
     private static func cacheError(_ error: Error) -> CacheError {

@@ -28,6 +28,8 @@ package struct SyncEngine {
         package var plan = false
         /// Apply a sync the removal guard would hold, this once (`sync --accept-removals`).
         package var acceptRemovals = false
+        /// An incremental source syncs in full, removing what upstream no longer has (`sync --full`).
+        package var full = false
         /// Shared by syncs running at once in this process, so their writes go one at a time
         /// (SQLite would serialise them too, but by polling its busy timeout).
         package var writeGate: WriteGate?
@@ -112,6 +114,21 @@ package struct SyncEngine {
             return run.failed(.database(Self.databaseError(error)))
         }
 
+        // An incremental source asks only for what changed since its watermark, and merges it;
+        // it syncs in full on its first sync, every --full-every and on --full.
+        var source = source
+        var since: String?
+        if let incremental = source.layout?.incremental {
+            let sweepDue = state.lastFullAt.flatMap(Timestamp.parse).map { -$0.timeIntervalSinceNow >= Double(incremental.fullEverySeconds) } ?? true
+            if !options.full, !sweepDue, let watermark = state.watermark {
+                since = incremental.since(watermark)
+                source.mode = .merge
+                run.report.note = "incremental: \(incremental.sinceParam)=\(since!)"
+            } else {
+                run.report.note = "full sweep"
+            }
+        }
+
         // Fetch, then decode and validate everything before writing anything. The decode runs
         // before the write transaction, so a slow one holds no lock, and under the sync's
         // deadline, so `--timeout` bounds it too.
@@ -122,11 +139,15 @@ package struct SyncEngine {
         let bodyHash: String?
         do throws(UpstreamError) {
             var request = try fetchRequest(for: source, timeout: options.timeout, deadline: deadline)
+            if let since, let incremental = source.layout?.incremental {
+                request.url = try Pager.url(request.url, setting: incremental.sinceParam, to: since)
+            }
             if let progress = options.progress {
                 request.onBytes = { bytes, total in progress(.downloading(bytes: bytes, total: total)) }
             }
             // Validators only for one-page responses: a 304 to the first page says nothing of the rest.
-            if run.report.hadCachedRows && source.layout?.next == nil {
+            // Nor for an incremental source, whose URL changes with its watermark.
+            if run.report.hadCachedRows && source.layout?.next == nil && source.layout?.incremental == nil {
                 request.etag = Self.validator(state.etag)
                 request.lastModified = Self.validator(state.lastModified)
             }
@@ -151,7 +172,9 @@ package struct SyncEngine {
             }
             response = answer
             // The same bytes as the last ones applied need no decoding and no reconcile.
-            if !bodies.isEmpty && !(bodyHash != nil && bodyHash == state.bodyHash && run.report.hadCachedRows) {
+            // (Not for an incremental source: the same bytes for another question say nothing.)
+            let sameBody = bodyHash != nil && bodyHash == state.bodyHash && run.report.hadCachedRows && source.layout?.incremental == nil
+            if !bodies.isEmpty && !sameBody {
                 payload = try source.kind.definition.payload(&bodies, layout: source.layout, deadline: decodeDeadline)
             }
         } catch {
@@ -205,8 +228,9 @@ package struct SyncEngine {
                         run.report.wouldHold = reason
                     }
                     // A replace response is the whole truth: every row it left is confirmed.
-                    // A merge response confirms only the rows it returned (their seen_at).
-                    confirmAll = source.mode == .replace
+                    // A merge response confirms only the rows it returned (their seen_at), but
+                    // an incremental one says nothing else changed: every row is confirmed.
+                    confirmAll = source.mode == .replace || since != nil
                 } else {
                     // 304, or the same body again: upstream confirms every row; nothing is rewritten.
                     run.report.outcome = .unchanged
@@ -234,6 +258,17 @@ package struct SyncEngine {
                           .int(response.lastModified != nil && Self.validator(response.lastModified) == nil ? 1 : 0),
                           .optionalText(Self.validator(response.lastModified)), .optionalText(bodyHash),
                           .text(source.name)])
+                if let incremental = source.layout?.incremental {
+                    // The watermark: the largest cursor field cached (SQLite's order: numbers, then text).
+                    try db.run("""
+                        UPDATE sync_state SET
+                            watermark = coalesce((SELECT CAST(value AS TEXT) FROM (SELECT json_extract(record, ?1) AS value
+                                                  FROM records WHERE source = ?2) WHERE value IS NOT NULL ORDER BY value DESC LIMIT 1),
+                                                 watermark),
+                            last_full_at = CASE WHEN ?3 THEN ?4 ELSE last_full_at END
+                        WHERE source = ?2
+                        """, [.text(incremental.cursorField.sqlitePath), .text(source.name), .int(since == nil ? 1 : 0), .text(now)])
+                }
             }
             options.progress?(.finished)
         } catch is PlanRollback {
@@ -436,13 +471,16 @@ struct SyncState {
     var bodyHash: String?
     var failures = 0
     var nextAttemptAt: String?
+    /// An incremental source's largest cursor field, and when it last synced in full.
+    var watermark: String?
+    var lastFullAt: String?
 
     static func load(_ db: Connection, source: String) throws -> SyncState {
         try db.query("""
-            SELECT etag, last_modified, body_hash, failures, next_attempt_at FROM sync_state WHERE source = ?
+            SELECT etag, last_modified, body_hash, failures, next_attempt_at, watermark, last_full_at FROM sync_state WHERE source = ?
             """, [.text(source)]) {
             SyncState(etag: $0.text(0), lastModified: $0.text(1), bodyHash: $0.text(2), failures: $0.int(3),
-                      nextAttemptAt: $0.text(4))
+                      nextAttemptAt: $0.text(4), watermark: $0.text(5), lastFullAt: $0.text(6))
         }.first ?? SyncState()
     }
 }

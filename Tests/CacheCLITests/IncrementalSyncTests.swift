@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+/// Incremental json sources against the loopback upstream's `?updated_since=` filter, over real
+/// HTTP (the command runs in-process): the watermark sent, changes merged, nothing removed
+/// until a full sync, which goes through the removal guard.
+@Suite(.gated) struct IncrementalSyncTests {
+    static let options = ["--key", "id", "--next", "link", "--since-param", "updated_since", "--cursor-field", "updated_at"]
+
+    func add(_ upstream: LoopbackUpstream, _ box: Sandbox, _ extra: [String] = []) {
+        let added = box.cacheInProcess(["sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items?per_page=100"]
+                                       + Self.options + extra)
+        #expect(added.status == 0, "\(added.stderr)")
+    }
+
+    func sync(_ box: Sandbox, _ extra: [String] = []) throws -> [String: Any] {
+        let result = box.cacheInProcess(["sync", "items", "--json"] + extra)
+        return try #require(try result.jsonArray().first, "\(result.stdout) \(result.stderr)")
+    }
+
+    /// The `updated_since` each request of the last sync sent (nil where none).
+    func sentSince(_ upstream: LoopbackUpstream, last count: Int) throws -> [String?] {
+        try upstreamRequests(upstream, "/api/items").suffix(count).map { request in
+            URLComponents(string: "http://h/?" + (request["query"] as? String ?? ""))?.queryItems?.first { $0.name == "updated_since" }?.value
+        }
+    }
+
+    func keys(_ box: Sandbox) throws -> Set<String> {
+        Set(try rows(box.database, "SELECT key FROM records").compactMap { $0["key"] })
+    }
+
+    func status(_ box: Sandbox) throws -> [String: Any] {
+        try #require(try box.cacheInProcess(["status", "--json"]).jsonArray().first)
+    }
+
+    @Test func theSecondSyncSendsTheWatermarkMergesAndRemovesNothingUntilAFullOne() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        add(upstream, box)
+        let first = try sync(box)
+        #expect(first["inserted"] as? Int == 300 && first["note"] as? String == "full sweep", "\(first)")
+        #expect(try sentSince(upstream, last: 3) == [nil, nil, nil])
+        // The largest updated_at of the generated items (day 1 + n % 28).
+        #expect(try status(box)["watermark"] as? String == "2026-11-28T10:00:00Z")
+        #expect(try status(box)["last_full_at"] is String)
+
+        // Upstream: item 5 changes (a later updated_at), item 7 is deleted.
+        var items = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(string: upstream.baseURL + "/api/items?per_page=300")!)) as? [[String: Any]])
+        let five = try #require(items.firstIndex { $0["id"] as? Int == 5 })
+        items[five]["price"] = 999
+        items[five]["updated_at"] = "2026-12-01T00:00:00Z"
+        items.removeAll { $0["id"] as? Int == 7 }
+        try upstream.setItems(items)
+        try age(box.database, by: 3600)  // every row past its 15-minute TTL
+
+        let second = try sync(box)
+        #expect(second["inserted"] as? Int == 0 && second["updated"] as? Int == 1 && second["deleted"] as? Int == 0, "\(second)")
+        #expect(second["note"] as? String == "incremental: updated_since=2026-11-28T10:00:00Z")
+        #expect(try sentSince(upstream, last: 1) == ["2026-11-28T10:00:00Z"])
+        #expect(try keys(box).count == 300 && keys(box).contains("7"))
+        #expect(try rows(box.database, "SELECT json_extract(record, '$.price') AS p FROM records WHERE key = '5'").first?["p"] == "999")
+        #expect(try status(box)["watermark"] as? String == "2026-12-01T00:00:00Z")
+        // An incremental answer says nothing else changed: every row is confirmed, none stale.
+        #expect(try box.cacheInProcess(["list", "items", "--stale", "--offline", "--json"]).jsonArray().isEmpty)
+
+        // `--full` asks for everything and removes what upstream no longer has.
+        let full = try sync(box, ["--full"])
+        #expect(full["deleted"] as? Int == 1 && full["note"] as? String == "full sweep", "\(full)")
+        #expect(try sentSince(upstream, last: 3) == [nil, nil, nil])
+        #expect(try !keys(box).contains("7") && keys(box).count == 299)
+    }
+
+    @Test func theRemovalGuardHoldsAFullSyncThatWouldRemoveTooMuch() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        add(upstream, box)
+        #expect(try sync(box)["inserted"] as? Int == 300)
+        try upstream.setItems(count: 100)  // two thirds gone upstream
+        let incremental = try sync(box)
+        #expect(incremental["deleted"] as? Int == 0 && (incremental["note"] as? String)?.hasPrefix("incremental") == true)
+        let full = box.cacheInProcess(["sync", "items", "--full", "--json"])
+        #expect(try full.jsonArray().first?["outcome"] as? String == "held", "\(full.stdout)")
+        #expect(try keys(box).count == 300)
+        // Held is not done: the next sync tries the full sweep again, and --accept-removals applies it.
+        let accepted = try sync(box, ["--full", "--accept-removals"])
+        #expect(accepted["deleted"] as? Int == 200 && accepted["outcome"] as? String == "updated", "\(accepted)")
+    }
+
+    @Test func aFullSyncComesEveryFullEveryAndTheLagIsSubtracted() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        add(upstream, box, ["--lag", "1h", "--full-every", "6h"])
+        _ = try sync(box)
+        let second = try sync(box)
+        #expect(second["note"] as? String == "incremental: updated_since=2026-11-28T09:00:00Z", "\(second)")
+        #expect(try sentSince(upstream, last: 1) == ["2026-11-28T09:00:00Z"])
+        try age(box.database, by: 7 * 3600)  // past --full-every
+        #expect(try sync(box)["note"] as? String == "full sweep")
+        #expect(try sync(box)["note"] as? String == "incremental: updated_since=2026-11-28T09:00:00Z")
+
+        let listed = try #require(try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().first)
+        #expect(listed["since_param"] as? String == "updated_since" && listed["cursor_field"] as? String == "updated_at")
+        #expect(listed["lag_s"] as? Int == 3600 && listed["full_every_s"] as? Int == 21600)
+        #expect(listed["watermark"] as? String == "2026-11-28T10:00:00Z" && listed["last_full_at"] is String)
+        let human = box.cacheInProcess(["status"])
+        #expect(human.stdout.contains("items: incremental on updated_at, watermark 2026-11-28T10:00:00Z, last full sync "), "\(human.stdout)")
+
+        // Another cursor field: the watermark no longer measures it, so the next sync is full.
+        #expect(box.cacheInProcess(["sources", "set", "items", "--cursor-field", "name"]).status == 0)
+        #expect(try sync(box)["note"] as? String == "full sweep")
+        #expect(try status(box)["watermark"] as? String == "item-99")
+    }
+
+    @Test(arguments: [
+        (["--since-param", "updated_since"], "Incremental syncs need both '--since-param <name>' and '--cursor-field <field>'."),
+        (["--lag", "5m"], "Incremental syncs need both '--since-param <name>' and '--cursor-field <field>'."),
+        (["--since-param", "a b", "--cursor-field", "x"], "Invalid value 'a b' for '--since-param': expected a query parameter name."),
+        (["--since-param", "s", "--cursor-field", "$."], "Invalid value '$.' for '--cursor-field': expected a field name such as updated_at, or meta.updated."),
+        (["--since-param", "s", "--cursor-field", "x", "--full-every", "0"], "Invalid value '0' for '--full-every': expected a duration such as 90, 90s, 15m, 2h, 1d or 1h30m."),
+    ] as [([String], String)])
+    func incompleteOrWrongOptionsAreRefused(_ options: [String], _ message: String) throws {
+        let box = try Sandbox()
+        let add = box.cacheInProcess(["sources", "add", "x", "--kind", "json", "--url", "http://127.0.0.1:9/", "--key", "id"] + options)
+        #expect(add.status == 64 && add.stderr.hasPrefix("cache: " + message.prefix(1).lowercased() + message.dropFirst()), "\(add.stderr)")
+        let jokes = box.cacheInProcess(["sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/", "--since-param", "s"])
+        #expect(jokes.status == 64 && jokes.stderr.contains("'--since-param' is for json sources"), "\(jokes.stderr)")
+    }
+
+    /// The README's incremental recipe, run as written but for the URL's host and path.
+    @Test func theReadmesRecipeRunsAsWritten() async throws {
+        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let start = try #require(readme.range(of: "cache sources add tickets "))
+        let command = "sources add tickets " + readme[start.upperBound...].prefix { $0 != "`" }
+        var words = PagingStylesTests.shellWords(command)
+        let at = try #require(words.firstIndex(of: "--url")) + 1
+        let url = try #require(URLComponents(string: words[at]))
+        #expect(url.path == "/tickets")
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        words[at] = upstream.baseURL + "/api/items?" + (url.query ?? "")
+        #expect(box.cacheInProcess(words).status == 0, "\(words)")
+        #expect(box.cacheInProcess(["sync", "tickets"]).status == 0)
+        let second = try #require(try box.cacheInProcess(["sync", "tickets", "--json"]).jsonArray().first)
+        #expect(second["note"] as? String == "incremental: updated_since=2026-11-28T09:00:00Z", "\(second)")
+    }
+}
