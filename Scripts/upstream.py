@@ -24,9 +24,14 @@ Run-time control (JSON bodies), used by the tests:
     POST /_generate {"count": N, "seed": S}: serve a generated account of N transactions
     POST /_static   {"path": "/account", "file": F}: serve F's bytes at path (benchmarks)
     POST /_items    {"items": [...]} or {"count": N}: the records the generic routes serve
+    POST /_oauth    {"client_id", "client_secret", "expires_in": S, "expire_after": N}: from now on
+                    /api/* wants a bearer token from POST /oauth/token (client credentials, HTTP
+                    Basic); a token dies after S seconds or after N requests (a token expiring
+                    mid-sync); {} turns it off
+    POST /oauth/token  the token endpoint: 401 {"error": "invalid_client"} for other credentials
     POST /_rate_limit {"status": 429, "reset_in": S, "times": N} (or "retry_after": S): the next N
                     generic requests are refused with X-RateLimit-Remaining: 0 and the reset
-    GET  /_stats    {"total": N, "bytes_sent": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
+    GET  /_stats    {"total": N, "bytes_sent": N, "token_requests": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
                      "requests": [{"path", "query", "time", "if_none_match", "if_modified_since", "authorization",
                                    "headers": {lowercased name: value}}, ...]}
 
@@ -60,6 +65,8 @@ http://127.0.0.1:PORT" names a plain IPv4 port with the same routes, for the con
 closes (--exit-on-eof).
 """
 import argparse
+import base64
+import secrets
 import gzip
 import hashlib
 import json
@@ -139,6 +146,9 @@ class State:
         self.rng = random.Random(1)
         self.items = generated_items(300)  # the generic API's records (/api/items, /api/paged, /api/cursor)
         self.rate_limits = []  # answers to give before the generic routes answer: {"status", "reset_in"}
+        self.oauth = None  # {"client_id", "client_secret", "expires_in", "expire_after"}: /api/* needs a token
+        self.tokens = {}  # token -> {"expires": time, "uses_left": n or None}
+        self.token_requests = 0
 
     def count(self, path, headers, query=""):
         with self.lock:
@@ -279,7 +289,52 @@ def make_handler(state):
             return self.send_json({"error": "no such route"}, 404)
 
         # -- control -------------------------------------------------------
+        def token_endpoint(self):
+            """OAuth2 client credentials (RFC 6749 4.4): HTTP Basic client authentication and
+            grant_type=client_credentials in a form body."""
+            length = int(self.headers.get("Content-Length") or 0)
+            form = urllib.parse.parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
+            state.count("/oauth/token", self.headers)
+            with state.lock:
+                state.token_requests += 1
+                oauth = dict(state.oauth or {})
+            basic = self.headers.get("Authorization", "")
+            try:
+                user, _, password = base64.b64decode(basic.removeprefix("Basic ")).decode().partition(":")
+                user, password = urllib.parse.unquote_plus(user), urllib.parse.unquote_plus(password)
+            except ValueError:
+                user, password = "", ""
+            if not oauth or not basic.startswith("Basic ") or (user, password) != (oauth.get("client_id"), oauth.get("client_secret")):
+                return self.send_json({"error": "invalid_client"}, 401)
+            if form.get("grant_type") != ["client_credentials"]:
+                return self.send_json({"error": "unsupported_grant_type"}, 400)
+            token = "tok-" + secrets.token_hex(12)
+            expires_in = int(oauth.get("expires_in", 3600))
+            with state.lock:
+                state.tokens[token] = {"expires": time.time() + expires_in, "uses_left": oauth.get("expire_after")}
+            answer = {"access_token": token, "token_type": "Bearer", "expires_in": expires_in}
+            if form.get("scope"):
+                answer["scope"] = form["scope"][0]
+            return self.send_json(answer)
+
+        def token_refused(self):
+            """With OAuth2 on, a generic route needs a live bearer token: False if it has one,
+            else True, the 401 sent. A token spent (expire_after uses) or past its time is refused."""
+            with state.lock:
+                if not state.oauth:
+                    return False
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                entry = state.tokens.get(token)
+                if entry and entry["expires"] > time.time() and (entry["uses_left"] is None or entry["uses_left"] > 0):
+                    if entry["uses_left"] is not None:
+                        entry["uses_left"] -= 1
+                    return False
+            self.send(401, json.dumps({"error": "invalid_token"}), headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+            return True
+
         def do_POST(self):
+            if self.path == "/oauth/token":
+                return self.token_endpoint()
             try:
                 value = self.read_json()
             except ValueError as error:
@@ -309,6 +364,12 @@ def make_handler(state):
                 with state.lock:
                     state.items = value["items"] if "items" in value else generated_items(int(value.get("count", 300)))
                 return self.send_json({"ok": True, "items": len(state.items)})
+            if self.path == "/_oauth":
+                # {"client_id", "client_secret", "expires_in": S, "expire_after": N}: /api/* wants a token.
+                with state.lock:
+                    state.oauth = value or None
+                    state.tokens = {}
+                return self.send_json({"ok": True})
             if self.path == "/_rate_limit":
                 # {"status": 429|403, "reset_in": seconds, "times": n}: the next n generic requests are refused.
                 with state.lock:
@@ -327,6 +388,7 @@ def make_handler(state):
             if path == "/_stats":
                 with state.lock:
                     return self.send_json({"total": state.total, "bytes_sent": state.bytes_sent, "paths": dict(state.counts),
+                                           "token_requests": state.token_requests,
                                            "served_jokes": list(state.served_jokes), "requests": list(state.requests)})
             state.count(path, self.headers, urllib.parse.urlsplit(self.path).query)
             with state.lock:
@@ -419,6 +481,8 @@ def make_handler(state):
                 return self.send(200, "<!doctype html><title>Maintenance</title><h1>Back soon</h1>", "text/html")
 
             if path.startswith("/api/"):
+                if self.token_refused():
+                    return
                 return self.generic_api(path, faults)
             if path == "/account":
                 status = int(faults.get("envelope_status", 200))

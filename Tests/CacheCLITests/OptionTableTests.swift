@@ -22,6 +22,9 @@ import Testing
         case "--delimiter": return ["x", "--kind", "csv", "--url", "http://h/", "--key", "id"]
         case "--first-page": return json + ["--next", "page", "--next-param", "p"]
         case "--has-more": return json + ["--next", "last-key", "--next-param", "p", "--has-more", "$.has_more"]
+        case "--oauth-token-url", "--client-id-env", "--client-secret-env", "--scope":
+            return ["x", "--kind", "jokes", "--url", "http://h/", "--oauth-token-url", "http://h/token", "--client-id-env", "ID",
+                    "--client-secret-env", "SECRET"]
         case "--since-param", "--cursor-field", "--lag", "--full-every":
             return json + ["--since-param", "since", "--cursor-field", "updated"]
         default: return baseArguments["sources add"]!

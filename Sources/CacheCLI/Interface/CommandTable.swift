@@ -36,6 +36,13 @@ enum CommandTable {
         ]
         if !adding { options.append(OptionSpec(name: "--no-token", help: "Send no bearer token.")) }
         options += [
+            OptionSpec(name: "--oauth-token-url", value: "url",
+                       help: "OAuth2 client credentials: ask this token endpoint for the bearer token (with --client-id-env and --client-secret-env)."),
+            OptionSpec(name: "--client-id-env", value: "var", help: "OAuth2: the variable holding the client id; only its name is stored."),
+            OptionSpec(name: "--client-secret-env", value: "var", help: "OAuth2: the variable holding the client secret; only its name is stored."),
+            OptionSpec(name: "--scope", value: "scope", help: "OAuth2: the scope to ask for, if the endpoint wants one."),
+        ]
+        options += [
             OptionSpec(name: "--max-bytes", value: "n", help: "Refuse bodies larger than this, decoded (default: 64 MiB)."),
             OptionSpec(name: "--ca-cert", value: "file", help: "Trust the CAs in this PEM file instead of the system's (internal CAs).",
                        completion: .file),

@@ -45,6 +45,7 @@ enum ExitCode {
         case .badData, .envelope, .tooLarge, .tooManyRedirects: return dataError
         case .unsafeScheme, .badURL, .missingToken, .badToken, .caFile, .notAFile: return configuration
         case .noFile: return noInput
+        case .tokenRefused: return noPermission
         }
     }
 

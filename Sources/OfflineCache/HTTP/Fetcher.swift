@@ -24,6 +24,9 @@ public struct FetchRequest: Sendable {
     public var onBytes: (@Sendable (Int, Int?) -> Void)?
     /// A response header to hand back as `FetchResponse.cursor` (a paging cursor), by name.
     public var cursorHeader: String?
+    /// A form body (`application/x-www-form-urlencoded`): the request is a POST (an OAuth2
+    /// token request).
+    public var form: String?
 
     public static let defaultTimeout: Double = 30
     /// The connect timeout.

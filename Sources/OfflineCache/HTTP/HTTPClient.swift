@@ -141,6 +141,7 @@ final class Transfer {
         // "Name;" sends a header with an empty value ("Name:" would tell libcurl to drop it).
         var lines = headers.map { $0.value.isEmpty ? "\($0.name);" : $0.line }
         lines.append("Accept: application/json")
+        if request.form != nil { lines.append("Content-Type: application/x-www-form-urlencoded") }
         if let etag = request.etag { lines.append("If-None-Match: \(etag)") }
         if let lastModified = request.lastModified { lines.append("If-Modified-Since: \(lastModified)") }
         for line in lines {
@@ -170,6 +171,11 @@ final class Transfer {
         check(cache_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
         check(cache_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
         if let caCert = request.caCert { check(cache_curl_setopt_string(handle, CURLOPT_CAINFO, caCert)) }
+        if let form = request.form {
+            // Copied by libcurl, and a POST by that.
+            check(cache_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, form.utf8.count))
+            check(cache_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, form))
+        }
         check(cache_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors)))
         check(cache_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, Transfer.onHeader))
         check(cache_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))

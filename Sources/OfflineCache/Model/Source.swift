@@ -291,11 +291,24 @@ public struct Source: Sendable, Equatable {
     /// are not sent.
     package var unsentHeaders: [String] = []
 
-    /// The token variable this source names and `environment` lacks (unset or empty), if any:
-    /// a read from such a shell must not start a refresh that can only fail (cron has the token).
+    /// OAuth2 client credentials: a token asked for at sync time, sent as the bearer token.
+    package var oauth: OAuthClient?
+
+    /// `--oauth-token-url URL --client-id-env VAR --client-secret-env VAR [--scope S]`: only the
+    /// URL, the variables' names and the scope are stored; the secret and tokens never are.
+    package struct OAuthClient: Sendable, Equatable {
+        package var tokenURL: URL
+        package var clientIDEnv: String
+        package var clientSecretEnv: String
+        package var scope: String?
+    }
+
+    /// The token variable (or OAuth2 client variable) this source names and `environment`
+    /// lacks (unset or empty), if any: a read from such a shell must not start a refresh that
+    /// can only fail (cron has the token).
     public func missingToken(in environment: [String: String]) -> String? {
-        guard let tokenEnv, (environment[tokenEnv] ?? "").isEmpty else { return nil }
-        return tokenEnv
+        let variables = [tokenEnv, oauth?.clientIDEnv, oauth?.clientSecretEnv].compactMap { $0 }
+        return variables.first { (environment[$0] ?? "").isEmpty }
     }
     public var maxBytes: Int?
     /// A PEM bundle of CAs trusted instead of the system's; only its path is stored.

@@ -31,11 +31,11 @@ package enum SourceRules {
     }
 
     /// A source URL from its text, or why it cannot be one.
-    package static func url(_ text: String) -> Result<URL, Problem> {
+    package static func url(_ text: String, option: String = "--url") -> Result<URL, Problem> {
         guard let url = URL(string: text), url.scheme != nil else {
-            return .failure(Problem(message: "Invalid value '\(text)' for '--url': expected an absolute URL such as https://host/path or file:///path."))
+            return .failure(Problem(message: "Invalid value '\(text)' for '\(option)': expected an absolute URL such as https://host/path or file:///path."))
         }
-        if let problem = urlProblem(url) { return .failure(Problem(message: "Invalid --url: \(problem).")) }
+        if let problem = urlProblem(url) { return .failure(Problem(message: "Invalid \(option): \(problem).")) }
         return .success(url)
     }
 

@@ -29,6 +29,13 @@ public struct SourceSettings: Sendable, Equatable {
     public var caCert: String?
     /// Trusts the system's CAs again (setting only).
     public var noCACert = false
+    /// OAuth2 client credentials: the token endpoint (with `clientIDEnv` and `clientSecretEnv`).
+    public var oauthTokenURL: String?
+    /// The environment variables holding the OAuth2 client id and secret; only their names are stored.
+    public var clientIDEnv: String?
+    public var clientSecretEnv: String?
+    /// The OAuth2 scope to ask for, if the endpoint wants one.
+    public var scope: String?
     /// How many rows one sync may remove before it is held: `20`, or `50%`.
     public var maxDelete: String?
     /// How long without a successful sync before `status --max-age` reports the source.
@@ -60,7 +67,8 @@ public struct SourceSettings: Sendable, Equatable {
 
     public init(url: String? = nil, ttl: String? = nil, mode: String? = nil, headers: [String]? = nil,
                 tokenEnv: String? = nil, noToken: Bool = false, maxBytes: String? = nil, caCert: String? = nil,
-                noCACert: Bool = false, maxDelete: String? = nil, alertAfter: String? = nil, rows: String? = nil,
+                noCACert: Bool = false, oauthTokenURL: String? = nil, clientIDEnv: String? = nil, clientSecretEnv: String? = nil,
+                scope: String? = nil, maxDelete: String? = nil, alertAfter: String? = nil, rows: String? = nil,
                 key: String? = nil, next: String? = nil, nextParam: String? = nil, firstPage: String? = nil,
                 hasMore: String? = nil, maxPages: String? = nil, sinceParam: String? = nil, cursorField: String? = nil,
                 lag: String? = nil, fullEvery: String? = nil, delimiter: String? = nil) {
@@ -73,6 +81,10 @@ public struct SourceSettings: Sendable, Equatable {
         self.maxBytes = maxBytes
         self.caCert = caCert
         self.noCACert = noCACert
+        self.oauthTokenURL = oauthTokenURL
+        self.clientIDEnv = clientIDEnv
+        self.clientSecretEnv = clientSecretEnv
+        self.scope = scope
         self.maxDelete = maxDelete
         self.alertAfter = alertAfter
         self.rows = rows
@@ -125,6 +137,24 @@ public struct SourceSettings: Sendable, Equatable {
         package var caCert: String??
         package var maxDelete: RemovalLimit?
         package var alertAfter: Int?
+        package var oauthTokenURL: URL?
+        package var clientIDEnv: String?
+        package var clientSecretEnv: String?
+        package var scope: String?
+
+        /// Whether any OAuth2 option is given.
+        var oauthGiven: Bool { oauthTokenURL != nil || clientIDEnv != nil || clientSecretEnv != nil || scope != nil }
+
+        /// Why the OAuth2 options given cannot make (or change) `source`'s client, or nil.
+        func oauthProblem(existing: Source.OAuthClient?, tokenEnv: String?) -> SourceRules.Problem? {
+            if oauthGiven, existing == nil, oauthTokenURL == nil || clientIDEnv == nil || clientSecretEnv == nil {
+                return SourceRules.Problem(message: "OAuth2 needs '--oauth-token-url <url>', '--client-id-env <var>' and '--client-secret-env <var>' together.")
+            }
+            if (existing != nil || oauthGiven), tokenEnv != nil {
+                return SourceRules.Problem(message: "'--token-env' and '--oauth-token-url' both send the Authorization header: give one.")
+            }
+            return nil
+        }
         package var rows: JSONPath?
         package var key: [JSONPath]?
         package var next: RecordLayout.NextPage?
@@ -243,11 +273,32 @@ public struct SourceSettings: Sendable, Equatable {
             }
             checked.headers = parsed
         }
+        let isVariable = { (name: String) in !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } }
         if let tokenEnv {
-            guard !tokenEnv.isEmpty, tokenEnv.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
-                throw invalid(tokenEnv, "--token-env", "an environment variable name")
-            }
+            guard isVariable(tokenEnv) else { throw invalid(tokenEnv, "--token-env", "an environment variable name") }
             checked.tokenEnv = .some(tokenEnv)
+        }
+        if let text = oauthTokenURL {
+            let parsed: URL
+            switch SourceRules.url(text, option: "--oauth-token-url") {
+            case .success(let url): parsed = url
+            case .failure(let problem): throw problem
+            }
+            guard ["http", "https"].contains(parsed.scheme?.lowercased() ?? "") else {
+                throw invalid(text, "--oauth-token-url", "an http or https URL")
+            }
+            checked.oauthTokenURL = parsed
+        }
+        for (value, option) in [(clientIDEnv, "--client-id-env"), (clientSecretEnv, "--client-secret-env")] {
+            if let value, !isVariable(value) { throw invalid(value, option, "an environment variable name") }
+        }
+        checked.clientIDEnv = clientIDEnv
+        checked.clientSecretEnv = clientSecretEnv
+        if let scope {
+            guard !scope.isEmpty, !scope.unicodeScalars.contains(where: Source.Header.isControl) else {
+                throw invalid(scope, "--scope", "scope names, separated by spaces")
+            }
+            checked.scope = scope
         }
         if noToken { checked.tokenEnv = .some(nil) }
         if let text = maxBytes {
@@ -294,10 +345,13 @@ public struct SourceSettings: Sendable, Equatable {
             layout = paged
             checked.apply(to: &layout!)
         }
-        return Source(name: name, kind: kind, url: url, mode: checked.mode, ttlSeconds: checked.ttl ?? Source.defaultTTL,
-                      headers: checked.headers ?? [], tokenEnv: checked.tokenEnv ?? nil, maxBytes: checked.maxBytes,
-                      caCert: checked.caCert ?? nil, maxDelete: checked.maxDelete, alertAfterSeconds: checked.alertAfter,
-                      layout: layout)
+        if let problem = checked.oauthProblem(existing: nil, tokenEnv: checked.tokenEnv ?? nil) { throw problem }
+        var source = Source(name: name, kind: kind, url: url, mode: checked.mode, ttlSeconds: checked.ttl ?? Source.defaultTTL,
+                            headers: checked.headers ?? [], tokenEnv: checked.tokenEnv ?? nil, maxBytes: checked.maxBytes,
+                            caCert: checked.caCert ?? nil, maxDelete: checked.maxDelete, alertAfterSeconds: checked.alertAfter,
+                            layout: layout)
+        checked.apply(to: &source)
+        return source
     }
 }
 
@@ -309,6 +363,8 @@ extension SourceSettings.Checked {
             return SourceRules.Problem(message: "'\(option)' is for \(SourceRules.kinds(taking: option)) sources; '\(source.name)' is \(source.kind.rawValue).")
         }
         if let problem = incrementalProblem(existing: source.layout?.incremental) { return problem }
+        let tokenEnvAfter = tokenEnv ?? source.tokenEnv
+        if let problem = oauthProblem(existing: source.oauth, tokenEnv: tokenEnvAfter) { return problem }
         var changed = source
         apply(to: &changed)
         return changed.layout.flatMap(SourceSettings.pagingProblem)
@@ -329,6 +385,17 @@ extension SourceSettings.Checked {
         if let caCert { source.caCert = caCert }
         if let maxDelete { source.maxDelete = maxDelete }
         if let alertAfter { source.alertAfterSeconds = alertAfter }
+        if oauthGiven {
+            // A new client needs all three (`oauthProblem` says so); an existing one changes in part.
+            if var client = source.oauth ?? oauthTokenURL.flatMap({ url in clientIDEnv.flatMap { id in clientSecretEnv.map {
+                Source.OAuthClient(tokenURL: url, clientIDEnv: id, clientSecretEnv: $0) } } }) {
+                if let oauthTokenURL { client.tokenURL = oauthTokenURL }
+                if let clientIDEnv { client.clientIDEnv = clientIDEnv }
+                if let clientSecretEnv { client.clientSecretEnv = clientSecretEnv }
+                if let scope { client.scope = scope }
+                source.oauth = client
+            }
+        }
     }
 
     /// Applies the layout settings given to `layout`.

@@ -22,14 +22,15 @@ package struct SourceStore {
                 try db.run("""
                     INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
                                          alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages, delimiter,
-                                         first_page, has_more, since_param, cursor_field, lag_s, full_every_s)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                         first_page, has_more, since_param, cursor_field, lag_s, full_every_s,
+                                         oauth_token_url, client_id_env, client_secret_env, oauth_scope)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
                           .text(source.mode.rawValue), .int(source.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
                           .optionalInt(source.maxBytes), .optionalText(source.caCert),
                           .optionalText(source.maxDelete?.description), .optionalInt(source.alertAfterSeconds),
-                          .text(Timestamp.now())] + Self.layoutValues(source.layout))
+                          .text(Timestamp.now())] + Self.layoutValues(source.layout) + Self.oauthValues(source.oauth))
                 try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
             }
         } catch {
@@ -60,13 +61,14 @@ package struct SourceStore {
                     UPDATE sources SET url = ?, mode = ?, ttl_s = ?, headers = ?, token_env = ?, max_bytes = ?, ca_cert = ?,
                                        max_delete = ?, alert_after_s = ?,
                                        rows_path = ?, key_fields = ?, next_page = ?, next_param = ?, max_pages = ?, delimiter = ?,
-                                       first_page = ?, has_more = ?, since_param = ?, cursor_field = ?, lag_s = ?, full_every_s = ?
+                                       first_page = ?, has_more = ?, since_param = ?, cursor_field = ?, lag_s = ?, full_every_s = ?,
+                                       oauth_token_url = ?, client_id_env = ?, client_secret_env = ?, oauth_scope = ?
                     WHERE name = ?
                     """, [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(after.tokenEnv),
                           .optionalInt(after.maxBytes), .optionalText(after.caCert),
                           .optionalText(after.maxDelete?.description), .optionalInt(after.alertAfterSeconds)]
-                          + Self.layoutValues(after.layout) + [.text(name)])
+                          + Self.layoutValues(after.layout) + Self.oauthValues(after.oauth) + [.text(name)])
                 // Another cursor: the watermark no longer measures it; the next sync is full.
                 if after.layout?.incremental?.cursorField != before.layout?.incremental?.cursorField
                     || after.layout?.incremental?.sinceParam != before.layout?.incremental?.sinceParam {
@@ -218,6 +220,9 @@ package struct SourceStore {
         source.unsentHeaders = headerLines.filter { Source.Header(line: $0) == nil }
             .map { line in String(line.prefix { $0 != ":" }).trimmingSpaces() }
         source.maxDelete = row.text(10).flatMap(RemovalLimit.init)
+        if let tokenURL = row.text(24).flatMap(URL.init(string:)), let id = row.text(25), let secret = row.text(26) {
+            source.oauth = Source.OAuthClient(tokenURL: tokenURL, clientIDEnv: id, clientSecretEnv: secret, scope: row.text(27))
+        }
         source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
         if kind.keepsRecords {
             guard let rows = JSONPath(row.text(12) ?? "$"),
@@ -246,8 +251,14 @@ package struct SourceStore {
          .optionalInt(layout?.incremental?.lagSeconds), .optionalInt(layout?.incremental?.fullEverySeconds)]
     }
 
+    /// The OAuth2 client's columns, after the layout's.
+    private static func oauthValues(_ client: Source.OAuthClient?) -> [SQLValue] {
+        [.optionalText(client?.tokenURL.absoluteString), .optionalText(client?.clientIDEnv),
+         .optionalText(client?.clientSecretEnv), .optionalText(client?.scope)]
+    }
+
     /// The columns `source(_:)` reads, in its order.
-    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter, first_page, has_more, since_param, cursor_field, lag_s, full_every_s"
+    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter, first_page, has_more, since_param, cursor_field, lag_s, full_every_s, oauth_token_url, client_id_env, client_secret_env, oauth_scope"
 
     /// Any error of this store as a `CacheError`, SQLite's kept as they are.
     private static func cacheError(_ error: Error) -> CacheError {

@@ -7,7 +7,7 @@ extension SyncEngine {
     /// decoded later, and only when the pages differ from the last ones applied). A failing page
     /// fails the whole fetch: nothing of the earlier pages is kept. The source's size cap holds
     /// for all its pages together, as the deadline does.
-    func fetchPages(_ request: FetchRequest, layout: RecordLayout, options: Options, run: inout Run, deadline: DecodeDeadline)
+    func fetchPages(_ request: FetchRequest, source: Source, layout: RecordLayout, options: Options, run: inout Run, deadline: DecodeDeadline)
         throws(UpstreamError) -> (first: FetchResponse, bodies: [Data], hash: String?) {
         var request = request
         var pager = Pager(layout: layout)
@@ -23,7 +23,7 @@ extension SyncEngine {
         while true {
             let answer: FetchResponse
             do {
-                answer = try fetchWithRetries(request, options: options, run: &run)
+                answer = try fetchAuthorized(request, source: source, options: options, run: &run)
             } catch .tooLarge {
                 throw .tooLarge(limit: cap)  // the cap of all pages together
             }

@@ -154,12 +154,12 @@ package struct SyncEngine {
             var answer: FetchResponse
             var bodies: [Data]
             if let layout = source.layout {
-                let pages = try fetchPages(request, layout: layout, options: options, run: &run, deadline: decodeDeadline)
+                let pages = try fetchPages(request, source: source, layout: layout, options: options, run: &run, deadline: decodeDeadline)
                 answer = pages.first
                 bodies = pages.bodies
                 bodyHash = pages.hash
             } else {
-                answer = try fetchWithRetries(request, options: options, run: &run)
+                answer = try fetchAuthorized(request, source: source, options: options, run: &run)
                 bodies = answer.notModified ? [] : [answer.body]
                 bodyHash = answer.notModified ? nil : BodyHash.of(answer.body)
                 answer.body = Data()  // `bodies` holds the one copy, freed as the kind decodes it
@@ -299,6 +299,27 @@ package struct SyncEngine {
 
     /// Asks again for what can succeed later, with jittered backoff or the server's
     /// Retry-After; gives up at once on anything else, and when the wait would pass the deadline.
+    /// `fetchWithRetries`, with the source's OAuth2 bearer token when it has a client: a 401
+    /// gets a new token and the request once more.
+    func fetchAuthorized(_ request: FetchRequest, source: Source, options: Options, run: inout Run) throws(UpstreamError) -> FetchResponse {
+        guard let client = source.oauth else { return try fetchWithRetries(request, options: options, run: &run) }
+        var request = request
+        let token = { (refused: String?) throws(UpstreamError) -> String in
+            try OAuthTokens.token(for: client, environment: environment, fetcher: fetcher, deadline: request.deadline,
+                                  timeout: options.timeout, caCert: source.caCert, replacing: refused)
+        }
+        let first = try token(nil)
+        request.headers.append(Source.Header(name: "Authorization", value: "Bearer " + first))
+        do {
+            return try fetchWithRetries(request, options: options, run: &run)
+        } catch {
+            guard case .httpStatus(401, _, _) = error else { throw error }
+            request.headers.removeLast()
+            request.headers.append(Source.Header(name: "Authorization", value: "Bearer " + (try token(first))))
+            return try fetchWithRetries(request, options: options, run: &run)
+        }
+    }
+
     func fetchWithRetries(_ request: FetchRequest, options: Options, run: inout Run) throws(UpstreamError) -> FetchResponse {
         var attempt = 0
         while true {

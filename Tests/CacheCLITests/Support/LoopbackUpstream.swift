@@ -93,6 +93,8 @@ final class LoopbackUpstream {
     /// The generic API's records (/api/items, /api/paged, /api/cursor) from now on.
     func setItems(_ items: [[String: Any]]) throws { _ = try post("/_items", ["items": items]) }
     func setItems(count: Int) throws { _ = try post("/_items", ["count": count]) }
+    /// Turns on OAuth2 for /api/*: {"client_id", "client_secret", "expires_in", "expire_after"}.
+    func setOAuth(_ settings: [String: Any]) throws { _ = try post("/_oauth", settings) }
 
     /// Serves `file`'s bytes at `path` from now on (a CSV table, say).
     func serve(_ path: String, file: String) throws {

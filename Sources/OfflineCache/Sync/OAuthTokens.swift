@@ -1,0 +1,106 @@
+import FoundationEssentials
+import Synchronization
+
+/// OAuth2 client credentials (RFC 6749 §4.4): a bearer token asked for once per process and
+/// client, kept in memory only, and asked for again when it expires or a request answers 401.
+/// Neither the secret nor a token is written anywhere: not the database, not a message.
+enum OAuthTokens {
+    private struct Token {
+        var value: String
+        var expires: ContinuousClock.Instant
+    }
+
+    /// Tokens by client (token URL, client id, scope): the process's syncs share them. Held
+    /// while a token is asked for, so syncs running at once ask once.
+    private static let tokens = Mutex<[String: Token]>([:])
+
+    /// The client's token: the one held while it lasts, else a new one from the token URL.
+    /// `replacing` a token a request just had refused asks for a new one, unless another sync
+    /// already has.
+    static func token(for client: Source.OAuthClient, environment: [String: String], fetcher: any Fetching,
+                      deadline: ContinuousClock.Instant, timeout: Double, caCert: String?,
+                      replacing refused: String? = nil) throws(UpstreamError) -> String {
+        guard let id = environment[client.clientIDEnv], !id.isEmpty else { throw .missingToken(variable: client.clientIDEnv) }
+        guard let secret = environment[client.clientSecretEnv], !secret.isEmpty else { throw .missingToken(variable: client.clientSecretEnv) }
+        for (variable, value) in [(client.clientIDEnv, id), (client.clientSecretEnv, secret)]
+        where value.unicodeScalars.contains(where: Source.Header.isControl) {
+            throw .badToken(variable: variable)
+        }
+        let key = [client.tokenURL.absoluteString, id, client.scope ?? ""].joined(separator: "\n")
+        return try tokens.withLock { (tokens: inout [String: Token]) throws(UpstreamError) -> String in
+            if let held = tokens[key], held.value != refused, held.expires > .now { return held.value }
+            let token = try ask(client, id: id, secret: secret, fetcher: fetcher, deadline: deadline, timeout: timeout, caCert: caCert)
+            tokens[key] = token
+            return token.value
+        }
+    }
+
+    /// A new token from the client's token endpoint.
+    private static func ask(_ client: Source.OAuthClient, id: String, secret: String, fetcher: any Fetching,
+                            deadline: ContinuousClock.Instant, timeout: Double, caCert: String?) throws(UpstreamError) -> Token {
+
+        // HTTP Basic with the form-encoded id and secret (RFC 6749 §2.3.1); no redirects, so
+        // the credentials go to the token URL and nowhere else.
+        let basic = Data((formEncoded(id) + ":" + formEncoded(secret)).utf8).base64EncodedString()
+        var request = FetchRequest(url: client.tokenURL, headers: [Source.Header(name: "Authorization", value: "Basic " + basic)],
+                                   timeout: timeout, deadline: deadline, maxBytes: 1 << 20, maxRedirects: 0, caCert: caCert)
+        request.form = "grant_type=client_credentials" + (client.scope.map { "&scope=" + formEncoded($0) } ?? "")
+        let display = Source.redacted(client.tokenURL)
+        let answer: FetchResponse
+        do {
+            answer = try fetcher.fetch(request)
+        } catch {
+            if case .httpStatus(let status, _, _) = error, [400, 401, 403].contains(status) {
+                throw .tokenRefused(url: display, status: status, error: nil)
+            }
+            throw error
+        }
+        guard let decoded = try? JSONDecoder().decode(TokenAnswer.self, from: answer.body),
+              !decoded.accessToken.isEmpty, !decoded.accessToken.unicodeScalars.contains(where: Source.Header.isControl)
+        else { throw .badData("the token endpoint \(display) answered without a usable access_token") }
+        if let type = decoded.tokenType, type.lowercased() != "bearer" {
+            throw .badData("the token endpoint \(display) gave a token that is not a bearer token")
+        }
+        // Renewed a little before it runs out, so a page is not sent with a dying token.
+        let lifetime = min(decoded.expiresIn.map { $0 * 0.9 } ?? 3600, 86_400 * 365)
+        return Token(value: decoded.accessToken, expires: .now + .milliseconds(Int64(max(0, lifetime) * 1000)))
+    }
+
+    /// A token endpoint's answer; `expires_in` as a number or a numeric string.
+    private struct TokenAnswer: Decodable {
+        var accessToken: String
+        var tokenType: String?
+        var expiresIn: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case accessToken = "access_token", tokenType = "token_type", expiresIn = "expires_in"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            accessToken = try container.decode(String.self, forKey: .accessToken)
+            tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
+            expiresIn = (try? container.decodeIfPresent(Double.self, forKey: .expiresIn))
+                ?? (try? container.decodeIfPresent(String.self, forKey: .expiresIn)).flatMap { $0.flatMap(Double.init) }
+        }
+    }
+
+    /// `application/x-www-form-urlencoded`: letters, digits and `-._~` as they are, the rest escaped.
+    static func formEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(Character(UnicodeScalar(byte)))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}

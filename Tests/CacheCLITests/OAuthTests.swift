@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+
+/// OAuth2 client credentials against the loopback upstream's token endpoint, whose /api/*
+/// routes then want a live bearer token. Through the binary where "once per process" is the
+/// point; in-process elsewhere.
+@Suite(.gated) struct OAuthTests {
+    /// A client of its own per test: tokens are kept per token URL and client id for the process.
+    let clientID = "client-" + UUID().uuidString.prefix(8).lowercased()
+    let secret = "s3cret-" + UUID().uuidString
+    var environment: [String: String] { ["API_CLIENT_ID": clientID, "API_CLIENT_SECRET": secret] }
+
+    func add(_ box: Sandbox, _ upstream: LoopbackUpstream, _ name: String, _ path: String, _ extra: [String] = []) {
+        let added = box.cacheInProcess(["sources", "add", name, "--kind", "json", "--url", upstream.baseURL + path, "--key", "id",
+                                        "--oauth-token-url", upstream.baseURL + "/oauth/token", "--client-id-env", "API_CLIENT_ID",
+                                        "--client-secret-env", "API_CLIENT_SECRET"] + extra)
+        #expect(added.status == 0, "\(added.stderr)")
+    }
+
+    func tokenRequests(_ upstream: LoopbackUpstream) throws -> Int { try upstream.stats()["token_requests"] as? Int ?? -1 }
+
+    /// The bearer tokens the upstream was sent.
+    func tokensSent(_ upstream: LoopbackUpstream) throws -> Set<String> {
+        Set(try (upstream.stats()["requests"] as? [[String: Any]] ?? []).compactMap {
+            ($0["authorization"] as? String).flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+        })
+    }
+
+    @Test func oneTokenPerProcessForEveryPageOfEverySourceOfOneClient() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try upstream.setOAuth(["client_id": clientID, "client_secret": secret, "expires_in": 3600])
+        add(box, upstream, "items", "/api/items?per_page=100", ["--next", "link", "--scope", "items.read"])
+        add(box, upstream, "customers", "/api/stripe?limit=100",
+            ["--rows", "$.data", "--next", "last-key", "--next-param", "starting_after", "--has-more", "$.has_more", "--scope", "items.read"])
+        let sync = try await box.cache(["sync", "--json"], environment: environment)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.jsonArray().allSatisfy { $0["inserted"] as? Int == 300 }, "\(sync.stdout)")
+        #expect(try tokenRequests(upstream) == 1)  // six pages, two sources, one process
+        let token = try #require(tokensSent(upstream).first)
+        #expect(try tokensSent(upstream).count == 1 && token.hasPrefix("tok-"))
+        // The token endpoint got the scope in the form, the client in HTTP Basic.
+        let asked = try #require(try upstreamRequests(upstream, "/oauth/token").first)
+        let basic = try #require((asked["authorization"] as? String)?.dropFirst("Basic ".count))
+        #expect(String(decoding: try #require(Data(base64Encoded: String(basic))), as: UTF8.self) == "\(clientID):\(secret)")
+
+        // Another process asks again.
+        try upstream.setItems(count: 250)
+        #expect(try await box.cache(["sync", "items"], environment: environment).status == 0)
+        #expect(try tokenRequests(upstream) == 2)
+        try expectNoSecretAnywhere(box, upstream)
+    }
+
+    @Test func aTokenThatExpiresMidSyncIsRenewedOnce() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        // Each token serves two requests, then answers 401: the third page needs a new one.
+        try upstream.setOAuth(["client_id": clientID, "client_secret": secret, "expire_after": 2])
+        add(box, upstream, "items", "/api/items?per_page=100", ["--next", "link"])
+        let sync = box.cacheInProcess(["sync", "items", "--json"], environment: environment)
+        #expect(try sync.jsonArray().first?["inserted"] as? Int == 300, "\(sync.stdout) \(sync.stderr)")
+        #expect(try tokenRequests(upstream) == 2)
+        #expect(try upstreamRequests(upstream, "/api/items").count == 4)  // three pages, one of them twice
+        try expectNoSecretAnywhere(box, upstream)
+    }
+
+    @Test func aWrongSecretIsRefusedNamingTheTokenURLNeverTheSecret() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try upstream.setOAuth(["client_id": clientID, "client_secret": "the-right-one"])
+        add(box, upstream, "items", "/api/items?per_page=100", ["--next", "link"])
+        let sync = box.cacheInProcess(["sync", "items"], environment: environment)
+        #expect(sync.status == 77, "\(sync.stderr)")
+        #expect(sync.stderr.contains("the token endpoint \(upstream.baseURL)/oauth/token refused the client credentials (HTTP 401)"), "\(sync.stderr)")
+        #expect(try upstreamRequests(upstream, "/api/items").isEmpty)
+        // No variable: a configuration error naming it, and nothing asked.
+        let missing = box.cacheInProcess(["sync", "items"], environment: ["API_CLIENT_ID": clientID])
+        #expect(missing.status == 78 && missing.stderr.contains("the token variable API_CLIENT_SECRET is not set"), "\(missing.stderr)")
+        #expect(try tokenRequests(upstream) == 1)
+        try expectNoSecretAnywhere(box, upstream)
+    }
+
+    /// Neither the secret nor a token in the database's files or in any command's output.
+    func expectNoSecretAnywhere(_ box: Sandbox, _ upstream: LoopbackUpstream) throws {
+        let secrets = [secret] + (try tokensSent(upstream))
+        var outputs = [String]()
+        for command in [["status", "--json"], ["status"], ["history", "--json"], ["sources", "list", "--json"], ["metrics"],
+                        ["list", "items", "--json", "--offline"], ["export", "items"], ["sql", "SELECT * FROM sync_runs"]] {
+            let result = box.cacheInProcess(command, environment: environment)
+            outputs.append(result.stdout + result.stderr)
+        }
+        for file in [box.database, box.database + "-wal"] where FileManager.default.fileExists(atPath: file) {
+            outputs.append(String(decoding: try Data(contentsOf: URL(fileURLWithPath: file)), as: UTF8.self))
+        }
+        for secret in secrets {
+            #expect(!outputs.contains { $0.contains(secret) }, "\(secret.prefix(4))… found")
+        }
+    }
+
+    @Test(arguments: [
+        (["--oauth-token-url", "http://127.0.0.1:9/token"], "OAuth2 needs '--oauth-token-url <url>', '--client-id-env <var>' and '--client-secret-env <var>' together."),
+        (["--oauth-token-url", "http://127.0.0.1:9/token", "--client-id-env", "ID", "--client-secret-env", "SECRET", "--token-env", "T"],
+         "'--token-env' and '--oauth-token-url' both send the Authorization header: give one."),
+        (["--oauth-token-url", "file:///token", "--client-id-env", "ID", "--client-secret-env", "SECRET"],
+         "Invalid value 'file:///token' for '--oauth-token-url': expected an http or https URL."),
+        (["--oauth-token-url", "http://id:pw@127.0.0.1:9/token", "--client-id-env", "ID", "--client-secret-env", "SECRET"],
+         "Invalid --oauth-token-url: credentials in the URL are not stored; pass a token with --token-env VAR or a --header."),
+        (["--oauth-token-url", "http://127.0.0.1:9/token", "--client-id-env", "NOT-A-NAME", "--client-secret-env", "SECRET"],
+         "Invalid value 'NOT-A-NAME' for '--client-id-env': expected an environment variable name."),
+    ] as [([String], String)])
+    func incompleteOptionsAreRefused(_ options: [String], _ message: String) throws {
+        let box = try Sandbox()
+        let add = box.cacheInProcess(["sources", "add", "x", "--kind", "json", "--url", "http://127.0.0.1:9/", "--key", "id"] + options)
+        #expect(add.status == 64 && add.stderr.hasPrefix("cache: " + message.prefix(1).lowercased() + message.dropFirst()), "\(add.stderr)")
+    }
+
+    /// The README's OAuth2 recipe, run as written but for the URLs' hosts and paths.
+    @Test func theReadmesRecipeRunsAsWritten() async throws {
+        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let start = try #require(readme.range(of: "cache sources add assets "))
+        var words = PagingStylesTests.shellWords("sources add assets " + readme[start.upperBound...].prefix { $0 != "`" })
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try upstream.setOAuth(["client_id": clientID, "client_secret": secret])
+        let url = try #require(words.firstIndex(of: "--url")) + 1
+        #expect(words[url].hasPrefix("https://api.example.com/assets?"))
+        words[url] = upstream.baseURL + "/api/items?" + (URLComponents(string: words[url])?.query ?? "")
+        let token = try #require(words.firstIndex(of: "--oauth-token-url")) + 1
+        #expect(words[token] == "https://login.example.com/oauth/token")
+        words[token] = upstream.baseURL + "/oauth/token"
+        #expect(box.cacheInProcess(words).status == 0, "\(words)")
+        let sync = box.cacheInProcess(["sync", "assets", "--json"], environment: environment)
+        #expect(try sync.jsonArray().first?["inserted"] as? Int == 300, "\(sync.stdout) \(sync.stderr)")
+    }
+}
