@@ -23,13 +23,13 @@ import Testing
         #expect(try upstreamRequests(upstream, "/api/items").count == 3)
         #expect(try count(box, "SELECT count(*) FROM records WHERE source = 'gh'") == "300")
 
-        // The view: the key, each top-level scalar field, seen_at, age_s, stale.
+        // The view: the key, each top-level scalar field, the nested object's (owner: {id, login}), seen_at, age_s, stale.
         let columns = try rows(box.database, "SELECT name FROM pragma_table_info('cached_gh')").compactMap { $0["name"] }
-        #expect(columns == ["key", "id", "name", "price", "in_stock", "updated_at", "seen_at", "age_s", "stale"])
+        #expect(columns == ["key", "id", "name", "price", "in_stock", "updated_at", "owner__id", "owner__login", "seen_at", "age_s", "stale"])
         #expect(try count(box, "SELECT name FROM cached_gh WHERE key = '42'") == "item-42")
         // --csv has the view's columns; export --csv the same.
         let csv = try await box.cache("list", "gh", "--offline", "--csv", "--limit", "1").stdout.split(separator: "\n")
-        #expect(csv.first == "key,id,name,price,in_stock,updated_at,seen_at,age_s,stale")
+        #expect(csv.first == "key,id,name,price,in_stock,updated_at,owner__id,owner__login,seen_at,age_s,stale")
         #expect(try await box.cache("export", "gh", "--csv").stdout.split(separator: "\n").count == 301)
 
         // After the TTL every record is stale, in list --stale and in the view.

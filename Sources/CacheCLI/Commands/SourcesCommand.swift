@@ -111,7 +111,8 @@ enum SourcesCommand {
                         fields.append(("last_full_at", .optional(progress?.lastFullAt)))
                     }
                     let view: String? = database.flatMap { try? RecordView.name($0.connection, source: source.name) }
-                    return fields + [("view", .optional(view))]
+                    let children = database.flatMap { try? RecordView.childViews($0.connection, source: source.name) } ?? []
+                    return fields + [("view", .optional(view)), ("child_views", .array(children.map { .string($0) }))]
                 } ?? []))
             }
             console.out(JSONValue.lines(items))

@@ -121,6 +121,7 @@ enum RecordDecoder {
         var records = RecordArena()
         var fields: [String] = []
         var fieldSet: Set<String> = []
+        var nested = NestedShapes()
         var next: String?
         var foundRows = false
         /// Buffers reused from record to record.
@@ -142,7 +143,7 @@ enum RecordDecoder {
             guard foundRows else {
                 throw JSONCursor.Failure(message: "no records at \(layout.rows.description)\(where_)")
             }
-            return RecordPage(records: records, positions: positions, fields: fields, next: next)
+            return RecordPage(records: records, positions: positions, fields: fields, nested: nested, next: next)
         }
 
         private var nextPath: [String]? { layout.bodyValuePath?.keys }
@@ -236,6 +237,10 @@ enum RecordDecoder {
                 for name in scalars where fieldSet.insert(name).inserted { fields.append(name) }
                 lastScalars = scalars
             }
+            // Nested objects and lists, for the columns and child views they make.
+            for entry in entries where entry.kind == .container {
+                try nested.visit(Canonical.name(entry, scratch), canonical: scratch[entry.value])
+            }
             positions.append(index)
             records.append(key: key, json: json)
         }
@@ -252,6 +257,7 @@ enum RecordDecoder {
             let key = JSONNode.recordKey(parts)
             if case .object(let keys, let values) = record {
                 for (name, value) in zip(keys, values) where value.isScalar && fieldSet.insert(name).inserted { fields.append(name) }
+                for (name, value) in zip(keys, values) { nested.visit(name, value) }
             }
             positions.append(index)
             let start = records.bytes.count

@@ -61,6 +61,8 @@ package struct RecordSet: Sendable, Equatable {
     package private(set) var records = RecordArena()
     /// Top-level scalar fields, in the order first seen.
     package private(set) var fields: [String] = []
+    /// Nested objects' scalars and top-level lists, in the order first seen.
+    package private(set) var nested = NestedShapes()
     /// Each page's first record and its records' indexes in the response, for messages.
     private var pages: [(first: Int, positions: [Int])] = []
     private var fieldSet: Set<String> = []
@@ -72,7 +74,7 @@ package struct RecordSet: Sendable, Equatable {
         return pages.count > 1 ? "\(position) on page \(page + 1)" : "\(position)"
     }
 
-    package static func == (a: RecordSet, b: RecordSet) -> Bool { a.records == b.records && a.fields == b.fields }
+    package static func == (a: RecordSet, b: RecordSet) -> Bool { a.records == b.records && a.fields == b.fields && a.nested == b.nested }
 
     package init() {}
 
@@ -80,6 +82,7 @@ package struct RecordSet: Sendable, Equatable {
         pages.append((records.count, page.positions))
         records.append(page.records)
         for field in page.fields where fieldSet.insert(field).inserted { fields.append(field) }
+        nested.merge(page.nested)
     }
 
     /// Sorts the records by key (their bytes, as SQLite compares text) and checks each key is

@@ -62,6 +62,8 @@ package struct RecordPage: Sendable, Equatable {
     package var positions: [Int]
     /// The top-level fields holding a scalar (string, number, boolean), in the order first seen.
     package var fields: [String]
+    /// Nested objects' scalars and top-level lists (see `NestedShapes`).
+    package var nested = NestedShapes()
     /// With `next = .body`: the value found at that path (a URL or a cursor); nil at the end.
     package var next: String?
 }

@@ -18,12 +18,15 @@ enum DerivedViews {
         guard tables.contains("record_views") else { return }
         for source in try db.query("SELECT source FROM record_views ORDER BY source", row: { $0.text(0) ?? "" }) {
             try RecordView(db: db, source: source).create()
+            if tables.contains("record_lists") { try RecordView(db: db, source: source).createLists() }
         }
     }
 
     /// The per-source views' names, where the cache has them.
     private static func perSource(_ db: Connection) throws -> [String] {
-        guard try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'record_views'") == 1 else { return [] }
-        return try db.query("SELECT view FROM record_views") { $0.text(0) ?? "" }
+        let has = { (table: String) in try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(table)]) == 1 }
+        guard try has("record_views") else { return [] }
+        let children = try has("record_lists") ? try db.query("SELECT view FROM record_lists") { $0.text(0) ?? "" } : []
+        return try children + db.query("SELECT view FROM record_views") { $0.text(0) ?? "" }
     }
 }

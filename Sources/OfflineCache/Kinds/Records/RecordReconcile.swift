@@ -17,7 +17,7 @@ extension Reconciler {
         if loading {
             counts.inserted = try load(set.records)
             try logLoad(kind: "record", rows: counts.inserted)
-            try RecordView(db: db, source: source.name).update(fields: set.fields)
+            try RecordView(db: db, source: source.name).update(fields: set.fields, nested: set.nested)
             return counts
         }
         let total = set.records.count
@@ -48,7 +48,7 @@ extension Reconciler {
                 counts.deleted += 1
             }
         }
-        try RecordView(db: db, source: source.name).update(fields: set.fields)
+        try RecordView(db: db, source: source.name).update(fields: set.fields, nested: set.nested)
         return counts
     }
 

@@ -21,26 +21,38 @@ package struct RecordView {
         try db.query("SELECT view FROM record_views WHERE source = ?", [.text(source)]) { $0.text(0) }.first ?? nil
     }
 
-    /// The source's view name, chosen and kept the first time.
-    func assignedName() throws -> String {
-        if let name = try Self.name(db, source: source) { return name }
-        let base = "cached_" + source
+    /// A view name for `base`, free in SQLite (which compares names without case) and among
+    /// the names kept for views: `base`, else `base_json`, `base_json2`…
+    func freeName(_ base: String) throws -> String {
         var candidate = base
         var attempt = 1
         while try db.scalarInt("""
             SELECT (SELECT count(*) FROM sqlite_schema WHERE lower(name) = lower(?1))
                  + (SELECT count(*) FROM record_views WHERE lower(view) = lower(?1))
+                 + (SELECT count(*) FROM record_lists WHERE lower(view) = lower(?1))
             """, [.text(candidate)]) != 0 {
             candidate = base + (attempt == 1 ? "_json" : "_json\(attempt)")
             attempt += 1
         }
-        try db.run("INSERT INTO record_views (source, view) VALUES (?, ?)", [.text(source), .text(candidate)])
         return candidate
+    }
+
+    /// The source's view name, chosen and kept the first time.
+    func assignedName() throws -> String {
+        if let name = try Self.name(db, source: source) { return name }
+        let name = try freeName("cached_" + source)
+        try db.run("INSERT INTO record_views (source, view) VALUES (?, ?)", [.text(source), .text(name)])
+        return name
     }
 
     /// The fields the view has columns for, in order.
     package static func columns(_ db: Connection, source: String) throws -> [String] {
         try db.query("SELECT name FROM record_fields WHERE source = ? ORDER BY position", [.text(source)]) { $0.text(0) ?? "" }
+    }
+
+    /// The child views of the source's top-level lists, in the order first seen.
+    package static func childViews(_ db: Connection, source: String) throws -> [String] {
+        try db.query("SELECT view FROM record_lists WHERE source = ? ORDER BY position", [.text(source)]) { $0.text(0) ?? "" }
     }
 
     /// Whether a field's name can be a column: printable, and nothing a JSON path or an SQL
@@ -51,46 +63,125 @@ package struct RecordView {
         }
     }
 
-    /// Adds fields not seen before and makes the view again if there were any (or it is missing).
-    func update(fields: [String]) throws {
-        var known = try Self.columns(db, source: source)
-        var taken = Set((known + Self.reserved).map { $0.lowercased() })
+    /// Adds fields, nested fields and lists not seen before, and makes the views again where
+    /// they changed (or are missing).
+    func update(fields: [String], nested: NestedShapes = NestedShapes()) throws {
+        var known = try db.query("SELECT name, path FROM record_fields WHERE source = ?", [.text(source)]) { ($0.text(0) ?? "", $0.text(1)) }
+        var taken = Set((known.map(\.0) + Self.reserved).map { $0.lowercased() })
         var added = false
-        for field in fields where known.count < Self.maxColumns && Self.canBeColumn(field) && taken.insert(field.lowercased()).inserted {
-            try db.run("INSERT INTO record_fields (source, position, name) VALUES (?, ?, ?)",
-                       [.text(source), .int(known.count), .text(field)])
-            known.append(field)
+        // Top-level scalars, then nested objects' scalars as `owner__login`.
+        let candidates = fields.map { (name: $0, path: [$0]) } + nested.objectFields.map { (name: $0.joined(separator: "__"), path: $0) }
+        for field in candidates where known.count < Self.maxColumns && field.path.allSatisfy(Self.canBeColumn)
+            && taken.insert(field.name.lowercased()).inserted {
+            let path: SQLValue = field.path.count == 1 ? .null : .text(Self.jsonPath(field.path))
+            try db.run("INSERT INTO record_fields (source, position, name, path) VALUES (?, ?, ?, ?)",
+                       [.text(source), .int(known.count), .text(field.name), path])
+            known.append((field.name, nil))
             added = true
         }
         let name = try assignedName()
         let exists = try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name = ?", [.text(name)]) == 1
-        guard added || !exists else { return }
-        try create()
+        if added || !exists { try create() }
+        for list in nested.lists where Self.canBeColumn(list.name) { try updateList(list) }
+    }
+
+    /// A top-level list's child view: its name chosen the first time, its columns as seen.
+    private func updateList(_ list: NestedShapes.List) throws {
+        let key: [SQLValue] = [.text(source), .text(list.name)]
+        var view = try db.query("SELECT view FROM record_lists WHERE source = ? AND list = ?", key) { $0.text(0) }.first ?? nil
+        var changed = false
+        if view == nil {
+            let parent = try assignedName()
+            let chosen = try freeName(parent + "__" + list.name)
+            let position = try db.scalarInt("SELECT count(*) FROM record_lists WHERE source = ?", [.text(source)]) ?? 0
+            try db.run("INSERT INTO record_lists (source, list, position, view, scalars) VALUES (?, ?, ?, ?, 0)",
+                       key + [.int(position), .text(chosen)])
+            view = chosen
+            changed = true
+        }
+        if list.hasScalars, try db.scalarInt("SELECT scalars FROM record_lists WHERE source = ? AND list = ?", key) == 0 {
+            try db.run("UPDATE record_lists SET scalars = 1 WHERE source = ? AND list = ?", key)
+            changed = true
+        }
+        var known = try db.query("SELECT name FROM record_list_fields WHERE source = ? AND list = ?", key) { $0.text(0) ?? "" }
+        var taken = Set((known + ["key", "idx", "value"]).map { $0.lowercased() })
+        for field in list.fields where known.count < Self.maxColumns && Self.canBeColumn(field) && taken.insert(field.lowercased()).inserted {
+            try db.run("INSERT INTO record_list_fields (source, list, position, name) VALUES (?, ?, ?, ?)",
+                       key + [.int(known.count), .text(field)])
+            known.append(field)
+            changed = true
+        }
+        let exists = try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name = ?", [.text(view!)]) == 1
+        if changed || !exists { try createList(list.name) }
     }
 
     /// Makes the source's view (again) from its name and fields as the cache keeps them: after
-    /// a sync brought new fields, and after every migration (`DerivedViews`).
+    /// a sync brought new fields, and after every migration (`DerivedViews`), with its child views.
     func create() throws {
         guard let name = try Self.name(db, source: source) else { return }
         let view = Self.quoted(name)
-        let columns = try Self.columns(db, source: source).map { field in Self.extract(field) + " AS " + Self.quoted(field) }
+        // (A cache migrated part way, as tests do, has no paths yet: every field is top-level.)
+        let hasPaths = try db.scalarInt("SELECT count(*) FROM pragma_table_info('record_fields') WHERE name = 'path'") == 1
+        let columns = try db.query("SELECT name, \(hasPaths ? "path" : "NULL") FROM record_fields WHERE source = ? ORDER BY position",
+                                   [.text(source)]) { row in
+            let field = row.text(0) ?? ""
+            return Self.extract(path: row.text(1) ?? Self.jsonPath([field])) + " AS " + Self.quoted(field)
+        }
         try db.execute("DROP VIEW IF EXISTS \(view)")
         try db.execute("""
             CREATE VIEW \(view) AS SELECT key, \((columns + ["seen_at", "age_s", "stale"]).joined(separator: ", "))
-            FROM cached_records WHERE source = '\(source.replacingScalars { $0 == "'" ? "''" : nil })'
+            FROM cached_records WHERE source = \(Self.literal(source))
             """)
     }
 
-    /// Drops the view of a source being removed (before its row goes: the name is kept there).
+    /// Makes the child views of every list the source has (after a migration).
+    func createLists() throws {
+        for list in try db.query("SELECT list FROM record_lists WHERE source = ? ORDER BY position", [.text(source)], row: { $0.text(0) ?? "" }) {
+            try createList(list)
+        }
+    }
+
+    /// `cached_NAME__FIELD`: a row per item of each record's list `list` (an array), with the
+    /// record's key, the item's 0-based idx, `value` for items that are not objects, and a
+    /// column per scalar field of the object items.
+    private func createList(_ list: String) throws {
+        let key: [SQLValue] = [.text(source), .text(list)]
+        guard let (name, scalars) = try db.query("SELECT view, scalars FROM record_lists WHERE source = ? AND list = ?", key, row: {
+            ($0.text(0) ?? "", $0.int(1) != 0)
+        }).first else { return }
+        let fields = try db.query("SELECT name FROM record_list_fields WHERE source = ? AND list = ? ORDER BY position", key) { $0.text(0) ?? "" }
+        var columns = ["r.key AS key", "j.key AS idx"]
+        if scalars || fields.isEmpty { columns.append("CASE WHEN j.type NOT IN ('object', 'array') THEN j.value END AS value") }
+        columns += fields.map { "CASE WHEN j.type = 'object' THEN \(Self.extract(path: Self.jsonPath([$0]), from: "j.value")) END AS \(Self.quoted($0))" }
+        let path = Self.literal(Self.jsonPath([list]))
+        try db.execute("DROP VIEW IF EXISTS \(Self.quoted(name))")
+        try db.execute("""
+            CREATE VIEW \(Self.quoted(name)) AS SELECT \(columns.joined(separator: ", "))
+            FROM records r, json_each(r.record, \(path)) j
+            WHERE r.source = \(Self.literal(source)) AND json_type(r.record, \(path)) = 'array'
+            """)
+    }
+
+    /// Drops the views of a source being removed (before its rows go: the names are kept there).
     package static func drop(_ db: Connection, source: String) throws {
+        for view in try childViews(db, source: source) { try db.execute("DROP VIEW IF EXISTS \(quoted(view))") }
         guard let name = try name(db, source: source) else { return }
         try db.execute("DROP VIEW IF EXISTS \(quoted(name))")
     }
 
-    /// The SQL that reads `field` from a record.
-    package static func extract(_ field: String) -> String {
-        "json_extract(record, '$.\"\(field.replacingScalars { $0 == "'" ? "''" : nil })\"')"
+    /// A field's place in a record, as SQLite's JSON functions take it: `$."owner"."login"`.
+    static func jsonPath(_ keys: [String]) -> String { "$" + keys.map { ".\"" + $0 + "\"" }.joined() }
+
+    /// The SQL that reads the value at `path` (from `jsonPath`) from a record.
+    package static func extract(path: String, from column: String = "record") -> String {
+        "json_extract(\(column), \(literal(path)))"
     }
+
+    /// The SQL that reads the top-level `field` from a record.
+    package static func extract(_ field: String) -> String { extract(path: jsonPath([field])) }
+
+    /// Text as an SQL string literal.
+    static func literal(_ text: String) -> String { "'" + text.replacingScalars { $0 == "'" ? "''" : nil } + "'" }
 
     package static func quoted(_ identifier: String) -> String {
         "\"" + identifier.replacingScalars { $0 == "\"" ? "\"\"" : nil } + "\""
