@@ -46,7 +46,8 @@ Generic JSON APIs, for json sources (?per_page=N, default 100; 300 generated ite
     /api/odata   OData style: {"value": [...], "@odata.nextLink": URL} (?skip=N)
   every generic route takes ?updated_since=T: only the records whose updated_at is T or later
   faults (POST /_control fields): "fail_page": N answers 500 for page N;
-  "ignore_paging": true answers every request with the first page
+  "ignore_paging": true answers every request with the first page; "has_more_value": V sends V
+  as /api/stripe's has_more where it would send true
   e.g. cache sources add repos --kind json --url http://127.0.0.1:PORT/api/items --key id --next link
 
 Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a file: URL),
@@ -280,7 +281,9 @@ def make_handler(state):
             if path == "/api/pages":
                 return self.send_json({"data": chunk, "page": page})
             if path == "/api/stripe":
-                return self.send_json({"object": "list", "data": chunk, "has_more": more})
+                # faults "has_more_value": V sends V instead of true (a has_more that is not a boolean).
+                return self.send_json({"object": "list", "data": chunk,
+                                       "has_more": faults.get("has_more_value", True) if more else False})
             if path == "/api/odata":
                 body = {"@odata.context": f"{base}/$metadata", "value": chunk}
                 if more:
@@ -344,7 +347,7 @@ def make_handler(state):
                     if value.get("reset"):
                         state.faults = {}
                     for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after",
-                                "gzip", "silent_once", "always_304", "fail_page", "ignore_paging", "announce"):
+                                "gzip", "silent_once", "always_304", "fail_page", "ignore_paging", "has_more_value", "announce"):
                         if key in value:
                             state.faults[key] = value[key]
                     return self.send_json(state.faults)

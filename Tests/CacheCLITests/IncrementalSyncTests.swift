@@ -111,6 +111,29 @@ import Testing
         #expect(try status(box)["watermark"] as? String == "item-99")
     }
 
+    /// A watermark with a `+` (a time zone offset) reaches the server as written, not as a
+    /// space; `--no-incremental` makes every sync whole again.
+    @Test func aPlusInTheWatermarkIsSentAsItIsAndIncrementalCanBeTurnedOff() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let items: [[String: Any]] = (1...30).map { ["id": $0, "updated_at": "2026-11-\(String(format: "%02d", $0 % 28 + 1))T10:00:00+00:00"] }
+        try upstream.setItems(items)
+        add(upstream, box)
+        #expect(try sync(box)["inserted"] as? Int == 30)
+        var changed = items
+        changed[4]["updated_at"] = "2026-12-01T00:00:00+00:00"
+        try upstream.setItems(changed)
+        let second = try sync(box)
+        #expect(try sentSince(upstream, last: 1) == ["2026-11-28T10:00:00+00:00"])
+        #expect(second["updated"] as? Int == 1, "\(second)")  // the server read the same time, and sent record 5
+
+        #expect(box.cacheInProcess(["sources", "set", "items", "--no-incremental"]).status == 0)
+        #expect(try sync(box)["note"] is NSNull)
+        #expect(try sentSince(upstream, last: 1) == [nil])
+        let listed = try #require(try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().first)
+        #expect(listed["since_param"] is NSNull && listed["watermark"] is NSNull, "\(listed)")
+    }
+
     @Test(arguments: [
         (["--since-param", "updated_since"], "Incremental syncs need both '--since-param <name>' and '--cursor-field <field>'."),
         (["--lag", "5m"], "Incremental syncs need both '--since-param <name>' and '--cursor-field <field>'."),

@@ -18,6 +18,11 @@ import Testing
         }
         add("--token-env", settings.tokenEnv)
         if settings.noToken { arguments.append("--no-token") }
+        add("--oauth-token-url", settings.oauthTokenURL)
+        add("--client-id-env", settings.clientIDEnv)
+        add("--client-secret-env", settings.clientSecretEnv)
+        add("--scope", settings.scope)
+        if settings.noOAuth { arguments.append("--no-oauth") }
         add("--max-bytes", settings.maxBytes)
         add("--ca-cert", settings.caCert)
         if settings.noCACert { arguments.append("--no-ca-cert") }
@@ -27,7 +32,14 @@ import Testing
         add("--key", settings.key)
         add("--next", settings.next)
         add("--next-param", settings.nextParam)
+        add("--first-page", settings.firstPage)
+        add("--has-more", settings.hasMore)
         add("--max-pages", settings.maxPages)
+        add("--since-param", settings.sinceParam)
+        add("--cursor-field", settings.cursorField)
+        add("--lag", settings.lag)
+        add("--full-every", settings.fullEvery)
+        if settings.noIncremental { arguments.append("--no-incremental") }
         add("--delimiter", settings.delimiter)
         return arguments
     }
@@ -77,10 +89,18 @@ import Testing
         ("ok", "json", SourceSettings(key: "id", maxPages: "0")),
         ("ok", "json", SourceSettings(key: "id", delimiter: ";")),
         ("ok", "csv", SourceSettings(key: "id", delimiter: "\"")),
+        ("ok", "json", SourceSettings(key: "id", next: "page", nextParam: "p", firstPage: "-1")),
+        ("ok", "json", SourceSettings(key: "id", next: "last-key", nextParam: "after")),
+        ("ok", "json", SourceSettings(key: "id", sinceParam: "since")),
+        ("ok", "jokes", SourceSettings(oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID")),
+        ("ok", "jokes", SourceSettings(tokenEnv: "T", oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID", clientSecretEnv: "S")),
         // Accepted by both, and stored alike.
         ("ok", "json", SourceSettings(ttl: "1h", headers: ["Accept: application/json"], key: "id", next: "link", maxPages: "5")),
         ("ok", "csv", SourceSettings(key: "id,day", delimiter: "tab")),
         ("ok", "account", SourceSettings(mode: "merge", tokenEnv: "BANK_TOKEN", maxBytes: "1000", maxDelete: "20%", alertAfter: "2h")),
+        ("ok", "json", SourceSettings(key: "id", next: "last-key", nextParam: "after", hasMore: "$.has_more", sinceParam: "since",
+                                      cursorField: "updated_at", lag: "5m", fullEvery: "12h")),
+        ("ok", "jokes", SourceSettings(oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID", clientSecretEnv: "S", scope: "read")),
     ] as [(String, String, SourceSettings)])
     func addingChecksAsTheCommandLineDoes(_ name: String, _ kind: String, _ settings: SourceSettings) async throws {
         let url = settings.url ?? Self.url
@@ -113,6 +133,10 @@ import Testing
         ("j", SourceSettings(ttl: "30m", headers: ["X-Team: app"], tokenEnv: "JOKES_TOKEN", maxDelete: "5")),
         ("j", SourceSettings(headers: [], noToken: true)),
         ("items", SourceSettings(url: "http://127.0.0.1:9/other", rows: "$.data", key: "id,kind", next: "$.next", nextParam: "after")),
+        ("items", SourceSettings(next: "offset")),
+        ("items", SourceSettings(sinceParam: "since", cursorField: "updated_at", lag: "0")),
+        ("j", SourceSettings(noToken: true, oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID", clientSecretEnv: "S")),
+        ("j", SourceSettings(oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID", clientSecretEnv: "S")),
     ] as [(String, SourceSettings)])
     func settingChecksAsTheCommandLineDoes(_ name: String, _ settings: SourceSettings) async throws {
         let command = try Sandbox(), app = try Sandbox()

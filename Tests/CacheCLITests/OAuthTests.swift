@@ -71,7 +71,7 @@ import Testing
         add(box, upstream, "items", "/api/items?per_page=100", ["--next", "link"])
         let sync = box.cacheInProcess(["sync", "items"], environment: environment)
         #expect(sync.status == 77, "\(sync.stderr)")
-        #expect(sync.stderr.contains("the token endpoint \(upstream.baseURL)/oauth/token refused the client credentials (HTTP 401)"), "\(sync.stderr)")
+        #expect(sync.stderr.contains("the token endpoint \(upstream.baseURL)/oauth/token refused to give a token (HTTP 401): check the client id, the secret and the scope"), "\(sync.stderr)")
         #expect(try upstreamRequests(upstream, "/api/items").isEmpty)
         // No variable: a configuration error naming it, and nothing asked.
         let missing = box.cacheInProcess(["sync", "items"], environment: ["API_CLIENT_ID": clientID])
@@ -95,6 +95,18 @@ import Testing
         for secret in secrets {
             #expect(!outputs.contains { $0.contains(secret) }, "\(secret.prefix(4))… found")
         }
+    }
+
+    /// `--no-oauth` drops the client, so a source can move to `--token-env`.
+    @Test func theClientCanBeDroppedForATokenVariable() throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        add(box, upstream, "items", "/api/items")
+        let both = box.cacheInProcess(["sources", "set", "items", "--token-env", "T"])
+        #expect(both.status == 64 && both.stderr.contains("both send the Authorization header"), "\(both.stderr)")
+        #expect(box.cacheInProcess(["sources", "set", "items", "--no-oauth", "--token-env", "T"]).status == 0)
+        let listed = try #require(try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().first)
+        #expect(listed["oauth_token_url"] is NSNull && listed["token_env"] as? String == "T", "\(listed)")
     }
 
     @Test(arguments: [

@@ -75,6 +75,21 @@ import Testing
         #expect(try records(box).isEmpty)
     }
 
+    /// A has_more that is not a boolean is bad data, not the end of the pages: `1` or `"yes"`
+    /// ending them quietly would cache part of the records and remove the rest.
+    @Test(arguments: [1, "yes", "true"] as [any Sendable])
+    func aHasMoreThatIsNotABooleanIsBadData(_ value: any Sendable) throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let style = try #require(Self.styles.first { $0.path.hasPrefix("/api/stripe") })
+        #expect(box.cacheInProcess(["sources", "add", "api", "--kind", "json", "--url", upstream.baseURL + style.path, "--key", "id"]
+                                   + style.options).status == 0)
+        try upstream.control(["has_more_value": value])
+        let sync = box.cacheInProcess(["sync", "api"])
+        #expect(sync.status == 65 && sync.stderr.contains("the value at $.has_more is not a boolean"), "\(sync.stderr)")
+        #expect(try records(box).isEmpty)
+    }
+
     /// Options that do not go together are refused at add and at set, naming what is missing.
     @Test(arguments: [
         (["--next", "offset"], "'--next offset' needs '--next-param <name>': the query parameter it sets."),
@@ -104,6 +119,10 @@ import Testing
         #expect(set.stderr.contains("next page → last-key") && set.stderr.contains("first-page 0 → -"), "\(set.stderr)")
         let listed = try #require(try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().first)
         #expect(listed["next"] as? String == "last-key" && listed["has_more"] as? String == "$.has_more" && listed["first_page"] is NSNull)
+        // To a body URL: the old style's parameter means nothing there and goes with it.
+        #expect(box.cacheInProcess(["sources", "set", "api", "--next", "$.links.next"]).status == 0)
+        let body = try #require(try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().first)
+        #expect(body["next"] as? String == "$.links.next" && body["next_param"] is NSNull && body["has_more"] is NSNull, "\(body)")
     }
 
     /// The README's command lines, split as a shell splits them: quotes, and `\` at a line's end.

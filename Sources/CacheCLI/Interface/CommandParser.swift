@@ -249,12 +249,14 @@ enum CommandParser {
                        tokenEnv: args.value("--token-env"), noToken: clearing && args.has("--no-token"), maxBytes: args.value("--max-bytes"),
                        caCert: args.value("--ca-cert"), noCACert: clearing && args.has("--no-ca-cert"),
                        oauthTokenURL: args.value("--oauth-token-url"), clientIDEnv: args.value("--client-id-env"),
-                       clientSecretEnv: args.value("--client-secret-env"), scope: args.value("--scope"), maxDelete: args.value("--max-delete"),
+                       clientSecretEnv: args.value("--client-secret-env"), scope: args.value("--scope"),
+                       noOAuth: clearing && args.has("--no-oauth"), maxDelete: args.value("--max-delete"),
                        alertAfter: args.value("--alert-after"), rows: args.value("--rows"), key: args.value("--key"),
                        next: args.value("--next"), nextParam: args.value("--next-param"), firstPage: args.value("--first-page"),
                        hasMore: args.value("--has-more"), maxPages: args.value("--max-pages"),
                        sinceParam: args.value("--since-param"), cursorField: args.value("--cursor-field"),
                        lag: args.value("--lag"), fullEvery: args.value("--full-every"),
+                       noIncremental: clearing && args.has("--no-incremental"),
                        delimiter: args.value("--delimiter"))
     }
 

@@ -42,6 +42,7 @@ enum CommandTable {
             OptionSpec(name: "--client-secret-env", value: "var", help: "OAuth2: the variable holding the client secret; only its name is stored."),
             OptionSpec(name: "--scope", value: "scope", help: "OAuth2: the scope to ask for, if the endpoint wants one."),
         ]
+        if !adding { options.append(OptionSpec(name: "--no-oauth", help: "Ask no token endpoint: drop the OAuth2 client.")) }
         options += [
             OptionSpec(name: "--max-bytes", value: "n", help: "Refuse bodies larger than this, decoded (default: 64 MiB)."),
             OptionSpec(name: "--ca-cert", value: "file", help: "Trust the CAs in this PEM file instead of the system's (internal CAs).",
@@ -61,6 +62,9 @@ enum CommandTable {
             OptionSpec(name: "--cursor-field", value: "field", help: "json, incremental: the field whose largest value is the watermark, such as updated_at."),
             OptionSpec(name: "--lag", value: "duration", help: "json, incremental: ask from this long before the watermark (default: 0)."),
             OptionSpec(name: "--full-every", value: "duration", help: "json, incremental: sync in full this often, removing what upstream no longer has (default: 1d)."),
+        ]
+        if !adding { options.append(OptionSpec(name: "--no-incremental", help: "json: sync in full each time again (the watermark is forgotten).")) }
+        options += [
             OptionSpec(name: "--delimiter", value: "c", help: "csv: the character between fields (default: ,); tab for tabs."),
         ]
         options += [

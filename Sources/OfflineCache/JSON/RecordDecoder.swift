@@ -168,16 +168,21 @@ enum RecordDecoder {
         }
 
         mutating func readNext(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) {
+            if layout.next == .lastKey {
+                // --has-more: a boolean, nothing else (1 or "yes" must not end the paging quietly).
+                guard cursor.peek() == UInt8(ascii: "t") || cursor.peek() == UInt8(ascii: "f") else {
+                    throw JSONCursor.Failure(message: "the value at \(layout.hasMore?.description ?? "--has-more")\(where_) is not a boolean")
+                }
+                next = try cursor.readBool() ? "true" : "false"
+                return
+            }
             switch cursor.peek() {
             case UInt8(ascii: "\""): next = try cursor.readStringToken()
             case UInt8(ascii: "n"): _ = try cursor.readNull()
             case .some(let byte) where byte == UInt8(ascii: "-") || (0x30...0x39).contains(byte):
                 next = try Self.numberText(&cursor)  // a numeric cursor
-            case .some(let byte) where (byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f")) && layout.next == .lastKey:
-                next = try cursor.readBool() ? "true" : "false"  // --has-more
             default:
-                let what = layout.next == .lastKey ? "is not a boolean" : "is not a URL or cursor"
-                throw JSONCursor.Failure(message: "the value at \(nextPath.map { JSONPath($0).description } ?? "")\(where_) \(what)")
+                throw JSONCursor.Failure(message: "the next page at \(nextPath.map { JSONPath($0).description } ?? "")\(where_) is not a URL or cursor")
             }
             if next?.trimmingWhitespace().isEmpty == true { next = nil }
         }

@@ -42,8 +42,13 @@ public struct RecordLayout: Sendable, Equatable {
         /// the same form) or a number (taken as seconds); any other value as it is.
         package func since(_ watermark: String) -> String {
             guard lagSeconds > 0 else { return watermark }
-            if let number = Int64(watermark) { return String(number - Int64(lagSeconds)) }
-            if let number = Double(watermark) { return JSONValue.canonicalNumber(number - Double(lagSeconds)) }
+            if let number = Int64(watermark) {
+                let (earlier, overflow) = number.subtractingReportingOverflow(Int64(lagSeconds))
+                return overflow ? watermark : String(earlier)
+            }
+            if let number = Double(watermark), number.isFinite, watermark.first.map({ $0.isNumber || $0 == "-" }) == true {
+                return JSONValue.canonicalNumber(number - Double(lagSeconds))
+            }
             guard let date = Timestamp.parse(watermark) else { return watermark }
             let earlier = date.addingTimeInterval(-Double(lagSeconds))
             // As the API wrote it: with milliseconds only if the watermark had them.
@@ -171,30 +176,33 @@ public struct JSONPath: Sendable, Equatable, Hashable {
     public init(_ keys: [String] = []) { self.keys = keys }
 
     /// `$`, `$.a.b`, `$['a.b']`, or (for key fields) `a.b`; nil for an empty key or a malformed path.
+    /// A name runs to the next `.` or `['`/`["`: any other character is part of it (`items[]`
+    /// is one key, as paths stored before brackets were read have it).
     public init?(_ text: String) {
         var rest = Substring(text)
         if rest.hasPrefix("$") {
             rest = rest.dropFirst()
             if rest.isEmpty { keys = []; return }
-        } else if !rest.hasPrefix("[") {
+        } else if !Self.opensBracket(rest) {
             rest = "." + rest  // a key field: `a.b` is `$.a.b`
         }
         var keys: [String] = []
         while let first = rest.first {
             if first == "." {
                 rest = rest.dropFirst()
-                let name = rest.prefix { $0 != "." && $0 != "[" }
-                guard !name.isEmpty, !name.contains("$"), !name.contains("]"), !name.contains("'"), !name.contains("\"") else { return nil }
-                keys.append(String(name))
-                rest = rest.dropFirst(name.count)
-            } else if first == "[" {
-                // ['name'] or ["name"]: any characters but the quote itself.
-                rest = rest.dropFirst()
-                guard let quote = rest.first, quote == "'" || quote == "\"" else { return nil }
-                rest = rest.dropFirst()
-                guard let end = rest.firstIndex(of: quote) else { return nil }
+                var end = rest.startIndex
+                while end < rest.endIndex, rest[end] != ".", !Self.opensBracket(rest[end...]) { end = rest.index(after: end) }
                 let name = rest[..<end]
-                rest = rest[rest.index(after: end)...]
+                guard !name.isEmpty, !name.contains("$") else { return nil }
+                keys.append(String(name))
+                rest = rest[end...]
+            } else if Self.opensBracket(rest) {
+                // ['name'] or ["name"]: any characters but that quote.
+                let quote = rest[rest.index(after: rest.startIndex)]
+                rest = rest.dropFirst(2)
+                guard let close = rest.firstIndex(of: quote) else { return nil }
+                let name = rest[..<close]
+                rest = rest[rest.index(after: close)...]
                 guard !name.isEmpty, rest.first == "]" else { return nil }
                 keys.append(String(name))
                 rest = rest.dropFirst()
@@ -206,41 +214,53 @@ public struct JSONPath: Sendable, Equatable, Hashable {
         self.keys = keys
     }
 
+    private static func opensBracket(_ text: Substring) -> Bool { text.hasPrefix("['") || text.hasPrefix("[\"") }
+
     /// Key fields as written after `--key`: `id`, or `user.id,repo`, commas inside brackets kept.
     package static func fields(_ text: String) -> [JSONPath?] {
         var fields: [String] = [], current = "", quote: Character?
-        for character in text {
+        var rest = Substring(text)
+        while let character = rest.first {
             if let open = quote {
                 if character == open { quote = nil }
-            } else if character == "'" || character == "\"" {
-                quote = character
+            } else if opensBracket(rest) {
+                quote = rest[rest.index(after: rest.startIndex)]
+                current += "[" + String(quote!)
+                rest = rest.dropFirst(2)
+                continue
             } else if character == "," {
                 fields.append(current)
                 current = ""
+                rest = rest.dropFirst()
                 continue
             }
             current.append(character)
+            rest = rest.dropFirst()
         }
         fields.append(current)
         return fields.map { JSONPath($0.trimmingSpaces()) }
     }
 
-    /// A key written as it is in a path (else in brackets): nothing in it a path gives meaning to.
+    /// A key written as it is (else in brackets): nothing in it a path or a key list gives meaning to.
     private static func isPlain(_ key: String) -> Bool {
-        !key.isEmpty && !key.contains { ".[]'\"$,".contains($0) }
+        !key.isEmpty && !key.contains(".") && !key.contains("$") && !key.contains(",")
+            && !key.contains("['") && !key.contains("[\"") && key.trimmingSpaces() == key
     }
+
+    /// `['key']`, or `["key"]` for a key holding `'`.
+    private static func bracketed(_ key: String) -> String { key.contains("'") ? "[\"" + key + "\"]" : "['" + key + "']" }
 
     /// As SQLite's JSON functions take it: `$."a"."b"` (keys hold no `"` or `\`: see the settings' check).
     package var sqlitePath: String { "$" + keys.map { ".\"" + $0 + "\"" }.joined() }
 
     public var description: String {
-        "$" + keys.map { Self.isPlain($0) ? "." + $0 : "['" + $0 + "']" }.joined()
+        "$" + keys.map { Self.isPlain($0) ? "." + $0 : Self.bracketed($0) }.joined()
     }
 
     /// As a key field is written: `user.id`; a key that is not a plain name in brackets (`['a.b']`).
     public var dotted: String {
         keys.enumerated().map { index, key in
-            Self.isPlain(key) ? (index == 0 ? key : "." + key) : "['" + key + "']"
+            Self.isPlain(key) ? (index == 0 ? key : "." + key) : Self.bracketed(key)
         }.joined()
     }
 }

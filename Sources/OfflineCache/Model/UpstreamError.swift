@@ -38,9 +38,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingToken(variable: String)
     /// The token variable's value holds a control character (a CR from a CRLF file, say).
     case badToken(variable: String)
-    /// An OAuth2 token endpoint refused the client credentials (400, 401 or 403), with the
-    /// error code it gave (`invalid_client`); the credentials themselves are never named.
-    case tokenRefused(url: String, status: Int, error: String?)
+    /// An OAuth2 token endpoint refused to give a token (400, 401 or 403: a wrong client id or
+    /// secret, or a scope it does not grant); the credentials themselves are never named.
+    case tokenRefused(url: String, status: Int)
 
     /// Whether the same request may succeed later: connection errors, timeouts, 408, 429,
     /// 5xx and truncated bodies. Bad data and other 4xx will not get better by asking again.
@@ -85,8 +85,8 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .caFile(path, reason): "cannot use the CA file \(path): \(reason)"
         case let .missingToken(variable): "the token variable \(variable) is not set"
         case let .badToken(variable): "the token variable \(variable) holds a control character (a stray CR from a CRLF file?)"
-        case let .tokenRefused(url, status, error):
-            "the token endpoint \(url) refused the client credentials (HTTP \(status)\(error.map { ", \($0)" } ?? ""))"
+        case let .tokenRefused(url, status):
+            "the token endpoint \(url) refused to give a token (HTTP \(status)): check the client id, the secret and the scope"
         }
     }
 

@@ -99,15 +99,21 @@ package struct RefreshBehindRead {
             hasEnded = check
         }
         let began = ContinuousClock.now
+        // As long as a live process holds the source's lease (its own expiry bounds it), the
+        // refresh is under way, however long a sync's --timeout lets it take; with no holder,
+        // a process that neither takes the lease nor ends is given up on after this long.
         let limit = Duration.seconds(SyncEngine.Options().timeout + 60)
+        var unheldSince = began
         var ended = hasEnded == nil
-        while ContinuousClock.now - began < limit, !cancelled() {
+        while !cancelled() {
             if let landing = try watcher.landing() { return Self.error(landing, noLanding) }
             if !ended, let hasEnded { ended = hasEnded() }
-            if ended, try !watcher.refreshInFlight() {
+            let held = try watcher.refreshInFlight()
+            if ended, !held {
                 // One last look: it may have landed as the holder left.
                 return Self.error(try watcher.landing(), noLanding)
             }
+            if held { unheldSince = .now } else if ContinuousClock.now - unheldSince > limit { break }
             try tick(Double((ContinuousClock.now - began) / .milliseconds(1)) / 1000)
             sleepSeconds(pollInterval)
         }

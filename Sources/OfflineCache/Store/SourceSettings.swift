@@ -36,6 +36,8 @@ public struct SourceSettings: Sendable, Equatable {
     public var clientSecretEnv: String?
     /// The OAuth2 scope to ask for, if the endpoint wants one.
     public var scope: String?
+    /// Drops the OAuth2 client (setting only).
+    public var noOAuth = false
     /// How many rows one sync may remove before it is held: `20`, or `50%`.
     public var maxDelete: String?
     /// How long without a successful sync before `status --max-age` reports the source.
@@ -62,16 +64,18 @@ public struct SourceSettings: Sendable, Equatable {
     public var lag: String?
     /// json, incremental: how often a sync is full, removing what upstream no longer has (default 1d).
     public var fullEvery: String?
+    /// json: syncs are whole again, not incremental (setting only).
+    public var noIncremental = false
     /// csv: the character between fields (`;`, `tab`).
     public var delimiter: String?
 
     public init(url: String? = nil, ttl: String? = nil, mode: String? = nil, headers: [String]? = nil,
                 tokenEnv: String? = nil, noToken: Bool = false, maxBytes: String? = nil, caCert: String? = nil,
                 noCACert: Bool = false, oauthTokenURL: String? = nil, clientIDEnv: String? = nil, clientSecretEnv: String? = nil,
-                scope: String? = nil, maxDelete: String? = nil, alertAfter: String? = nil, rows: String? = nil,
+                scope: String? = nil, noOAuth: Bool = false, maxDelete: String? = nil, alertAfter: String? = nil, rows: String? = nil,
                 key: String? = nil, next: String? = nil, nextParam: String? = nil, firstPage: String? = nil,
                 hasMore: String? = nil, maxPages: String? = nil, sinceParam: String? = nil, cursorField: String? = nil,
-                lag: String? = nil, fullEvery: String? = nil, delimiter: String? = nil) {
+                lag: String? = nil, fullEvery: String? = nil, noIncremental: Bool = false, delimiter: String? = nil) {
         self.url = url
         self.ttl = ttl
         self.mode = mode
@@ -85,6 +89,7 @@ public struct SourceSettings: Sendable, Equatable {
         self.clientIDEnv = clientIDEnv
         self.clientSecretEnv = clientSecretEnv
         self.scope = scope
+        self.noOAuth = noOAuth
         self.maxDelete = maxDelete
         self.alertAfter = alertAfter
         self.rows = rows
@@ -98,6 +103,7 @@ public struct SourceSettings: Sendable, Equatable {
         self.cursorField = cursorField
         self.lag = lag
         self.fullEvery = fullEvery
+        self.noIncremental = noIncremental
         self.delimiter = delimiter
     }
 
@@ -141,6 +147,8 @@ public struct SourceSettings: Sendable, Equatable {
         package var clientIDEnv: String?
         package var clientSecretEnv: String?
         package var scope: String?
+        package var clearOAuth = false
+        package var clearIncremental = false
 
         /// Whether any OAuth2 option is given.
         var oauthGiven: Bool { oauthTokenURL != nil || clientIDEnv != nil || clientSecretEnv != nil || scope != nil }
@@ -173,7 +181,7 @@ public struct SourceSettings: Sendable, Equatable {
             [("--rows", rows != nil), ("--key", key != nil), ("--next", next != nil), ("--next-param", nextParam != nil),
              ("--first-page", firstPage != nil), ("--has-more", hasMore != nil), ("--max-pages", maxPages != nil),
              ("--since-param", sinceParam != nil), ("--cursor-field", cursorField != nil), ("--lag", lag != nil),
-             ("--full-every", fullEvery != nil), ("--delimiter", delimiter != nil)].filter(\.1).map(\.0)
+             ("--full-every", fullEvery != nil), ("--no-incremental", clearIncremental), ("--delimiter", delimiter != nil)].filter(\.1).map(\.0)
         }
 
         /// Whether any incremental option is given.
@@ -250,6 +258,8 @@ public struct SourceSettings: Sendable, Equatable {
         // No lag is a lag of 0.
         checked.lag = lag == "0" ? 0 : try duration(lag, "--lag")
         checked.fullEvery = try duration(fullEvery, "--full-every")
+        checked.clearIncremental = noIncremental
+        checked.clearOAuth = noOAuth
         if let text = maxPages {
             guard let count = Int(text), (1...100_000).contains(count) else { throw invalid(text, "--max-pages", "a number of pages from 1") }
             checked.maxPages = count
@@ -362,9 +372,9 @@ extension SourceSettings.Checked {
         if let option = layoutOptionsGiven.first(where: { !source.kind.layoutOptions.contains($0) }) {
             return SourceRules.Problem(message: "'\(option)' is for \(SourceRules.kinds(taking: option)) sources; '\(source.name)' is \(source.kind.rawValue).")
         }
-        if let problem = incrementalProblem(existing: source.layout?.incremental) { return problem }
+        if let problem = incrementalProblem(existing: clearIncremental ? nil : source.layout?.incremental) { return problem }
         let tokenEnvAfter = tokenEnv ?? source.tokenEnv
-        if let problem = oauthProblem(existing: source.oauth, tokenEnv: tokenEnvAfter) { return problem }
+        if let problem = oauthProblem(existing: clearOAuth ? nil : source.oauth, tokenEnv: tokenEnvAfter) { return problem }
         var changed = source
         apply(to: &changed)
         return changed.layout.flatMap(SourceSettings.pagingProblem)
@@ -385,6 +395,7 @@ extension SourceSettings.Checked {
         if let caCert { source.caCert = caCert }
         if let maxDelete { source.maxDelete = maxDelete }
         if let alertAfter { source.alertAfterSeconds = alertAfter }
+        if clearOAuth { source.oauth = nil }
         if oauthGiven {
             // A new client needs all three (`oauthProblem` says so); an existing one changes in part.
             if var client = source.oauth ?? oauthTokenURL.flatMap({ url in clientIDEnv.flatMap { id in clientSecretEnv.map {
@@ -400,6 +411,7 @@ extension SourceSettings.Checked {
 
     /// Applies the layout settings given to `layout`.
     func apply(to layout: inout RecordLayout) {
+        let before = layout.next
         if let rows { layout.rows = rows }
         if let key { layout.key = key }
         if let next { layout.next = next }
@@ -409,9 +421,12 @@ extension SourceSettings.Checked {
         // Options that belong to another style go with it.
         if let next, next != .page, firstPage == nil { layout.firstPage = nil }
         if let next, next != .lastKey, hasMore == nil { layout.hasMore = nil }
-        if next == .link, nextParam == nil { layout.nextParam = nil }
+        // A parameter the old style set means nothing to a link or a body URL: it goes too,
+        // unless given again (a body cursor takes one).
+        if let next, !next.needsParam, nextParam == nil, next == .link || before?.needsParam == true { layout.nextParam = nil }
         if let maxPages { layout.maxPages = maxPages }
         if let delimiter { layout.delimiter = delimiter }
+        if clearIncremental { layout.incremental = nil }
         if incrementalGiven {
             // A new one needs both names (`incrementalProblem` says so); an existing one changes in part.
             if var incremental = layout.incremental ?? sinceParam.flatMap({ parameter in

@@ -271,5 +271,5 @@ package struct SourceStore {
 
     /// `Source.identity` as SQL over the `sources` table: the row, and the settings that decide
     /// what a sync writes (a sync begun before `sources set` changed them must not land).
-    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url || ':' || coalesce(rows_path, '') || ':' || coalesce(key_fields, '') || ':' || coalesce(delimiter, '') || ':' || coalesce(max_delete, '')"
+    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url || ':' || coalesce(rows_path, '') || ':' || coalesce(key_fields, '') || ':' || coalesce(delimiter, '') || ':' || coalesce(max_delete, '') || ':' || coalesce(since_param, '') || ':' || coalesce(cursor_field, '')"
 }

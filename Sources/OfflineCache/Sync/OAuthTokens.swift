@@ -10,9 +10,19 @@ enum OAuthTokens {
         var expires: ContinuousClock.Instant
     }
 
-    /// Tokens by client (token URL, client id, scope): the process's syncs share them. Held
-    /// while a token is asked for, so syncs running at once ask once.
-    private static let tokens = Mutex<[String: Token]>([:])
+    /// A client's token, or word that a sync is asking for one (the others wait for it).
+    private enum Entry {
+        case ready(Token)
+        case asking
+    }
+
+    /// Tokens by client (token URL, client id, scope): the process's syncs share them. The lock
+    /// is never held across a request: a slow token endpoint stalls only its own client's syncs.
+    private static let tokens = Mutex<[String: Entry]>([:])
+
+    private enum Next {
+        case use(String), wait, ask
+    }
 
     /// The client's token: the one held while it lasts, else a new one from the token URL.
     /// `replacing` a token a request just had refused asks for a new one, unless another sync
@@ -27,11 +37,33 @@ enum OAuthTokens {
             throw .badToken(variable: variable)
         }
         let key = [client.tokenURL.absoluteString, id, client.scope ?? ""].joined(separator: "\n")
-        return try tokens.withLock { (tokens: inout [String: Token]) throws(UpstreamError) -> String in
-            if let held = tokens[key], held.value != refused, held.expires > .now { return held.value }
-            let token = try ask(client, id: id, secret: secret, fetcher: fetcher, deadline: deadline, timeout: timeout, caCert: caCert)
-            tokens[key] = token
-            return token.value
+        while true {
+            let next: Next = tokens.withLock { tokens in
+                switch tokens[key] {
+                case .ready(let held)? where held.value != refused && held.expires > .now: return .use(held.value)
+                case .asking?: return .wait
+                default:
+                    tokens[key] = .asking
+                    return .ask
+                }
+            }
+            switch next {
+            case .use(let token):
+                return token
+            case .wait:
+                // Another sync of this process is asking: its answer is this one's too.
+                guard ContinuousClock.now < deadline else { throw .timedOut(url: Source.redacted(client.tokenURL), seconds: timeout) }
+                sleepSeconds(0.02)
+            case .ask:
+                do {
+                    let token = try ask(client, id: id, secret: secret, fetcher: fetcher, deadline: deadline, timeout: timeout, caCert: caCert)
+                    tokens.withLock { $0[key] = .ready(token) }
+                    return token.value
+                } catch {
+                    tokens.withLock { $0[key] = nil }
+                    throw error
+                }
+            }
         }
     }
 
@@ -39,19 +71,20 @@ enum OAuthTokens {
     private static func ask(_ client: Source.OAuthClient, id: String, secret: String, fetcher: any Fetching,
                             deadline: ContinuousClock.Instant, timeout: Double, caCert: String?) throws(UpstreamError) -> Token {
 
-        // HTTP Basic with the form-encoded id and secret (RFC 6749 §2.3.1); no redirects, so
+        // HTTP Basic with the form-encoded id and secret (RFC 6749 §2.3.1: every byte but the
+        // unreserved ones escaped); no redirects, so
         // the credentials go to the token URL and nowhere else.
-        let basic = Data((formEncoded(id) + ":" + formEncoded(secret)).utf8).base64EncodedString()
+        let basic = Data((id.percentEncoded() + ":" + secret.percentEncoded()).utf8).base64EncodedString()
         var request = FetchRequest(url: client.tokenURL, headers: [Source.Header(name: "Authorization", value: "Basic " + basic)],
                                    timeout: timeout, deadline: deadline, maxBytes: 1 << 20, maxRedirects: 0, caCert: caCert)
-        request.form = "grant_type=client_credentials" + (client.scope.map { "&scope=" + formEncoded($0) } ?? "")
+        request.form = "grant_type=client_credentials" + (client.scope.map { "&scope=" + $0.percentEncoded() } ?? "")
         let display = Source.redacted(client.tokenURL)
         let answer: FetchResponse
         do {
             answer = try fetcher.fetch(request)
         } catch {
             if case .httpStatus(let status, _, _) = error, [400, 401, 403].contains(status) {
-                throw .tokenRefused(url: display, status: status, error: nil)
+                throw .tokenRefused(url: display, status: status)
             }
             throw error
         }
@@ -84,23 +117,4 @@ enum OAuthTokens {
                 ?? (try? container.decodeIfPresent(String.self, forKey: .expiresIn)).flatMap { $0.flatMap(Double.init) }
         }
     }
-
-    /// `application/x-www-form-urlencoded`: letters, digits and `-._~` as they are, the rest escaped.
-    static func formEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(Character(UnicodeScalar(byte)))
-            default:
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return out
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }

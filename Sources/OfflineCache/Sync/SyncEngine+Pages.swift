@@ -124,14 +124,17 @@ struct Pager {
         }
     }
 
-    /// `url` with the query parameter `name` set to `value` (replacing any value it had).
+    /// `url` with the query parameter `name` set to `value` (replacing any value it had). All
+    /// but the unreserved characters are escaped: a `+` in a time zone or a base64 cursor must
+    /// not reach the server as a space.
     static func url(_ url: URL, setting name: String, to value: String) throws(UpstreamError) -> URL {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             throw .badData("a page URL that cannot be read: \(Source.redacted(url))")
         }
-        var items = (parts.queryItems ?? []).filter { $0.name != name }
-        items.append(URLQueryItem(name: name, value: value))
-        parts.queryItems = items
+        let escapedName = name.percentEncoded()
+        var items = (parts.percentEncodedQueryItems ?? []).filter { $0.name != escapedName && $0.name.percentDecoded != name }
+        items.append(URLQueryItem(name: escapedName, value: value.percentEncoded()))
+        parts.percentEncodedQueryItems = items
         guard let next = parts.url else { throw .badData("a cursor that makes no URL: \(value)") }
         return next
     }

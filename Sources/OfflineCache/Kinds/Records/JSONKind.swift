@@ -6,7 +6,7 @@ struct JSONKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
     var storage: RowStorage { .records }
     var layoutOptions: [String] { ["--rows", "--key", "--next", "--next-param", "--first-page", "--has-more", "--max-pages",
-                                        "--since-param", "--cursor-field", "--lag", "--full-every"] }
+                                        "--since-param", "--cursor-field", "--lag", "--full-every", "--no-incremental"] }
 
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
         guard let layout else { throw .badData("a json source needs a layout (--key)") }

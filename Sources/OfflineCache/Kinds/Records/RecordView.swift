@@ -15,6 +15,8 @@ package struct RecordView {
     static let reserved: Set<String> = ["key", "seen_at", "age_s", "stale"]
     /// SQLite allows 2000 columns; a view of more fields than this is not one anybody reads.
     package static let maxColumns = 200
+    /// Child views per source: records with ever new list fields must not fill the schema.
+    package static let maxLists = 50
 
     /// The view's name, if the source has one yet.
     package static func name(_ db: Connection, source: String) throws -> String? {
@@ -91,6 +93,7 @@ package struct RecordView {
         var view = try db.query("SELECT view FROM record_lists WHERE source = ? AND list = ?", key) { $0.text(0) }.first ?? nil
         var changed = false
         if view == nil {
+            guard try db.scalarInt("SELECT count(*) FROM record_lists WHERE source = ?", [.text(source)]) ?? 0 < Self.maxLists else { return }
             let parent = try assignedName()
             let chosen = try freeName(parent + "__" + list.name)
             let position = try db.scalarInt("SELECT count(*) FROM record_lists WHERE source = ?", [.text(source)]) ?? 0

@@ -1,0 +1,41 @@
+import Foundation
+@testable import OfflineCache
+import Testing
+
+/// Paths as options write them, and as the database keeps them: each read back the same.
+@Suite(.computing) struct JSONPathTests {
+    @Test(arguments: [
+        ("$", [String]()), ("$.a.b", ["a", "b"]), ("$['@odata.nextLink']", ["@odata.nextLink"]), ("$.data[\"items\"]", ["data", "items"]),
+        ("user.id", ["user", "id"]), ("['a.b'].c", ["a.b", "c"]), ("[\"it's\"]", ["it's"]), ("it's", ["it's"]),
+        // Written before brackets were read: any character but `.` and `$` was a name's.
+        ("items[]", ["items[]"]), ("a]b", ["a]b"]), ("Driver's License", ["Driver's License"]),
+    ] as [(String, [String])])
+    func aPathReadsAndWritesBackTheSame(_ text: String, _ keys: [String]) throws {
+        let path = try #require(JSONPath(text))
+        #expect(path.keys == keys)
+        #expect(JSONPath(path.description) == path, "\(path.description)")
+        if !keys.isEmpty { #expect(JSONPath(path.dotted) == path, "\(path.dotted)") }
+    }
+
+    @Test(arguments: ["", "$.", "$x", "$['unclosed", "['a'b]", "$..a", "a.$b"])
+    func aMalformedPathIsRefused(_ text: String) {
+        #expect(JSONPath(text) == nil)
+    }
+
+    @Test func keyFieldsSplitOnCommasOutsideBrackets() {
+        #expect(JSONPath.fields("id,['a,b'],user.id,it's").map { $0?.keys } == [["id"], ["a,b"], ["user", "id"], ["it's"]])
+        // Stored back (`keyDescription`) and read again: the same key.
+        let layout = RecordLayout(key: JSONPath.fields("id,['a,b'],it's").compactMap { $0 })
+        #expect(JSONPath.fields(layout.keyDescription).compactMap { $0 } == layout.key)
+    }
+
+    /// The lag is taken off a time or a number; a number at the edge of Int64 is sent as it is.
+    @Test func theLagIsSubtractedWithoutOverflow() {
+        let incremental = RecordLayout.Incremental(sinceParam: "since", cursorField: JSONPath(["t"]), lagSeconds: 300)
+        #expect(incremental.since("2026-11-28T10:00:00Z") == "2026-11-28T09:55:00Z")
+        #expect(incremental.since("2026-11-28T10:00:00.250Z") == "2026-11-28T09:55:00.250Z")
+        #expect(incremental.since("1700000000") == "1699999700")
+        #expect(incremental.since("-9223372036854775808") == "-9223372036854775808")
+        #expect(incremental.since("nan") == "nan" && incremental.since("2026-11-28T10:00:00+01:00") == "2026-11-28T10:00:00+01:00")
+    }
+}
