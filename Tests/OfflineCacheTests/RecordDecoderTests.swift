@@ -68,4 +68,32 @@ import Testing
         #expect(page.records.count == 2)
         #expect(page.records.key(0) == #"[7,"a"]"# && page.records.key(1) == #"[7,"b"]"#)
     }
+
+    /// Shapes compare without values; a list's repeated items count once; kinds and keys count.
+    @Test func shapeSkeletonsKeepKeysAndKindsOnly() {
+        func skeleton(_ json: String) -> String? {
+            var out: [UInt8] = []
+            return ShapeSkeleton.write(Array(json.utf8)[...], into: &out) ? String(decoding: out, as: UTF8.self) : nil
+        }
+        #expect(skeleton(#"{"id":7,"login":"ann"}"#) == skeleton(#"{"id":8,"login":"bob"}"#))
+        #expect(skeleton(#"["a","b","c"]"#) == skeleton(#"["x"]"#))
+        #expect(skeleton(#"[{"q":1},{"q":2}]"#) == #"[{"q":0}]"#)
+        #expect(skeleton(#"{"id":7}"#) != skeleton(#"{"id":"7"}"#))
+        #expect(skeleton(#"{"id":null}"#) != skeleton(#"{"id":1}"#))
+        #expect(skeleton(#"[1,"a",1]"#) == "[0s0]")
+        #expect(skeleton(#"{"a":"x\"y","b":[]}"#) == #"{"a":s,"b":[]}"#)
+        #expect(skeleton(#"{"a":1"#) == nil)
+    }
+
+    /// Records whose nested shapes repeat are walked once, and find the same fields as a walk of each.
+    @Test func nestedFieldsAreFoundOnceShapesRepeat() throws {
+        var records: [String] = []
+        for n in 1...50 {
+            let extra = n == 40 ? #","zip":"0150""# : ""
+            records.append(#"{"id":\#(n),"owner":{"login":"u\#(n)","address":{"city":"Oslo"\#(extra)}},"tags":[\#(n % 3 == 0 ? #""a",1"# : #""b""#)]}"#)
+        }
+        let page = try RecordDecoder.decode(Data(("[" + records.joined(separator: ",") + "]").utf8), layout: RecordLayout(key: [JSONPath(["id"])]))
+        #expect(page.nested.objectFields == [["owner", "address", "city"], ["owner", "login"], ["owner", "address", "zip"]])  // zip first seen in record 40
+        #expect(page.nested.lists == [NestedShapes.List(name: "tags", hasScalars: true, fields: [])])
+    }
 }

@@ -122,6 +122,9 @@ enum RecordDecoder {
         var fields: [String] = []
         var fieldSet: Set<String> = []
         var nested = NestedShapes()
+        /// Nested shapes already walked, by field (see `ShapeSkeleton`), and a buffer for the next.
+        var walkedShapes: Set<[UInt8]> = []
+        var skeleton: [UInt8] = []
         var next: String?
         var foundRows = false
         /// Buffers reused from record to record.
@@ -244,6 +247,12 @@ enum RecordDecoder {
             }
             // Nested objects and lists, for the columns and child views they make.
             for entry in entries where entry.kind == .container {
+                if ShapeSkeleton.write(scratch[entry.value], into: &skeleton) {
+                    skeleton.append(0)
+                    skeleton.append(contentsOf: scratch[entry.key])
+                    // A shape walked before has no field to add (a bound keeps odd data from growing the set).
+                    if walkedShapes.contains(skeleton) || (walkedShapes.count < 10_000 && !walkedShapes.insert(skeleton).inserted) { continue }
+                }
                 try nested.visit(Canonical.name(entry, scratch), canonical: scratch[entry.value])
             }
             positions.append(index)
