@@ -25,7 +25,8 @@ public enum CLI {
         }
         let context = Context(
             databasePath: invocation.databasePath ?? CacheDatabase.defaultPath(environment: environment),
-            environment: environment, console: console)
+            environment: environment, console: console,
+            readOnly: invocation.readOnly || Context.readOnly(in: environment))
         do {
             switch invocation.command {
             case .help(let topic):

@@ -6,15 +6,25 @@ struct Context {
     let databasePath: String
     let environment: [String: String]
     let console: Console
+    /// `--read-only` or `CACHE_READ_ONLY=1`: a replica's reader. Reads serve what is there and
+    /// start nothing; commands that write refuse; no file is created or changed.
+    var readOnly = false
 
-    /// Opens the database; `create` for commands that may make it.
-    func open(create: Bool) throws(CacheError) -> CacheDatabase {
-        try CacheDatabase(path: databasePath, create: create)
+    /// Whether the environment asks for read-only mode (`CACHE_READ_ONLY` set to 1, true or yes).
+    static func readOnly(in environment: [String: String]) -> Bool {
+        ["1", "true", "yes"].contains(environment["CACHE_READ_ONLY"]?.lowercased() ?? "")
     }
 
-    /// For commands that only read: a read-only connection (see `CacheDatabase.Access.read`).
+    /// Opens the database to write; `create` for commands that may make it. Refused in read-only mode.
+    func open(create: Bool) throws(CacheError) -> CacheDatabase {
+        if readOnly { throw .readOnly(path: databasePath, reason: "this command writes; run it where the cache is written (the primary)") }
+        return try CacheDatabase(path: databasePath, create: create)
+    }
+
+    /// For commands that only read: a read-only connection (see `CacheDatabase.Access.read`, and
+    /// `.readOnly` in read-only mode).
     func openForReading() throws(CacheError) -> CacheDatabase {
-        try CacheDatabase(path: databasePath, access: .read)
+        try CacheDatabase(path: databasePath, access: readOnly ? .readOnly : .read)
     }
 
     /// The same, or nil when there is no database file yet (nothing is created).

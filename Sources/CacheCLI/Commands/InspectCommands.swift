@@ -156,7 +156,7 @@ enum InspectCommands {
     }
 
     static func sql(_ query: String, format: Command.Format, _ context: Context) throws -> Int32 {
-        let runner = try ReadOnlyQuery(path: context.databasePath)
+        let runner = try ReadOnlyQuery(path: context.databasePath, creatingNothing: context.readOnly)
         let console = context.console
         var names: [String] = []
         var table: TextTable?
@@ -203,7 +203,7 @@ enum InspectCommands {
     }
 
     static func check(_ context: Context) throws -> Int32 {
-        let report = try Integrity.check(path: context.databasePath)
+        let report = try Integrity.check(path: context.databasePath, readOnly: context.readOnly)
         let console = context.console
         console.out("integrity: \(report.problems.isEmpty ? "ok" : "\(report.problems.count) problem(s)")\n")
         console.out("foreign keys: \(report.foreignKeyProblems.isEmpty ? "ok" : "\(report.foreignKeyProblems.count) problem(s)")\n")

@@ -27,7 +27,8 @@ enum ListCommand {
 
         // The refresh is the library's (`CacheClient.states` runs the same plan), but in a
         // detached `cache sync` process: this command answers and exits, the refresh lands after.
-        let plan = try refresh.plan(refresh: !options.offline, environment: context.environment)
+        // Read-only mode (a replica) never refreshes: its primary does.
+        let plan = try refresh.plan(refresh: !options.offline && !context.readOnly, environment: context.environment)
         var started: RefreshBehindRead.Started?
         switch plan {
         case .backingOff:

@@ -34,7 +34,7 @@ enum StatusCommand {
                     ("last_error", .optional(status.lastError)),
                     ("next_attempt_at", .optional(status.nextAttemptAt)),
                     ("watermark", .optional(status.watermark)), ("last_full_at", .optional(status.lastFullAt)),
-                    ("database", .string(context.databasePath)),
+                    ("read_only", .bool(context.readOnly)), ("database", .string(context.databasePath)),
                 ])
             }))
             return ExitCode.success
@@ -76,6 +76,11 @@ enum StatusCommand {
         }
         // Which cache this is: on stderr, so the table stays the whole of stdout.
         console.err(fit("database: \(context.databasePath)"))
+        if context.readOnly {
+            // A replica's lag: how old the newest sync its primary made is.
+            let newest = statuses.compactMap(\.ageSeconds).min()
+            console.err(fit("read-only: " + (newest.map { "the newest sync is \(DurationText.age($0)) old" } ?? "no sync yet")))
+        }
         return ExitCode.success
     }
 

@@ -68,6 +68,8 @@ struct Invocation: Equatable {
     var databasePath: String?
     /// `--color`: nil is `auto`.
     var color: ColorChoice? = nil
+    /// `--read-only`: read what is there, write nothing (see `Context.readOnly`).
+    var readOnly = false
     var command: Command
 }
 

@@ -8,8 +8,9 @@ enum CommandParser {
         var rest = arguments
         let databasePath = try extractDatabasePath(&rest)
         let color = try extractColor(&rest)
+        let readOnly = extractFlag("--read-only", &rest)
         func invocation(_ command: Command) -> Invocation {
-            Invocation(databasePath: databasePath, color: color, command: command)
+            Invocation(databasePath: databasePath, color: color, readOnly: readOnly, command: command)
         }
         let wantsHelp = rest.prefix { $0 != "--" }.contains { $0 == "-h" || $0 == "--help" }
 
@@ -61,6 +62,14 @@ enum CommandParser {
             throw UsageError(message: "Invalid value '\(text)' for '--color': expected auto, always or never.", command: nil)
         }
         return choice
+    }
+
+    /// Takes a global flag (`--read-only`) from anywhere before `--`: whether it was there.
+    private static func extractFlag(_ flag: String, _ arguments: inout [String]) -> Bool {
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        let found = arguments[..<end].contains(flag)
+        arguments = arguments[..<end].filter { $0 != flag } + arguments[end...]
+        return found
     }
 
     /// Takes a global option (`--db PATH`, `--color WHEN`) from anywhere before `--`.

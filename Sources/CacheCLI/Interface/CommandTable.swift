@@ -9,6 +9,7 @@ enum CommandTable {
                    completion: .file),
         OptionSpec(name: "--color", value: "when", help: "auto (a terminal, unless NO_COLOR is set), always or never.",
                    completion: .choices(["auto", "always", "never"])),
+        OptionSpec(name: "--read-only", help: "Read the cache as it is and write nothing: no refresh, no lease, no file made (also CACHE_READ_ONLY=1); for a replica."),
     ]
     static let versionOption = OptionSpec(name: "--version", short: "-V", help: "Show the version of cache, SQLite and libcurl.")
     static let helpOption = OptionSpec(name: "--help", short: "-h", help: "Show help information.")

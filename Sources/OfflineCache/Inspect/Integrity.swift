@@ -16,8 +16,8 @@ package struct IntegrityReport: Sendable {
 package enum Integrity {
     /// Checks the database at `path` without changing it. A file too damaged to read throws
     /// a `DatabaseError` (SQLITE_CORRUPT or SQLITE_NOTADB).
-    package static func check(path: String) throws -> IntegrityReport {
-        let db = try CacheDatabase.openForInspection(path)
+    package static func check(path: String, readOnly: Bool = false) throws -> IntegrityReport {
+        let db = try CacheDatabase.openForInspection(path, readOnly: readOnly)
         let problems = try db.query("PRAGMA integrity_check") { $0.text(0) ?? "" }.filter { $0 != "ok" }
         let foreignKeys = try db.query("PRAGMA foreign_key_check") {
             "\($0.text(0) ?? "?") row \($0.isNull(1) ? "?" : String($0.int(1))) → \($0.text(2) ?? "?")"

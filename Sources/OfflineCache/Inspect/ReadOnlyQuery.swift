@@ -16,8 +16,8 @@ package struct ReadOnlyQuery {
 
     /// Opens `path` read-only; a missing file throws `CacheError.noDatabase`, another program's
     /// file `.notACache`.
-    package init(path: String) throws(CacheError) {
-        connection = try CacheDatabase.openForInspection(path)
+    package init(path: String, creatingNothing: Bool = false) throws(CacheError) {
+        connection = try CacheDatabase.openForInspection(path, readOnly: creatingNothing)
         sqlite3_set_authorizer(connection.handle, readOnlyAuthorizer, nil)
     }
 

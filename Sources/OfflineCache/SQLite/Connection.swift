@@ -65,6 +65,29 @@ package final class Connection {
         }
     }
 
+    /// Opens `path` read-only so that SQLite creates no file: a WAL-mode file without its `-shm`
+    /// (a restored copy nobody writes) is read as immutable, since a WAL reader would otherwise
+    /// make `-shm` and `-wal`; with the `-shm` there (a live primary), or in rollback mode (how
+    /// Litestream's follower keeps it), an ordinary read-only connection, which takes its read
+    /// locks and creates nothing. (A WAL reader does mark its place in the existing `-shm`.)
+    package static func readingWithoutCreating(_ path: String) throws(DatabaseError) -> Connection {
+        if isWALFile(path), access(path + "-shm", F_OK) != 0 {
+            let immutable = try Connection(path: path, readOnly: true, immutable: true)
+            _ = try immutable.scalarInt("SELECT count(*) FROM sqlite_schema")
+            return immutable
+        }
+        return try reading(path)
+    }
+
+    /// Whether the file's header says WAL mode (bytes 18 and 19 are 2).
+    private static func isWALFile(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 20)
+        return pread(fd, &header, 20, 0) == 20 && header[18] == 2 && header[19] == 2
+    }
+
     /// SQLite's process-wide settings, made once before the first open.
     private static let processSettings: Void = { _ = csqlite_disable_memory_statistics() }()
 

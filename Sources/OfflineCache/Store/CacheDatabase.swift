@@ -15,6 +15,9 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     case cannotWrite(path: String, reason: String)
     /// The file's schema is newer than this binary knows: nothing was written to it.
     case newerSchema(databaseVersion: Int, knownVersion: Int)
+    /// Read-only mode (a replica's reader): a command that writes, or a file that would need
+    /// a migration first.
+    case readOnly(path: String, reason: String)
     case database(DatabaseError)
     case noSuchSource(String)
     /// The file is not a cache database (someone else's SQLite file, or not SQLite at all).
@@ -31,6 +34,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .noDatabase(path): "no database at \(path) yet; add a source first with 'cache sources add'"
         case let .cannotCreate(path, reason): "cannot create the database at \(path): \(reason)"
         case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
+        case let .readOnly(path, reason): "the cache at \(path) is read-only here (--read-only or CACHE_READ_ONLY=1): \(reason)"
         case let .newerSchema(databaseVersion, knownVersion):
             Migrator.NewerSchemaError(databaseVersion: databaseVersion, knownVersion: knownVersion).description
         case let .database(error): "\(error)"
@@ -64,6 +68,9 @@ package final class CacheDatabase {
         /// Only read: opened read-only, so a read-only mount or a full disk still serves the
         /// cache (migrated first, read-write, only when this binary's schema is newer).
         case read
+        /// Only read, and change nothing: never created or migrated, opened so that SQLite
+        /// creates no file (`Connection.readingWithoutCreating`): a replica Litestream keeps.
+        case readOnly
     }
 
     package convenience init(path: String, create: Bool) throws(CacheError) {
@@ -88,6 +95,10 @@ package final class CacheDatabase {
                     throw .cannotCreate(path: path, reason: "cannot create its folder (\(Self.reason(error)))")
                 }
             }
+        }
+        if access == .readOnly {
+            connection = try Self.openReadOnly(path)
+            return
         }
         if access == .read, let reader = try Self.openForReading(path) {
             connection = reader
@@ -134,7 +145,10 @@ package final class CacheDatabase {
     static func identify(_ db: Connection, path: String) throws(CacheError) -> Kind {
         do {
             if try db.scalarInt("PRAGMA application_id") == Int64(applicationID) { return .marked }
-            let tables = Set(try db.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.text(0) ?? "" })
+            var tables = Set(try db.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.text(0) ?? "" })
+            // Litestream's own tables (`_litestream_seq`, `_litestream_lock`) are its business: a
+            // file it touched first is still an empty one, and they never make a cache foreign.
+            tables = tables.filter { !$0.hasPrefix("_litestream_") }
             if tables.isEmpty { return .empty }
             if tables.isSuperset(of: ["schema_migrations", "sources", "sync_state"]) { return .unmarked }
             throw CacheError.notACache(path: path, reason: "it is another program's SQLite database")
@@ -154,11 +168,11 @@ package final class CacheDatabase {
     /// folder is still read), and another
     /// program's SQLite file, or one that is not SQLite, is refused as every other command
     /// refuses it, and an empty file is no database yet.
-    static func openForInspection(_ path: String) throws(CacheError) -> Connection {
+    static func openForInspection(_ path: String, readOnly: Bool = false) throws(CacheError) -> Connection {
         guard access(path, F_OK) == 0 else { throw .noDatabase(path: path) }
         let db: Connection
         do {
-            db = try Connection.reading(path)
+            db = readOnly ? try Connection.readingWithoutCreating(path) : try Connection.reading(path)
         } catch where error.primaryCode == SQLITE_NOTADB {
             throw .notACache(path: path, reason: "it is not an SQLite database")
         } catch {
@@ -166,6 +180,29 @@ package final class CacheDatabase {
         }
         if try identify(db, path: path) == .empty { throw .noDatabase(path: path) }
         return db
+    }
+
+    /// Read-only mode's connection: a cache at this binary's schema, opened creating nothing; a
+    /// file that needs a migration is refused (it is the primary's to migrate).
+    static func openReadOnly(_ path: String) throws(CacheError) -> Connection {
+        let connection = try openForInspection(path, readOnly: true)
+        do {
+            let applied = try Migrator.appliedVersion(connection)
+            let latest = Migrator().latestVersion
+            if applied > latest { throw Migrator.NewerSchemaError(databaseVersion: applied, knownVersion: latest) }
+            if applied < latest {
+                throw CacheError.readOnly(path: path, reason: "its schema (version \(applied)) is older than this cache's (\(latest)), and a read-only cache is never migrated; run this version of cache on the primary first")
+            }
+            return connection
+        } catch let error as CacheError {
+            throw error
+        } catch let error as Migrator.NewerSchemaError {
+            throw .newerSchema(databaseVersion: error.databaseVersion, knownVersion: error.knownVersion)
+        } catch let error as DatabaseError {
+            throw .database(explained(error, path: path))
+        } catch {
+            throw .database(DatabaseError(extendedCode: SQLITE_ERROR, message: "\(error)"))
+        }
     }
 
     /// A read-only connection to a cache at this binary's schema (see `Connection.reading`), or
