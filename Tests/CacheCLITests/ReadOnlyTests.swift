@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// Read-only mode, for a replica's readers: reads serve what is there and start nothing,
+/// commands that write refuse, and no file is created or changed.
+@Suite(.gated) struct ReadOnlyTests {
+    /// The bytes of the database file and which of its side files exist.
+    func files(_ box: Sandbox) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: box.database))
+        var hasher = Hasher()
+        hasher.combine(data)
+        let sides = ["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: box.database + $0) }
+        return "\(data.count) bytes, hash \(hasher.finalize()), side files \(sides)"
+    }
+
+    func staleBank(_ upstream: LoopbackUpstream, _ box: Sandbox) throws {
+        #expect(box.cacheInProcess(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "10m"]).status == 0)
+        #expect(box.cacheInProcess(["sync"]).status == 0)
+        try age(box.database, by: 3600)
+    }
+
+    @Test func readsServeWhatIsThereAndChangeNothing() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        let before = try files(box)
+        let requests = try upstreamRequests(upstream).count
+        for environment in [["CACHE_READ_ONLY": "1"], [:]] {
+            let flag = environment.isEmpty ? ["--read-only"] : []
+            // Through the binary: the refresh a read would start is another process.
+            let list = try await box.cache(flag + ["list", "bank", "--json"], environment: environment)
+            #expect(list.status == 0 && list.stderr.isEmpty, "\(list.stderr)")
+            #expect(try list.jsonArray().count == 6 && list.jsonArray().allSatisfy { $0["stale"] as? Bool == true })
+            // --wait has nothing to wait for: no refresh is started.
+            #expect(try await box.cache(flag + ["list", "bank", "--wait"], environment: environment).status == 0)
+            let status = box.cacheInProcess(flag + ["status"], environment: environment)
+            #expect(status.stderr.contains("read-only: the newest sync is 1h old"), "\(status.stderr)")
+            #expect(try box.cacheInProcess(flag + ["status", "--json"], environment: environment).jsonArray().first?["read_only"] as? Bool == true)
+            #expect(box.cacheInProcess(flag + ["status", "--max-age", "30m"], environment: environment).status == 1)
+            #expect(box.cacheInProcess(flag + ["status", "--max-age", "2h"], environment: environment).status == 0)
+            for command in [["check"], ["sql", "SELECT count(*) FROM transactions"], ["export", "bank"], ["history"], ["metrics"], ["sources", "list"]] {
+                let result = box.cacheInProcess(flag + command, environment: environment)
+                #expect(result.status == 0, "\(command): \(result.stderr)")
+            }
+        }
+        #expect(try files(box) == before)
+        #expect(try upstreamRequests(upstream).count == requests)
+        #expect(processesMentioning(box.database).isEmpty)  // no background refresh either
+    }
+
+    @Test(arguments: [["sync"], ["sync", "bank", "--full"], ["sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/"],
+                      ["sources", "set", "bank", "--ttl", "1h"], ["sources", "remove", "bank", "--yes"], ["prune", "--keep", "1d"]])
+    func commandsThatWriteRefuseAndChangeNothing(_ command: [String]) async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        let before = try files(box)
+        let result = box.cacheInProcess(["--read-only"] + command)
+        #expect(result.status == 78, "\(command): \(result.stderr)")
+        #expect(result.stderr == "cache: the cache at \(box.database) is read-only here (--read-only or CACHE_READ_ONLY=1): this command writes; run it where the cache is written (the primary)\n")
+        #expect(try files(box) == before)
+    }
+
+    /// No database at the path: read-only mode makes none.
+    @Test func aMissingCacheIsNotCreated() throws {
+        let box = try Sandbox()
+        #expect(box.cacheInProcess(["--read-only", "list", "bank"]).status == 66)
+        #expect(box.cacheInProcess(["--read-only", "sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/"]).status == 78)
+        #expect(!FileManager.default.fileExists(atPath: box.database))
+    }
+
+    /// A file Litestream opened first holds its `_litestream_seq` and `_litestream_lock`: it is
+    /// still an empty file to a cache, which adopts it and leaves those tables alone.
+    @Test func aFileLitestreamTouchedFirstIsAdopted() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let made = try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA journal_mode=WAL; CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER); CREATE TABLE _litestream_lock (id INTEGER);"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(box.cacheInProcess(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"]).status == 0)
+        #expect(box.cacheInProcess(["sync"]).status == 0)
+        #expect(box.cacheInProcess(["check"]).status == 0)
+        let tables = try rows(box.database, "SELECT name FROM sqlite_schema WHERE name LIKE '\\_litestream%' ESCAPE '\\' ORDER BY name").compactMap { $0["name"] }
+        #expect(tables == ["_litestream_lock", "_litestream_seq"])
+    }
+}
