@@ -127,6 +127,7 @@ import Testing
               ContinuousClock.now < deadline {
             try await pause(0.1)
         }
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM sqlite_schema WHERE name = '_litestream_seq'").first?["n"] == "1")
         #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
         #expect(try await box.cache("sync", "--quiet").status == 0)
         try await pause(1.5)

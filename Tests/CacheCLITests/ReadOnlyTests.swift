@@ -34,7 +34,7 @@ import Testing
             // --wait has nothing to wait for: no refresh is started.
             #expect(try await box.cache(flag + ["list", "bank", "--wait"], environment: environment).status == 0)
             let status = box.cacheInProcess(flag + ["status"], environment: environment)
-            #expect(status.stderr.contains("read-only: the newest sync is 1h old"), "\(status.stderr)")
+            #expect(status.stderr.contains("read-only: the newest sync here ended 1h ago"), "\(status.stderr)")
             #expect(try box.cacheInProcess(flag + ["status", "--json"], environment: environment).jsonArray().first?["read_only"] as? Bool == true)
             #expect(box.cacheInProcess(flag + ["status", "--max-age", "30m"], environment: environment).status == 1)
             #expect(box.cacheInProcess(flag + ["status", "--max-age", "2h"], environment: environment).status == 0)
@@ -81,5 +81,33 @@ import Testing
         #expect(box.cacheInProcess(["check"]).status == 0)
         let tables = try rows(box.database, "SELECT name FROM sqlite_schema WHERE name LIKE '\\_litestream%' ESCAPE '\\' ORDER BY name").compactMap { $0["name"] }
         #expect(tables == ["_litestream_lock", "_litestream_seq"])
+    }
+
+    /// Any value of CACHE_READ_ONLY but empty, 0, false and no means read-only; completion reads
+    /// source names read-only.
+    @Test func theEnvironmentErrsOnTheSideOfWritingNothing() throws {
+        let box = try Sandbox()
+        for (value, refused) in [("on", true), ("TRUE ", true), ("1", true), ("0", false), ("no", false), ("", false)] {
+            let add = box.cacheInProcess(["sources", "add", "x\(refused)\(value.count)", "--kind", "jokes", "--url", "http://127.0.0.1:9/"],
+                                         environment: ["CACHE_READ_ONLY": value])
+            #expect((add.status == 78) == refused, "CACHE_READ_ONLY=\(value.debugDescription): \(add.status) \(add.stderr)")
+        }
+        #expect(box.cacheInProcess(["completion", "bash"]).stdout.contains("--read-only sources list --json"))
+    }
+
+    /// A WAL file with its -wal but no -shm holds commits only a writer can recover: refused,
+    /// not read without them.
+    @Test func aWALWithoutItsIndexIsRefused() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        let copy = box.folder + "/copy.sqlite3"
+        // A writer keeps the file open (its -wal and -shm there) while the file and -wal are copied.
+        let made = try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA wal_autocheckpoint=0; UPDATE sources SET ttl_s = 7200;",
+                                                       ".shell cp '\(box.database)' '\(copy)'", ".shell cp '\(box.database)-wal' '\(copy)-wal'"])
+        #expect(made.status == 0 && FileManager.default.fileExists(atPath: copy + "-wal"), "\(made.stderr)")
+        let read = box.cacheInProcess(["--db", copy, "--read-only", "list", "bank"])
+        #expect(read.status == 74 && read.stderr.contains("has its -wal file but not its -shm"), "\(read.status) \(read.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: copy + "-shm"))
     }
 }

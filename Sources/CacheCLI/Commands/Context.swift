@@ -10,9 +10,11 @@ struct Context {
     /// start nothing; commands that write refuse; no file is created or changed.
     var readOnly = false
 
-    /// Whether the environment asks for read-only mode (`CACHE_READ_ONLY` set to 1, true or yes).
+    /// Whether the environment asks for read-only mode: `CACHE_READ_ONLY` set to anything but
+    /// empty, `0`, `false` or `no` (a mistyped value errs on the side of writing nothing).
     static func readOnly(in environment: [String: String]) -> Bool {
-        ["1", "true", "yes"].contains(environment["CACHE_READ_ONLY"]?.lowercased() ?? "")
+        let value = (environment["CACHE_READ_ONLY"] ?? "").trimmingWhitespace().lowercased()
+        return !["", "0", "false", "no"].contains(value)
     }
 
     /// Opens the database to write; `create` for commands that may make it. Refused in read-only mode.

@@ -40,7 +40,8 @@ enum StatusCommand {
             return ExitCode.success
         }
         if statuses.isEmpty {
-            console.err("No sources yet in \(context.databasePath). Add one with 'cache sources add'.")
+            console.err(context.readOnly ? "No sources yet in \(context.databasePath) (read-only: its primary adds them)."
+                                         : "No sources yet in \(context.databasePath). Add one with 'cache sources add'.")
             return ExitCode.success
         }
         // The README's status table (its columns are checked against it).
@@ -77,9 +78,10 @@ enum StatusCommand {
         // Which cache this is: on stderr, so the table stays the whole of stdout.
         console.err(fit("database: \(context.databasePath)"))
         if context.readOnly {
-            // A replica's lag: how old the newest sync its primary made is.
+            // How far behind a replica can be: its newest sync ended this long ago (on the primary's
+            // clock, read on this one), its lag at most that.
             let newest = statuses.compactMap(\.ageSeconds).min()
-            console.err(fit("read-only: " + (newest.map { "the newest sync is \(DurationText.age($0)) old" } ?? "no sync yet")))
+            console.err(fit("read-only: " + (newest.map { "the newest sync here ended \(DurationText.age($0)) ago" } ?? "no sync here yet")))
         }
         return ExitCode.success
     }

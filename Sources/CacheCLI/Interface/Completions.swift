@@ -25,7 +25,8 @@ enum Completions {
     }
 
     /// Source names from the cache itself (`sources list --json` puts one object on a line).
-    private static let listNames = #"sources list --json 2>/dev/null | sed -n 's/.*"name": "\([^"]*\)".*/\1/p'"#
+    /// (Read-only: a completion must never write to, or migrate, a replica.)
+    private static let listNames = #"--read-only sources list --json 2>/dev/null | sed -n 's/.*"name": "\([^"]*\)".*/\1/p'"#
     /// ...from the database a `--db` on the command line names, else the default one.
     private static let sourceNamesCommand = #"cache ${db:+--db "$db"} "# + listNames
     /// The same for fish, which has no `${var:+…}`: from the default database.

@@ -9,6 +9,9 @@ import Glibc
 package final class Connection {
     let handle: OpaquePointer
     private var statementCache: [String: Statement] = [:]
+    /// The shared lock an immutable read-only connection holds (see `readingWithoutCreating`);
+    /// let go after the connection closes.
+    private var heldLock: SharedFileLock?
 
     /// Opens (and, unless `readOnly`, creates) the database at `path`.
     ///
@@ -65,18 +68,42 @@ package final class Connection {
         }
     }
 
-    /// Opens `path` read-only so that SQLite creates no file: a WAL-mode file without its `-shm`
-    /// (a restored copy nobody writes) is read as immutable, since a WAL reader would otherwise
-    /// make `-shm` and `-wal`; with the `-shm` there (a live primary), or in rollback mode (how
-    /// Litestream's follower keeps it), an ordinary read-only connection, which takes its read
-    /// locks and creates nothing. (A WAL reader does mark its place in the existing `-shm`.)
+    /// Opens `path` read-only so that SQLite creates no file and reads a consistent file:
+    /// - in rollback mode (how Litestream's follower keeps a file once it has updated it), or in
+    ///   WAL mode with its `-wal` and `-shm` there (a live writer's), an ordinary read-only
+    ///   connection, which takes SQLite's read locks and creates nothing (a WAL reader marks its
+    ///   place in the existing `-shm`, as every reader does);
+    /// - in WAL mode with neither side file (a restored copy, a follower before its first
+    ///   update, a primary nobody has open), immutable, since a WAL reader would otherwise make
+    ///   `-shm` and `-wal` — under SQLite's own shared lock, held for the connection's life, so
+    ///   a writer that follows SQLite's protocol waits for the read;
+    /// - in WAL mode with one side file and not the other, refused: only a writer can recover it.
     package static func readingWithoutCreating(_ path: String) throws(DatabaseError) -> Connection {
-        if isWALFile(path), access(path + "-shm", F_OK) != 0 {
-            let immutable = try Connection(path: path, readOnly: true, immutable: true)
-            _ = try immutable.scalarInt("SELECT count(*) FROM sqlite_schema")
-            return immutable
+        let sides = (wal: hasContent(path + "-wal"), shm: access(path + "-shm", F_OK) == 0)
+        if isWALFile(path) {
+            if !sides.wal && !sides.shm {
+                let lock = try SharedFileLock(path: path)
+                // Looked at again under the lock: a writer may have opened the file meanwhile.
+                if !hasContent(path + "-wal") && access(path + "-shm", F_OK) != 0 {
+                    let immutable = try Connection(path: path, readOnly: true, immutable: true)
+                    immutable.heldLock = lock
+                    _ = try immutable.scalarInt("SELECT count(*) FROM sqlite_schema")
+                    return immutable
+                }
+            } else if sides.wal != sides.shm {
+                throw DatabaseError(extendedCode: SQLITE_CANTOPEN,
+                                    message: "\(path) has its \(sides.wal ? "-wal" : "-shm") file but not its \(sides.wal ? "-shm" : "-wal"): only a writer can recover that; open it once without --read-only")
+            }
         }
-        return try reading(path)
+        let connection = try Connection(path: path, readOnly: true)
+        _ = try connection.scalarInt("SELECT count(*) FROM sqlite_schema")
+        return connection
+    }
+
+    /// Whether a side file is there with something in it (an empty `-wal` is as good as none).
+    private static func hasContent(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_size > 0
     }
 
     /// Whether the file's header says WAL mode (bytes 18 and 19 are 2).
