@@ -55,7 +55,14 @@ import Testing
         #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1s").status == 0)
         #expect(try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id", "--next", "link", "--ttl", "1s").status == 0)
         #expect(try await box.cache("sync", "--if-stale", "--quiet").status == 0)
-        let replicating = try RunningProcess(try Self.litestream.get(), ["replicate", box.database, replica], environment: Self.environment)
+        // As a service: Litestream's config from the sample Scripts/install ships, with this
+        // cache's path and replica in place of the sample's.
+        let sample = try String(contentsOfFile: Paths.repository + "/Scripts/cron/litestream.yml", encoding: .utf8)
+        let config = box.folder + "/litestream.yml"
+        try sample.replacingOccurrences(of: "/var/lib/cache/cache.sqlite3", with: box.database)
+            .replacingOccurrences(of: "file:///var/backups/cache", with: replica).write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(sample.contains("- path: /var/lib/cache/cache.sqlite3") && sample.contains("url: file:///var/backups/cache"))
+        let replicating = try RunningProcess(try Self.litestream.get(), ["replicate", "-config", config], environment: Self.environment)
         try upstream.setAccount(try changedAccount(try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])))
         try upstream.setItems(count: 250)
         #expect(try await box.cache("sync", "--quiet").status == 0)
@@ -142,7 +149,8 @@ import Testing
     /// The README's "Many machines" recipe names the commands these tests run.
     @Test func theReadmeShowsTheseCommands() throws {
         let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
-        for line in ["cache sync --if-stale --quiet && litestream replicate -once \"$DB\" \"$REPLICA\"",
+        for line in ["litestream replicate -config /etc/litestream.yml",
+                     "cache sync --if-stale --quiet && litestream replicate -once \"$DB\" \"$REPLICA\"",
                      "litestream restore -o \"$DB\" \"$REPLICA\"",
                      "litestream restore -f -o \"$DB\" \"$REPLICA\"",
                      "CACHE_READ_ONLY=1 cache --db \"$DB\" list bank"] {
