@@ -9,6 +9,7 @@ import Testing
 
     /// Builds the example against the sources as they are now; its binary's path.
     static let built: Result<String, TestFailure> = {
+        forgetABuildThatMissesNewFiles()
         // Once more if the first build fails without saying why (on a loaded machine a
         // compiler job has been seen to end so, with the next build fine); a real error fails both.
         var failures: [String] = []
@@ -16,12 +17,31 @@ import Testing
             guard let build = try? RunningProcess("/usr/bin/env", ["swift", "build", "--package-path", folder], environment: [:]).wait().0 else {
                 return .failure(TestFailure("swift build could not start"))
             }
-            if build.status == 0 { return .success(folder + "/.build/debug/states") }
+            if build.status == 0 {
+                try? projectSources.write(toFile: sourcesNote, atomically: true, encoding: .utf8)
+                return .success(folder + "/.build/debug/states")
+            }
             failures.append("exit \(build.status): \(build.stdout.suffix(2000)) \(build.stderr.suffix(2000))")
             if build.stdout.contains("error:") || build.stderr.contains("error:") { break }
         }
         return .failure(TestFailure("the example does not build: " + failures.joined(separator: "\n---\n")))
     }()
+
+    /// SwiftPM plans a path dependency's files once: a file added to the project since the
+    /// example's last build is not compiled into it ("cannot find 'X' in scope"). The files a
+    /// good build had are noted beside it; when the project's differ, the build starts over.
+    static var projectSources: String {
+        let sources = Paths.repository + "/Sources"
+        return (FileManager.default.enumerator(atPath: sources)?.compactMap { $0 as? String } ?? [])
+            .filter { $0.hasSuffix(".swift") || $0.hasSuffix(".c") }.sorted().joined(separator: "\n")
+    }
+    static let sourcesNote = folder + "/.build/project-sources.txt"
+
+    static func forgetABuildThatMissesNewFiles() {
+        if let noted = try? String(contentsOfFile: sourcesNote, encoding: .utf8), noted != projectSources {
+            try? FileManager.default.removeItem(atPath: folder + "/.build")
+        }
+    }
 
     /// 300 runs on fresh databases: each prints its preview, `refreshing` and the fresh rows,
     /// exits 0, and says nothing on stderr (a crash at exit once printed heap corruption there).
