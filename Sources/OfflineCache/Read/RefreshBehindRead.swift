@@ -117,7 +117,7 @@ package struct RefreshBehindRead {
             try tick(Double((ContinuousClock.now - began) / .milliseconds(1)) / 1000)
             sleepSeconds(pollInterval)
         }
-        return cancelled() ? nil : RefreshError(message: "the refresh did not land within \(Int(limit / .seconds(1))) s")
+        return cancelled() ? nil : RefreshError(message: "the refresh neither took the source's lease nor ended within \(Int(limit / .seconds(1))) s")
     }
 
     /// What a refresh that landed (or did not) failed with; nil when it did not fail.
