@@ -53,7 +53,7 @@ package struct SyncEngine {
         self.environment = environment
     }
 
-    private var db: Connection { database.connection }
+    var db: Connection { database.connection }
 
     /// Syncs one source and reports what happened; it throws only for an unknown source.
     package func sync(_ name: String, options: Options = Options()) throws(CacheError) -> SyncReport {
@@ -119,14 +119,8 @@ package struct SyncEngine {
         var source = source
         var since: String?
         if let incremental = source.layout?.incremental {
-            let sweepDue = state.lastFullAt.flatMap(Timestamp.parse).map { -$0.timeIntervalSinceNow >= Double(incremental.fullEverySeconds) } ?? true
-            if !options.full, !sweepDue, let watermark = state.watermark {
-                since = incremental.since(watermark)
-                source.mode = .merge
-                run.report.note = "incremental: \(incremental.sinceParam)=\(since!)"
-            } else {
-                run.report.note = "full sweep"
-            }
+            (since, run.report.note) = Self.incrementalStep(incremental, state: state, full: options.full)
+            if since != nil { source.mode = .merge }
         }
 
         // Fetch, then decode and validate everything before writing anything. The decode runs
@@ -259,15 +253,7 @@ package struct SyncEngine {
                           .optionalText(Self.validator(response.lastModified)), .optionalText(bodyHash),
                           .text(source.name)])
                 if let incremental = source.layout?.incremental {
-                    // The watermark: the largest cursor field cached (SQLite's order: numbers, then text).
-                    try db.run("""
-                        UPDATE sync_state SET
-                            watermark = coalesce((SELECT CAST(value AS TEXT) FROM (SELECT json_extract(record, ?1) AS value
-                                                  FROM records WHERE source = ?2) WHERE value IS NOT NULL ORDER BY value DESC LIMIT 1),
-                                                 watermark),
-                            last_full_at = CASE WHEN ?3 THEN ?4 ELSE last_full_at END
-                        WHERE source = ?2
-                        """, [.text(incremental.cursorField.sqlitePath), .text(source.name), .int(since == nil ? 1 : 0), .text(now)])
+                    try recordWatermark(incremental, source: source.name, fullSync: since == nil, at: now)
                 }
             }
             options.progress?(.finished)
@@ -295,61 +281,6 @@ package struct SyncEngine {
             recordFailure(&run, state: state, options: options, retryAfter: nil)
         }
         return run.finished()
-    }
-
-    /// Asks again for what can succeed later, with jittered backoff or the server's
-    /// Retry-After; gives up at once on anything else, and when the wait would pass the deadline.
-    /// `fetchWithRetries`, with the source's OAuth2 bearer token when it has a client: a 401
-    /// gets a new token and the request once more.
-    func fetchAuthorized(_ request: FetchRequest, source: Source, options: Options, run: inout Run) throws(UpstreamError) -> FetchResponse {
-        guard let client = source.oauth else { return try fetchWithRetries(request, options: options, run: &run) }
-        var request = request
-        let token = { (refused: String?) throws(UpstreamError) -> String in
-            try OAuthTokens.token(for: client, environment: environment, fetcher: fetcher, deadline: request.deadline,
-                                  timeout: options.timeout, caCert: source.caCert, replacing: refused)
-        }
-        let first = try token(nil)
-        request.headers.append(Source.Header(name: "Authorization", value: "Bearer " + first))
-        do {
-            return try fetchWithRetries(request, options: options, run: &run)
-        } catch {
-            guard case .httpStatus(401, _, _) = error else { throw error }
-            request.headers.removeLast()
-            request.headers.append(Source.Header(name: "Authorization", value: "Bearer " + (try token(first))))
-            return try fetchWithRetries(request, options: options, run: &run)
-        }
-    }
-
-    func fetchWithRetries(_ request: FetchRequest, options: Options, run: inout Run) throws(UpstreamError) -> FetchResponse {
-        var attempt = 0
-        while true {
-            attempt += 1
-            run.report.attempts = attempt
-            do {
-                return try fetcher.fetch(request)
-            } catch {
-                guard error.isRetryable, attempt < options.maxAttempts else { throw error }
-                let wait = error.retryAfter ?? options.retryBackoff.delay(afterFailures: attempt)
-                // A server that asks for a long pause gets it from cron's backoff, not from us.
-                guard wait <= options.longestRetryWait,
-                      ContinuousClock.now + .milliseconds(Int64(wait * 1000)) < request.deadline else { throw error }
-                if error.retryAfter != nil { run.report.retryAfterWait += wait }
-                sleep(wait)
-            }
-        }
-    }
-
-    /// The request for `source`, with its extra headers and, if it names one, its bearer token.
-    func fetchRequest(for source: Source, timeout: Double,
-                      deadline: ContinuousClock.Instant? = nil) throws(UpstreamError) -> FetchRequest {
-        var headers = source.headers
-        if let variable = source.missingToken(in: environment) { throw .missingToken(variable: variable) }
-        if let variable = source.tokenEnv, let token = environment[variable] {
-            guard !token.unicodeScalars.contains(where: Source.Header.isControl) else { throw .badToken(variable: variable) }
-            headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
-        }
-        return FetchRequest(url: source.url, headers: headers, timeout: timeout, deadline: deadline,
-                            maxBytes: min(source.maxBytes ?? FetchRequest.defaultMaxBytes, FetchRequest.largestMaxBytes), caCert: source.caCert)
     }
 
     private func hasCachedRows(_ source: Source) throws -> Bool {
