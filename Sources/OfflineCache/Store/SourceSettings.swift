@@ -237,14 +237,15 @@ public struct SourceSettings: Sendable, Equatable {
             guard text.hasPrefix("$"), let path = JSONPath(text), !path.keys.isEmpty else { throw invalid(text, "--has-more", "a path such as $.has_more") }
             checked.hasMore = path
         }
+        let isParameter = { (name: String) in !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) } }
         if let text = nextParam {
-            guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) }) else {
+            guard isParameter(text) else {
                 throw invalid(text, "--next-param", "a query parameter name")
             }
             checked.nextParam = text
         }
         if let text = sinceParam {
-            guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) }) else {
+            guard isParameter(text) else {
                 throw invalid(text, "--since-param", "a query parameter name")
             }
             checked.sinceParam = text

@@ -173,7 +173,7 @@ package struct RecordView {
     }
 
     /// A field's place in a record, as SQLite's JSON functions take it: `$."owner"."login"`.
-    static func jsonPath(_ keys: [String]) -> String { "$" + keys.map { ".\"" + $0 + "\"" }.joined() }
+    static func jsonPath(_ keys: [String]) -> String { JSONPath(keys).sqlitePath }
 
     /// The SQL that reads the value at `path` (from `jsonPath`) from a record.
     package static func extract(path: String, from column: String = "record") -> String {
