@@ -55,6 +55,9 @@ public enum CLI {
             case .sql(let query, let format): return try InspectCommands.sql(query, format: format, context)
             case .check: return try InspectCommands.check(context)
             case .export(let source, let format): return try InspectCommands.export(source, format: format, context)
+            case .log(let source, let key, let json): return try LogCommand.run(source, key: key, json: json, context)
+            case .search(let search): return try SearchCommand.run(search, context)
+            case .reindex(let names): return try SearchCommand.reindex(names, context)
             }
         } catch let error as UsageError {
             report(error, console: console)
@@ -79,13 +82,14 @@ public enum CLI {
     /// a terminal; nil for human output, which escapes each field it prints (and colours lines).
     static func dataFormat(of command: Command) -> TerminalSafe.Format? {
         switch command {
-        case .sourcesList(json: true), .history(_, _, json: true), .diff(_, _, json: true):
+        case .sourcesList(json: true), .history(_, _, json: true), .diff(_, _, json: true), .log(_, _, json: true):
             return .json
         case .status(let status): return status.json ? .json : nil
         case .sync(let sync): return sync.json ? .json : nil
         case .list(let list): return list.format == .json ? .json : list.format == .csv ? .text : nil
         case .sql(_, let format): return format == .json ? .json : .text
         case .export(_, let format): return format == .csv ? .text : .json
+        case .search(let search): return search.json ? .json : nil
         default: return nil
         }
     }

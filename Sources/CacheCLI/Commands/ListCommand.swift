@@ -6,21 +6,13 @@ import OfflineCache
 /// refresh behind them, and on a terminal (or with `--wait`) the reconciled rows when it lands.
 enum ListCommand {
     static func run(_ options: Command.List, _ context: Context) throws -> Int32 {
+        if let moment = options.asOf { return try past(options, at: moment, context) }
         let database = try context.openForReading()
         let refresh = try RefreshBehindRead(database, source: options.name)
         let source = refresh.source
         let reader = CacheReader(database)
         let read = { try reader.rows(of: source, staleOnly: options.staleOnly, limit: options.limit) }
-        if let columns = options.columns {
-            guard source.kind.keepsRecords else {
-                let kinds = SourceKind.allCases.filter(\.keepsRecords).map(\.rawValue).joined(separator: " and ")
-                throw UsageError(message: "'--columns' is for \(kinds) sources; '\(source.name)' is \(source.kind.rawValue).", command: "list")
-            }
-            let fields = try reader.viewColumns(of: source)
-            if let unknown = columns.first(where: { !fields.contains($0) }) {
-                throw UsageError(message: "No field '\(unknown)' in \(source.name)'s records; its fields: \(fields.dropFirst().dropLast(3).joined(separator: ", ")).", command: "list")
-            }
-        }
+        try checkColumns(options, source, reader)
         let console = context.console
         let interactive = console.stdoutIsTerminal && console.stderrIsTerminal && options.format == .human
         let waits = options.wait ?? interactive
@@ -75,6 +67,34 @@ enum ListCommand {
         return ExitCode.success
     }
 
+    /// `--columns` names fields the source's records have.
+    private static func checkColumns(_ options: Command.List, _ source: Source, _ reader: CacheReader) throws {
+        guard let columns = options.columns else { return }
+        guard source.kind.keepsRecords else {
+            let kinds = SourceKind.allCases.filter(\.keepsRecords).map(\.rawValue).joined(separator: " and ")
+            throw UsageError(message: "'--columns' is for \(kinds) sources; '\(source.name)' is \(source.kind.rawValue).", command: "list")
+        }
+        let fields = try reader.viewColumns(of: source)
+        if let unknown = columns.first(where: { !fields.contains($0) }) {
+            throw UsageError(message: "No field '\(unknown)' in \(source.name)'s records; its fields: \(fields.dropFirst().dropLast(3).joined(separator: ", ")).", command: "list")
+        }
+    }
+
+    /// `list --as-of`: the rows as they were, from the change log; nothing is refreshed.
+    private static func past(_ options: Command.List, at moment: String, _ context: Context) throws -> Int32 {
+        let database = try context.openForReading()
+        let source = try SourceStore(database).named(options.name)
+        try HistoryStore(database).checkAnswerable(source: source.name, at: moment)
+        let reader = CacheReader(database)
+        try checkColumns(options, source, reader)
+        let count = options.format == .human
+            ? try printHuman(reader.rows(of: source, staleOnly: options.staleOnly, limit: options.limit, asOf: moment), context.console,
+                             columns: options.columns, keyField: source.layout?.singleKeyField)
+            : try stream(reader, source, options, context.console)
+        if count == 0 && !options.staleOnly { context.console.err("Nothing was cached for '\(source.name)' at \(moment).") }
+        return ExitCode.success
+    }
+
     /// `list` without `--wait` on a source never fetched, while its first refresh runs: ask again.
     static let nothingYet = ExitCode.temporaryFailure
 
@@ -92,7 +112,8 @@ enum ListCommand {
         var writer: RowBytes?
         // A json source's records go into JSON whole, with their key and staleness.
         let asRecords = source.kind.keepsRecords && options.format == .json
-        try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit, asRecords: asRecords) { columns, row in
+        try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit, asRecords: asRecords,
+                              asOf: options.asOf) { columns, row in
             // The README's list rows ("Output of `list`"), the same fields as `export`; the stale flag a boolean in JSON.
             let rowWriter = writer ?? RowBytes(names: columns, columns: Array(columns.indices),
                                                boolColumn: columns.firstIndex(of: "stale"),

@@ -38,6 +38,15 @@ enum Command: Equatable {
         var wait: Bool?
         /// `--columns`: the fields of a json source to show.
         var columns: [String]?
+        /// `--as-of`: the rows as they were at this moment (the stored form); never refreshes.
+        var asOf: String?
+    }
+
+    struct Search: Equatable {
+        var name: String
+        var query: String
+        var json = false
+        var limit = 20
     }
 
     case help(String)          // the command whose help to print; "" for the top level
@@ -56,6 +65,11 @@ enum Command: Equatable {
     case history(source: String?, limit: Int?, json: Bool)
     case diff(source: String, selection: HistoryStore.Selection, json: Bool)
     case prune(keepSeconds: Int)
+    /// `cache log NAME KEY`: one row's versions.
+    case log(source: String, key: String, json: Bool)
+    case search(Search)
+    /// Index these sources (every source when empty) for search again.
+    case reindex(names: [String])
     case sql(query: String, format: Format)
     case check
     case export(source: String, format: ExportFormat)

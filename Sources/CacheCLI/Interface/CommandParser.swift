@@ -189,6 +189,7 @@ enum CommandParser {
                 guard !columns.isEmpty, !columns.contains("") else { throw invalid(text, "--columns", "field names separated by commas", name) }
                 list.columns = columns
             }
+            if let text = args.value("--as-of") { list.asOf = try moment(text, "--as-of", name) }
             return .list(list)
 
         case "status":
@@ -224,6 +225,25 @@ enum CommandParser {
             let text = args.value("--keep")!
             guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--keep", name) }
             return .prune(keepSeconds: seconds)
+
+        case "log":
+            guard args.positionals.count == 2 else {
+                throw UsageError(message: args.positionals.count < 2 ? "Missing expected argument '\(args.positionals.isEmpty ? "<name>" : "<key>")'."
+                                                                     : "Unexpected argument '\(args.positionals[2])'.", command: name)
+            }
+            return .log(source: args.positionals[0], key: args.positionals[1], json: args.has("--json"))
+
+        case "search":
+            guard args.positionals.count == 2 else {
+                throw UsageError(message: args.positionals.count < 2 ? "Missing expected argument '\(args.positionals.isEmpty ? "<name>" : "<query>")'."
+                                                                     : "Unexpected argument '\(args.positionals[2])'; quote a query of several words.", command: name)
+            }
+            var search = Command.Search(name: args.positionals[0], query: args.positionals[1], json: args.has("--json"))
+            if let limit = try limit(args, name) { search.limit = limit }
+            return .search(search)
+
+        case "reindex":
+            return .reindex(names: args.positionals)
 
         case "sql":
             let query = try exactlyOne(args.positionals, "<query>", name)
@@ -274,6 +294,23 @@ enum CommandParser {
         // 0 would print nothing and then say there is nothing ("No sync runs yet"): refused.
         guard let limit = Int(text), limit >= 1 else { throw invalid(text, "--limit", "a whole number, 1 or more", command) }
         return limit
+    }
+
+    /// A moment: RFC 3339, or a duration ago (`2h`: two hours ago). Not in the future.
+    private static func moment(_ text: String, _ option: String, _ command: String) throws(UsageError) -> String {
+        let now = Date()
+        let date: Date
+        if let seconds = DurationText.seconds(text) {
+            date = now.addingTimeInterval(-Double(seconds))
+        } else if let parsed = Timestamp.parseRFC3339(text) {
+            date = parsed
+        } else {
+            throw invalid(text, option, "a time such as 2026-11-30T09:00:00Z, or how long ago, such as 2h or 3d", command)
+        }
+        guard date <= now else {
+            throw UsageError(message: "'\(text)' for '\(option)' is in the future: the cache knows what was, not what will be.", command: command)
+        }
+        return Timestamp.format(date)
     }
 
     private static func exactlyOne(_ positionals: [String], _ label: String, _ command: String) throws(UsageError) -> String {

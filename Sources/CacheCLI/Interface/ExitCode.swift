@@ -51,7 +51,7 @@ enum ExitCode {
 
     static func of(_ error: CacheError) -> Int32 {
         switch error {
-        case .noDatabase, .noSuchSource, .noSuchRun: return noInput
+        case .noDatabase, .noSuchSource, .noSuchRun, .beforeHistory, .noSuchRow: return noInput
         case .cannotCreate, .cannotWrite: return cannotCreate
         case .newerSchema, .invalidSource, .notACache, .readOnly: return configuration
         case .sourceExists: return usage

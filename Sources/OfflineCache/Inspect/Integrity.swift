@@ -8,9 +8,11 @@ package struct IntegrityReport: Sendable {
     package var problems: [String]
     /// `PRAGMA foreign_key_check`'s findings, as "table rowid → parent".
     package var foreignKeyProblems: [String]
+    /// Where the search index and the rows it indexes disagree (`cache reindex` mends it).
+    package var searchProblems: [String]
     package var schemaVersion: Int
     package var knownVersion: Int
-    package var isHealthy: Bool { problems.isEmpty && foreignKeyProblems.isEmpty && schemaVersion <= knownVersion }
+    package var isHealthy: Bool { problems.isEmpty && foreignKeyProblems.isEmpty && searchProblems.isEmpty && schemaVersion <= knownVersion }
 }
 
 package enum Integrity {
@@ -22,7 +24,20 @@ package enum Integrity {
         let foreignKeys = try db.query("PRAGMA foreign_key_check") {
             "\($0.text(0) ?? "?") row \($0.isNull(1) ? "?" : String($0.int(1))) → \($0.text(2) ?? "?")"
         }
-        return IntegrityReport(problems: problems, foreignKeyProblems: foreignKeys,
+        return IntegrityReport(problems: problems, foreignKeyProblems: foreignKeys, searchProblems: try searchProblems(db, path: path, readOnly: readOnly),
                                schemaVersion: try Migrator.appliedVersion(db), knownVersion: Migrator().latestVersion)
+    }
+
+    /// The search index against the rows of every source whose kind this binary knows; FTS5's
+    /// own check of the index too, where the file may be written (it is an `INSERT`).
+    private static func searchProblems(_ db: Connection, path: String, readOnly: Bool) throws -> [String] {
+        guard try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('search_docs', 'search_index')") == 2 else { return [] }
+        let index = SearchIndex(db: db)
+        var problems = readOnly ? [] : [SearchIndex.structureProblem(path: path)].compactMap { $0 }
+        for (name, kind) in try db.query("SELECT name, kind FROM sources ORDER BY name", row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
+            guard let kind = SourceKind(rawValue: kind) else { continue }
+            problems += try index.problems(name, kind)
+        }
+        return problems
     }
 }

@@ -30,8 +30,28 @@ package enum RowStorage: Sendable, CaseIterable {
     var keepsRecords: Bool { definition.keepsRecords }
 }
 
-/// What the engine knows about one storage: its tables and views, and how `list` reads them.
-/// (How the reconcile writes them is `Reconciler.apply`, by the payload's shape.)
+/// Which of a source's rows a storage reads, and as of when.
+package struct RowSelection: Sendable, Equatable {
+    package var source: String
+    /// Only rows upstream has not confirmed within the TTL (at `asOf`, when given).
+    package var staleOnly = false
+    /// A past moment in the stored form (`Timestamp`): the rows as they were then, rebuilt from
+    /// the change log (`PastRows`). The caller checks it against the source's history horizon.
+    package var asOf: String?
+    /// Only the rows of one search document, bound as `?3` (see `SearchDocuments.column`).
+    package var document = false
+
+    package init(source: String, staleOnly: Bool = false, asOf: String? = nil, document: Bool = false) {
+        self.source = source
+        self.staleOnly = staleOnly
+        self.asOf = asOf
+        self.document = document
+    }
+}
+
+/// What the engine knows about one storage: its tables and views, how `list` reads them (now
+/// or in the past) and what `cache search` indexes. (How the reconcile writes them is
+/// `Reconciler.apply`, by the payload's shape.)
 protocol StorageDefinition: Sendable {
     var rowTable: String { get }
     var cachedTables: [String] { get }
@@ -39,12 +59,28 @@ protocol StorageDefinition: Sendable {
     var views: [ViewDefinition] { get }
     /// Whether its rows are records found by a key, described by a `RecordLayout`.
     var keepsRecords: Bool { get }
-    /// The source's rows through its views, in `list`'s order: at most `limit`, only stale ones
-    /// with `staleOnly`. Runs inside the caller's read transaction.
-    func rows(_ db: Connection, source: String, staleOnly: Bool, limit: Int?) throws -> CachedRows
+    /// The source's rows through its views, in `list`'s order: at most `limit`. Runs inside the
+    /// caller's read transaction.
+    func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows
     /// The same rows as one `SELECT` to step through (`?1` the source, `?2` the limit), with the
     /// view's columns; `asRecords` gives `key, record, seen_at, age_s, stale` where it means anything.
-    func rowsQuery(_ db: Connection, source: String, staleOnly: Bool, asRecords: Bool) throws -> String
+    func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String
     /// The columns `rowsQuery` gives without `asRecords`.
     func viewColumns(_ db: Connection, source: String) throws -> [String]
+    /// Its rows as the change log names them: their `row_kind`, the SQL giving a row's
+    /// `row_id`, and the SQL giving the JSON object of fields the log keeps of a row.
+    var loggedAs: (kind: String, key: String, fields: String) { get }
+    /// The `WITH` clause that makes its views read as they were at `moment` (`PastRows`).
+    func past(_ rows: PastRows) -> String
+    /// What `cache search` indexes of its rows.
+    var search: SearchDocuments { get }
+}
+
+extension StorageDefinition {
+    /// What comes before a query on the views, and the filter after `WHERE source = ?1`, for `selection`.
+    func clauses(_ selection: RowSelection) -> (with: String, filter: String) {
+        let with = selection.asOf.map { past(PastRows(source: selection.source, moment: $0)) + " " } ?? ""
+        let filter = (selection.staleOnly ? " AND stale = 1" : "") + (selection.document ? " AND \(search.column) = ?3" : "")
+        return (with, filter)
+    }
 }

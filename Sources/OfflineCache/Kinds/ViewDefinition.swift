@@ -15,9 +15,14 @@ struct ViewDefinition: Sendable {
 
     /// A row's staleness, as every view computes it from its effective `seen_at` and the source's
     /// TTL: `seen_at, age_s, stale` over a subquery that gives `seen_at` and `ttl_s`.
-    static let staleness = """
-        seen_at,
-               CAST((julianday('now') - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-               ((julianday('now') - julianday(seen_at)) * 86400 > ttl_s) AS stale
+    static let staleness = staleness(at: "'now'")
+
+    /// The same, measured at `moment` (SQL: a time literal, or `'now'`).
+    static func staleness(at moment: String) -> String {
         """
+        seen_at,
+               CAST((julianday(\(moment)) - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
+               ((julianday(\(moment)) - julianday(seen_at)) * 86400 > ttl_s) AS stale
+        """
+    }
 }

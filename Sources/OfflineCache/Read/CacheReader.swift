@@ -10,9 +10,13 @@ package struct CacheReader {
     /// - Parameters:
     ///   - staleOnly: only rows upstream has not confirmed within the TTL.
     ///   - limit: at most this many rows.
-    package func rows(of source: Source, staleOnly: Bool = false, limit: Int? = nil) throws -> CachedRows {
+    ///   - asOf: the rows as they were at this moment (stored form), rebuilt from the change log;
+    ///     `HistoryStore.checkAnswerable` says whether the log still goes back that far.
+    package func rows(of source: Source, staleOnly: Bool = false, limit: Int? = nil, asOf: String? = nil) throws -> CachedRows {
         // The account header and its transactions come from one snapshot: never half a sync.
-        try db.inReadTransaction { try source.kind.storage.definition.rows(db, source: source.name, staleOnly: staleOnly, limit: limit) }
+        try db.inReadTransaction {
+            try source.kind.storage.definition.rows(db, RowSelection(source: source.name, staleOnly: staleOnly, asOf: asOf), limit: limit)
+        }
     }
 
     /// Streams every row of `source` from its view, with its stale flag, one statement step at
@@ -23,13 +27,21 @@ package struct CacheReader {
     /// age_s, stale`. Rows come in `rows(of:)`'s order.
     /// For a json source, `asRecords` gives `key, record, seen_at, age_s, stale` (the record as
     /// JSON) instead of the view's columns.
+    /// `asOf` as for `rows(of:)`.
     package func forEachRow(of source: Source, staleOnly: Bool = false, limit: Int? = nil, asRecords: Bool = false,
-                           _ body: ([String], Statement) throws -> Void) throws {
-        let sql = try source.kind.storage.definition.rowsQuery(db, source: source.name, staleOnly: staleOnly, asRecords: asRecords)
+                           asOf: String? = nil, _ body: ([String], Statement) throws -> Void) throws {
+        try forEachRow(RowSelection(source: source.name, staleOnly: staleOnly, asOf: asOf), kind: source.kind,
+                       limit: limit, asRecords: asRecords, bindings: [], body)
+    }
+
+    /// The rows `selection` picks; `bindings` from `?3` on.
+    func forEachRow(_ selection: RowSelection, kind: SourceKind, limit: Int?, asRecords: Bool, bindings: [SQLValue],
+                    _ body: ([String], Statement) throws -> Void) throws {
+        let sql = try kind.storage.definition.rowsQuery(db, selection, asRecords: asRecords)
         try db.inReadTransaction {
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
-            try statement.bind([.text(source.name), .int(Int64(limit ?? -1))])
+            try statement.bind([.text(selection.source), .int(Int64(limit ?? -1))] + bindings)
             let columns = (0..<statement.columnCount).map(statement.columnName)
             while try statement.step() { try body(columns, statement) }
         }

@@ -23,6 +23,10 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     /// The file is not a cache database (someone else's SQLite file, or not SQLite at all).
     case notACache(path: String, reason: String)
     case noSuchRun(Int, source: String)
+    /// `list --as-of` a moment before what the change log still answers for (see `cache prune`).
+    case beforeHistory(source: String, asked: String, earliest: String)
+    /// `cache log` of a key the source has neither cached nor logged.
+    case noSuchRow(String, source: String)
     /// The source was removed, or removed and added again, while it synced.
     case sourceReplaced(String)
     case sourceExists(String)
@@ -42,6 +46,9 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
         case let .sourceReplaced(name): "the source '\(name)' was removed or changed during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"
+        case let .beforeHistory(source, asked, earliest):
+            "the history of '\(source)' goes back to \(earliest) only (older runs were pruned), not to \(asked); ask for \(earliest) or later"
+        case let .noSuchRow(key, source): "no row '\(key)' in '\(source)', now or in its history"
         case let .sourceExists(name): "a source named '\(name)' already exists; remove it first"
         case let .invalidSource(reason): reason
         }

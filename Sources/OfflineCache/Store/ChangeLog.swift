@@ -102,10 +102,17 @@ package struct HistoryStore {
     }
 
     /// Deletes runs (and with them their change log) that finished more than `seconds` ago.
+    /// What is left still answers `list --as-of` for every moment since the newest run deleted:
+    /// each source's history horizon moves there.
     /// - Returns: how many runs and changes were deleted.
     package func prune(olderThan seconds: Int) throws -> (runs: Int, changes: Int) {
         let cutoff = Timestamp.format(Date().addingTimeInterval(-Double(seconds)))
         return try db.inTransaction {
+            for (source, newest) in try db.query("""
+                SELECT source, max(finished_at) FROM sync_runs WHERE finished_at < ? GROUP BY source
+                """, [.text(cutoff)], row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
+                try Self.raiseHorizon(db, source: source, to: newest)
+            }
             // Loads count as entries of the change log too.
             let changes = Int(try db.scalarInt("""
                 SELECT (SELECT count(*) FROM changes WHERE run_id IN (SELECT id FROM sync_runs WHERE finished_at < ?1))

@@ -392,5 +392,46 @@ CREATE TABLE record_list_fields (
 ) STRICT;
 
 """####),
+        (file: "0018_history_and_search.sql", sql: ####"""
+-- What it was: `list --as-of` and `cache log` rebuild past rows from the change log, from the
+-- newest run backwards, so they need every run after the moment asked for. history_horizon is
+-- the earliest moment a source's log answers for: `cache prune` moves it past the runs it
+-- deletes, a re-key (`sources set --key`) to that moment. No row: the whole history is there.
+CREATE TABLE history_horizon (
+    source TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
+    since  TEXT NOT NULL
+) STRICT;
+
+-- In a cache made before, what an earlier prune deleted is unknown: the log answers from each
+-- source's oldest run still kept, or from now where rows are cached without any run.
+INSERT INTO history_horizon (source, since)
+SELECT s.name, coalesce((SELECT min(r.finished_at) FROM sync_runs r WHERE r.source = s.name),
+                        strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+FROM sources s
+WHERE EXISTS (SELECT 1 FROM sync_runs r WHERE r.source = s.name)
+   OR EXISTS (SELECT 1 FROM accounts a WHERE a.source = s.name)
+   OR EXISTS (SELECT 1 FROM jokes j WHERE j.source = s.name)
+   OR EXISTS (SELECT 1 FROM records r WHERE r.source = s.name);
+
+-- Full-text search (`cache search`): a document per joke (setup and punchline), per record
+-- (its string values) and per vendor of an account's transactions, kept in step with the rows
+-- by every reconcile, in its transaction. search_docs gives a document's rowid in search_index
+-- from its source and key; the index matches without case or accents (`cafe` finds `Café`).
+-- Migration 19 indexes the rows already cached.
+CREATE TABLE search_docs (
+    id     INTEGER PRIMARY KEY,
+    source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    doc    TEXT NOT NULL,
+    UNIQUE (source, doc)
+) STRICT;
+
+CREATE VIRTUAL TABLE search_index USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+
+-- A document deleted (its row gone, or its source removed) leaves the index with it.
+CREATE TRIGGER search_docs_deleted AFTER DELETE ON search_docs BEGIN
+    DELETE FROM search_index WHERE rowid = old.id;
+END;
+
+"""####),
     ]
 }

@@ -76,6 +76,10 @@ package struct SourceStore {
                 }
                 if let key = after.layout?.key, key != before.layout?.key {
                     try rekey(name, to: after.kind.keyPaths(key))
+                    // The change log knows the rows by their old keys: the past before now is not
+                    // asked of it any more, and the search index is made again under the new ones.
+                    try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now())
+                    try SearchIndex(db: db).index(name, after.kind, only: nil)
                 }
                 // Another URL, or records found, keyed or split differently: nothing cached is confirmed.
                 if after.url != before.url || after.layout?.rows != before.layout?.rows || after.layout?.key != before.layout?.key

@@ -41,4 +41,61 @@ package enum Timestamp {
         let seconds = timegm(&tm)
         return Date(timeIntervalSince1970: Double(seconds) + Double(millis) / 1000)
     }
+
+    /// A moment as people write it, RFC 3339: `2026-11-30T09:00:00Z`, with fractions of a second
+    /// or an offset (`+01:00`), `t`/`z` or a space for the `T`; or a bare date, its midnight UTC.
+    package static func parseRFC3339(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        func number(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[from..<(from + count)] {
+                guard byte >= 48, byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        guard bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+              (1...12).contains(month), (1...31).contains(day) else { return nil }
+        var hour = 0, minute = 0, second = 0, fraction = 0.0, offset = 0
+        if bytes.count > 10 {
+            guard [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(bytes[10]), bytes.count >= 20,
+                  bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+                  let h = number(11, 2), let m = number(14, 2), let s = number(17, 2), h < 24, m < 60, s < 61 else { return nil }
+            (hour, minute, second) = (h, m, min(s, 59))
+            var index = 19
+            if bytes[index] == UInt8(ascii: ".") {
+                var scale = 0.1
+                index += 1
+                let start = index
+                while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 {
+                    fraction += Double(bytes[index] - 48) * scale
+                    scale /= 10
+                    index += 1
+                }
+                guard index > start else { return nil }
+            }
+            guard index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+                guard index + 1 == bytes.count else { return nil }
+            case UInt8(ascii: "+"), UInt8(ascii: "-"):
+                guard index + 6 == bytes.count, bytes[index + 3] == UInt8(ascii: ":"),
+                      let oh = number(index + 1, 2), let om = number(index + 4, 2), oh < 24, om < 60 else { return nil }
+                offset = (oh * 3600 + om * 60) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
+            default:
+                return nil
+            }
+        }
+        var tm = tm()
+        tm.tm_year = Int32(year - 1900); tm.tm_mon = Int32(month - 1); tm.tm_mday = Int32(day)
+        tm.tm_hour = Int32(hour); tm.tm_min = Int32(minute); tm.tm_sec = Int32(second)
+        var seconds = timegm(&tm)
+        // timegm moves 2026-02-31 to March: a day the month does not have is no date.
+        var check = Glibc.tm()
+        gmtime_r(&seconds, &check)
+        guard Int(check.tm_mday) == day else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds - offset) + fraction)
+    }
 }

@@ -211,6 +211,8 @@ package struct SyncEngine {
                     let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
                     let cachedRows = try countCachedRows(source)
                     let (counts, changed) = try reconciler.apply(payload)
+                    // The search index follows in the same transaction: it never finds what is gone.
+                    try SearchIndex(db: db).follow(source, runID: runID)
                     run.report.counts = counts
                     run.report.outcome = changed ? .updated : .unchanged
                     // The removal guard, on what the reconcile did inside this transaction: a

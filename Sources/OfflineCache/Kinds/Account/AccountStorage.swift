@@ -32,15 +32,15 @@ struct AccountStorage: StorageDefinition {
     private static let columns = "id, source, account, type, vendor, amount, date, seen_at, age_s, stale"
 
     /// The account header and its transactions, newest first.
-    func rows(_ db: Connection, source: String, staleOnly: Bool, limit: Int?) throws -> CachedRows {
+    func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
         let account = try db.query("""
-            SELECT source, name, balance, seen_at, age_s, stale FROM cached_accounts WHERE source = ?
-            """, [.text(source)]) {
+            \(clauses(selection).with)SELECT source, name, balance, seen_at, age_s, stale FROM cached_accounts WHERE source = ?
+            """, [.text(selection.source)]) {
             CachedAccount(source: $0.text(0) ?? "", name: $0.text(1) ?? "", balance: $0.double(2),
                           seenAt: $0.text(3) ?? "", ageSeconds: $0.int(4), stale: $0.int(5) != 0)
         }.first
-        let rows = try db.query(try rowsQuery(db, source: source, staleOnly: staleOnly, asRecords: false),
-                                [.text(source), .int(Int64(limit ?? -1))]) {
+        let rows = try db.query(try rowsQuery(db, selection, asRecords: false),
+                                [.text(selection.source), .int(Int64(limit ?? -1))]) {
             CachedTransaction(id: $0.text(0) ?? "", source: $0.text(1) ?? "", account: $0.text(2),
                               type: $0.int(3), vendor: $0.text(4) ?? "", amount: $0.double(5),
                               date: $0.text(6) ?? "", seenAt: $0.text(7) ?? "", ageSeconds: $0.int(8),
@@ -49,8 +49,43 @@ struct AccountStorage: StorageDefinition {
         return .account(account, rows)
     }
 
-    func rowsQuery(_ db: Connection, source: String, staleOnly: Bool, asRecords: Bool) throws -> String {
-        "SELECT \(Self.columns) FROM cached_transactions WHERE source = ?1 \(staleOnly ? "AND stale = 1" : "") ORDER BY date DESC, vendor, ordinal LIMIT ?2"
+    func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
+        let (with, filter) = clauses(selection)
+        return "\(with)SELECT \(Self.columns) FROM cached_transactions WHERE source = ?1\(filter) ORDER BY date DESC, vendor, ordinal LIMIT ?2"
+    }
+
+    var loggedAs: (kind: String, key: String, fields: String) { ("transaction", "id", "json_object('date', date, 'vendor', vendor, 'type', type, 'amount', amount)") }
+
+    /// The header and the transactions as they were; a transaction back from the change log has
+    /// no ordinal (it orders repeats of one date and vendor), so it sorts first among them.
+    func past(_ rows: PastRows) -> String {
+        """
+        WITH \(rows.runs),
+        \(rows.rows("past_accounts", kind: "account", table: "accounts", key: "source", columns: "source, name, balance",
+                    fromBefore: "c.source, c.before ->> '$.name', c.before ->> '$.balance'")),
+        \(rows.rows("past_transactions", kind: loggedAs.kind, table: "transactions", key: "id",
+                    columns: "id, source, type, vendor, amount, date, ordinal",
+                    fromBefore: "c.row_id, c.source, c.before ->> '$.type', c.before ->> '$.vendor', c.before ->> '$.amount', c.before ->> '$.date', NULL")),
+        cached_accounts AS (
+            SELECT source, name, balance, \(rows.staleness)
+            FROM (SELECT p.source, p.name, p.balance, s.ttl_s, \(rows.seenAt("p")) AS seen_at
+                  FROM past_accounts p JOIN sources s ON s.name = p.source)),
+        cached_transactions AS (
+            SELECT id, source, account, type, vendor, amount, date, ordinal, \(rows.staleness)
+            FROM (SELECT p.id, p.source, a.name AS account, p.type, p.vendor, p.amount, p.date, p.ordinal, s.ttl_s,
+                         \(rows.seenAt("p")) AS seen_at
+                  FROM past_transactions p JOIN sources s ON s.name = p.source LEFT JOIN past_accounts a ON a.source = p.source))
+        """
+    }
+
+    /// One document per vendor: its transactions are the hits.
+    var search: SearchDocuments {
+        SearchDocuments(changedDocument: "coalesce(c.after, c.before) ->> '$.vendor'", column: "vendor") { only in
+            """
+            SELECT DISTINCT vendor AS doc, vendor AS text FROM transactions
+            WHERE source = ?1\(only ? " AND vendor IN (SELECT value FROM json_each(?2))" : "")
+            """
+        }
     }
 
     func viewColumns(_ db: Connection, source: String) throws -> [String] {

@@ -21,17 +21,42 @@ struct JokesStorage: StorageDefinition {
     private static let columns = "id, type, setup, punchline, source, seen_at, age_s, stale"
 
     /// The jokes by id.
-    func rows(_ db: Connection, source: String, staleOnly: Bool, limit: Int?) throws -> CachedRows {
-        .jokes(try db.query(try rowsQuery(db, source: source, staleOnly: staleOnly, asRecords: false),
-                            [.text(source), .int(Int64(limit ?? -1))]) {
+    func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
+        .jokes(try db.query(try rowsQuery(db, selection, asRecords: false),
+                            [.text(selection.source), .int(Int64(limit ?? -1))]) {
             CachedJoke(id: $0.int(0), type: $0.text(1) ?? "", setup: $0.text(2) ?? "",
                        punchline: $0.text(3) ?? "", source: $0.text(4) ?? "", seenAt: $0.text(5) ?? "",
                        ageSeconds: $0.int(6), stale: $0.int(7) != 0)
         })
     }
 
-    func rowsQuery(_ db: Connection, source: String, staleOnly: Bool, asRecords: Bool) throws -> String {
-        "SELECT \(Self.columns) FROM cached_jokes WHERE source = ?1 \(staleOnly ? "AND stale = 1" : "") ORDER BY id LIMIT ?2"
+    func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
+        let (with, filter) = clauses(selection)
+        return "\(with)SELECT \(Self.columns) FROM cached_jokes WHERE source = ?1\(filter) ORDER BY id LIMIT ?2"
+    }
+
+    var loggedAs: (kind: String, key: String, fields: String) { ("joke", "CAST(id AS TEXT)", "json_object('id', id, 'type', type, 'setup', setup, 'punchline', punchline)") }
+
+    func past(_ rows: PastRows) -> String {
+        """
+        WITH \(rows.runs),
+        \(rows.rows("past_jokes", kind: loggedAs.kind, table: "jokes", key: loggedAs.key, columns: "id, type, setup, punchline, source",
+                    fromBefore: "CAST(c.row_id AS INTEGER), c.before ->> '$.type', c.before ->> '$.setup', c.before ->> '$.punchline', c.source")),
+        cached_jokes AS (
+            SELECT id, type, setup, punchline, source, \(rows.staleness)
+            FROM (SELECT p.id, p.type, p.setup, p.punchline, p.source, s.ttl_s, \(rows.seenAt("p")) AS seen_at
+                  FROM past_jokes p JOIN sources s ON s.name = p.source))
+        """
+    }
+
+    /// A joke's setup and punchline, by its id.
+    var search: SearchDocuments {
+        SearchDocuments(changedDocument: "c.row_id", column: "id") { only in
+            """
+            SELECT CAST(id AS TEXT) AS doc, setup || ' ' || punchline AS text FROM jokes
+            WHERE source = ?1\(only ? " AND id IN (SELECT CAST(value AS INTEGER) FROM json_each(?2))" : "")
+            """
+        }
     }
 
     func viewColumns(_ db: Connection, source: String) throws -> [String] {

@@ -27,14 +27,16 @@ struct RecordStorage: StorageDefinition {
     static let wideRecord = 1 << 16
 
     /// The records by key, with the fields the source's view has columns for.
-    func rows(_ db: Connection, source: String, staleOnly: Bool, limit: Int?) throws -> CachedRows {
+    func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
+        let source = selection.source
+        let (with, filter) = clauses(selection)
         let columns = try RecordView.columns(db, source: source)
         // The length in bytes, once per row (length() of text counts characters, every time).
         let extracts = columns.map { ", CASE WHEN NOT wide THEN \(RecordView.extract($0)) END" }.joined()
         var rows = try db.query("""
-            SELECT key, record, seen_at, age_s, stale, wide\(extracts)
+            \(with)SELECT key, record, seen_at, age_s, stale, wide\(extracts)
             FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide
-                  FROM cached_records WHERE source = ?1 \(staleOnly ? "AND stale = 1" : "") ORDER BY key LIMIT ?2)
+                  FROM cached_records WHERE source = ?1\(filter) ORDER BY key LIMIT ?2)
             ORDER BY key
             """, [.text(source), .int(Int64(limit ?? -1))]) { row in
             CachedRecord(key: row.text(0) ?? "", fields: row.int(5) != 0 ? [] : columns.indices.map { row.text(6 + $0) },
@@ -42,36 +44,61 @@ struct RecordStorage: StorageDefinition {
         }
         // A wide record came back without its fields: read them in one pass.
         for index in rows.indices where rows[index].fields.count != columns.count {
-            rows[index].fields = try Self.wideFields(db, source: source, key: rows[index].key, columns: columns)
+            rows[index].fields = try Self.wideFields(db, source: source, record: rows[index].record, columns: columns)
         }
         return .records(columns: columns, rows)
     }
 
     /// A wide record's fields for `columns`, from one `json_each` over it: the same values, as
     /// the same text, that `json_extract` gives.
-    static func wideFields(_ db: Connection, source: String, key: String, columns: [String]) throws -> [String?] {
+    static func wideFields(_ db: Connection, source: String, record: String, columns: [String]) throws -> [String?] {
         let position = Dictionary(columns.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         var fields = [String?](repeating: nil, count: columns.count)
         let scan = try db.cachedStatement("""
-            SELECT j.key, j.value FROM records r, json_each(r.record) j
-            WHERE r.source = ?1 AND r.key = ?2 AND j.key IN (SELECT name FROM record_fields WHERE source = ?1)
+            SELECT j.key, j.value FROM json_each(?2) j WHERE j.key IN (SELECT name FROM record_fields WHERE source = ?1)
             """)
         defer { scan.reset() }
-        try scan.bind([.text(source), .text(key)])
+        try scan.bind([.text(source), .text(record)])
         while try scan.step() {
             if let name = scan.text(0), let index = position[name], fields[index] == nil { fields[index] = scan.text(1) }
         }
         return fields
     }
 
-    func rowsQuery(_ db: Connection, source: String, staleOnly: Bool, asRecords: Bool) throws -> String {
-        let filter = staleOnly ? "AND stale = 1" : ""
+    func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
+        let (with, filter) = clauses(selection)
         if asRecords {
-            return "SELECT key, record, seen_at, age_s, stale FROM cached_records WHERE source = ?1 \(filter) ORDER BY key LIMIT ?2"
+            return "\(with)SELECT key, record, seen_at, age_s, stale FROM cached_records WHERE source = ?1\(filter) ORDER BY key LIMIT ?2"
         }
         // The view's columns: the key, each field, seen_at, age_s, stale (see RecordView).
-        let fields = try RecordView.columns(db, source: source).map { RecordView.extract($0) + " AS " + RecordView.quoted($0) }
-        return "SELECT \((["key"] + fields + ["seen_at", "age_s", "stale"]).joined(separator: ", ")) FROM cached_records WHERE source = ?1 \(filter) ORDER BY key LIMIT ?2"
+        let fields = try RecordView.columns(db, source: selection.source).map { RecordView.extract($0) + " AS " + RecordView.quoted($0) }
+        return "\(with)SELECT \((["key"] + fields + ["seen_at", "age_s", "stale"]).joined(separator: ", ")) FROM cached_records WHERE source = ?1\(filter) ORDER BY key LIMIT ?2"
+    }
+
+    var loggedAs: (kind: String, key: String, fields: String) { ("record", "key", "record") }
+
+    func past(_ rows: PastRows) -> String {
+        """
+        WITH \(rows.runs),
+        \(rows.rows("past_records", kind: loggedAs.kind, table: "records", key: loggedAs.key, columns: "source, key, record",
+                    fromBefore: "c.source, c.row_id, c.before")),
+        cached_records AS (
+            SELECT source, key, record, \(rows.staleness)
+            FROM (SELECT p.source, p.key, p.record, s.ttl_s, \(rows.seenAt("p")) AS seen_at
+                  FROM past_records p JOIN sources s ON s.name = p.source))
+        """
+    }
+
+    /// A record's string values, wherever they are in it, by its key.
+    var search: SearchDocuments {
+        SearchDocuments(changedDocument: "c.row_id", column: "key") { only in
+            """
+            SELECT doc, text FROM (
+                SELECT r.key AS doc, (SELECT group_concat(j.value, ' ') FROM json_tree(r.record) j WHERE j.type = 'text') AS text
+                FROM records r WHERE r.source = ?1\(only ? " AND r.key IN (SELECT value FROM json_each(?2))" : ""))
+            WHERE text IS NOT NULL
+            """
+        }
     }
 
     func viewColumns(_ db: Connection, source: String) throws -> [String] {

@@ -1,0 +1,72 @@
+import FoundationEssentials
+import OfflineCache
+
+/// `cache search NAME QUERY`: the cached rows whose text matches, best first, offline; and
+/// `cache reindex`, which builds the index again.
+enum SearchCommand {
+    static func run(_ options: Command.Search, _ context: Context) throws -> Int32 {
+        let database = try context.openForReading()
+        let source = try SourceStore(database).named(options.name)
+        let reader = CacheReader(database)
+        let hits: [SearchHit]
+        do {
+            hits = try reader.search(source, query: options.query, limit: options.limit)
+        } catch let error as SearchQueryError {
+            throw UsageError(message: "The query '\(options.query)' is not one FTS5 can read (\(error.message)); quote words holding punctuation as \"phrases\".",
+                             command: "search")
+        }
+        // Each hit's rows as `list --json` shows them: one row, or a vendor's transactions.
+        let asRecords = source.kind.keepsRecords
+        var found: [(key: JSONValue, row: String, hit: SearchHit)] = []
+        var writer: RowBytes?
+        for hit in hits where found.count < options.limit {
+            try reader.forEachRow(of: source, document: hit.document, limit: options.limit - found.count, asRecords: asRecords) { columns, row in
+                let rowWriter = writer ?? RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"),
+                                                   rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
+                writer = rowWriter
+                var bytes: [UInt8] = []
+                rowWriter.json(row, into: &bytes)
+                let key: JSONValue = switch row.value(0) {
+                case .int(let id): .int(Int(id))
+                default: .string(row.text(0) ?? "")
+                }
+                found.append((key, String(decoding: bytes, as: UTF8.self), hit))
+            }
+        }
+        let console = context.console
+        let keyName = source.kind.keepsRecords ? "key" : "id"
+        if options.json {
+            console.out(JSONValue.lines(found.map { found in
+                .object([(keyName, found.key), ("row", .raw(found.row)), ("snippet", .string(found.hit.snippet)), ("rank", .double(found.hit.rank))])
+            }))
+            return ExitCode.success
+        }
+        if found.isEmpty {
+            console.err("Nothing in '\(source.name)' matches \(options.query).")
+            return ExitCode.success
+        }
+        let table = TextTable(header: [keyName.uppercased(), "MATCH"])
+        for found in found {
+            let key = switch found.key {
+            case .string(let text): text
+            case .int(let id): String(id)
+            default: ""
+            }
+            table.add([TerminalSafe.escapeControl(key), TerminalSafe.escapeControl(found.hit.snippet.replacingScalars { $0 == "\n" ? " " : nil })])
+        }
+        console.out(table.render(columns: console.terminalColumns))
+        return ExitCode.success
+    }
+
+    static func reindex(_ names: [String], _ context: Context) throws -> Int32 {
+        let database = try context.open(create: false)
+        let store = SourceStore(database)
+        let sources = names.isEmpty ? try store.all() : try names.map { try store.named($0) }
+        let index = SearchIndex(database)
+        for source in sources {
+            try index.rebuild(source)
+            context.console.err("Indexed '\(source.name)' for search.")
+        }
+        return ExitCode.success
+    }
+}

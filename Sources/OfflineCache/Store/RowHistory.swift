@@ -1,0 +1,84 @@
+import FoundationEssentials
+
+/// One version of a row in `cache log`: what a run did to it, and its fields before and after.
+package struct RowVersion: Sendable, Equatable {
+    package var runID: Int
+    /// When the run finished.
+    package var at: String
+    /// `inserted`, `updated`, `removed`, or `loaded` (it came with a sync into an empty cache).
+    package var change: String
+    /// The change log's row kind (`record`, `joke`, `transaction`, `account`).
+    package var rowKind: String
+    /// The row's fields as JSON objects, before and after.
+    package var before: String?
+    package var after: String?
+}
+
+/// The past of rows: how far back the change log answers (`list --as-of`), and one row's versions
+/// (`cache log`).
+extension HistoryStore {
+    /// The earliest moment `source`'s change log answers for; nil when its whole history is there
+    /// (before its first sync it had no rows).
+    package func horizon(source: String) throws -> String? {
+        try db.scalarText("SELECT since FROM history_horizon WHERE source = ?", [.text(source)])
+    }
+
+    /// Refuses a moment the change log can no longer answer for, naming the earliest it can.
+    package func checkAnswerable(source: String, at moment: String) throws {
+        if let since = try horizon(source: source), moment < since {
+            throw CacheError.beforeHistory(source: source, asked: moment, earliest: since)
+        }
+    }
+
+    /// Moves the horizon of `source` to `moment`, unless it is already later.
+    static func raiseHorizon(_ db: Connection, source: String, to moment: String) throws {
+        try db.run("""
+            INSERT INTO history_horizon (source, since) VALUES (?1, ?2)
+            ON CONFLICT (source) DO UPDATE SET since = max(since, excluded.since)
+            """, [.text(source), .text(moment)])
+    }
+
+    /// The versions of the row of `source` known by `key` (a record's key, a joke's id, a
+    /// transaction's id, or for an account's header the source's name), newest first. A row that
+    /// came with a load is shown as `loaded` there: loads are logged once, not row by row.
+    package func versions(of source: Source, key: String) throws -> [RowVersion] {
+        let storage = source.kind.storage.definition
+        let logged = try db.query("""
+            SELECT c.run_id, r.finished_at, c.change, c.row_kind, c.before, c.after
+            FROM changes c JOIN sync_runs r ON r.id = c.run_id
+            WHERE c.source = ?1 AND c.row_id = ?2 ORDER BY c.id
+            """, [.text(source.name), .text(key)]) {
+            RowVersion(runID: $0.int(0), at: $0.text(1) ?? "", change: $0.text(2) ?? "", rowKind: $0.text(3) ?? "",
+                       before: $0.text(4), after: $0.text(5))
+        }
+        let kind = logged.first?.rowKind ?? storage.loggedAs.kind
+        // Loads bring rows of the storage's own kind only (never an account's header).
+        guard kind == storage.loggedAs.kind else { return logged.reversed() }
+        let loads = try db.query("""
+            SELECT l.run_id, r.finished_at FROM loads l JOIN sync_runs r ON r.id = l.run_id
+            WHERE l.source = ? AND l.row_kind = ? ORDER BY l.run_id
+            """, [.text(source.name), .text(kind)]) { (run: $0.int(0), at: $0.text(1) ?? "") }
+        let current = try db.scalarText("""
+            SELECT \(storage.loggedAs.fields) FROM \(storage.rowTable) WHERE source = ?1 AND \(storage.loggedAs.key) = ?2
+            """, [.text(source.name), .text(key)])
+
+        // A load fills an empty cache, and only logged changes empty it: the row came with a load
+        // when the first logged change after it (before the next load) found it there, or, with
+        // nothing logged after the last load, when the row is there now.
+        var versions = logged
+        for (index, load) in loads.enumerated() {
+            let nextLoad = index + 1 < loads.count ? loads[index + 1].run : Int.max
+            let next = logged.first { $0.runID > load.run }
+            let came: String?
+            if let next {
+                came = next.runID < nextLoad && next.change != "inserted" ? next.before : nil
+            } else {
+                came = nextLoad == Int.max ? current : nil
+            }
+            if let came {
+                versions.append(RowVersion(runID: load.run, at: load.at, change: "loaded", rowKind: kind, before: nil, after: came))
+            }
+        }
+        return versions.sorted { ($0.runID, $0.change == "loaded" ? 0 : 1) > ($1.runID, $1.change == "loaded" ? 0 : 1) }
+    }
+}
