@@ -2,14 +2,21 @@
 -- newest run backwards, so they need every run after the moment asked for. history_horizon is
 -- the earliest moment a source's log answers for: `cache prune` moves it past the runs it
 -- deletes, a re-key (`sources set --key`) to that moment. No row: the whole history is there.
+-- confirmed_at keeps the newest confirmation of the runs pruned (see sync_runs.confirmed_at).
 CREATE TABLE history_horizon (
-    source TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
-    since  TEXT NOT NULL
+    source       TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
+    since_at     TEXT NOT NULL,
+    confirmed_at TEXT
 ) STRICT;
+
+-- When a run confirmed every cached row of its source (sync_state.confirmed_at then): the rows'
+-- seen_at as of a past moment. Runs from before are taken to have confirmed at their end.
+ALTER TABLE sync_runs ADD COLUMN confirmed_at TEXT;
+UPDATE sync_runs SET confirmed_at = finished_at WHERE outcome IN ('updated', 'unchanged');
 
 -- In a cache made before, what an earlier prune deleted is unknown: the log answers from each
 -- source's oldest run still kept, or from now where rows are cached without any run.
-INSERT INTO history_horizon (source, since)
+INSERT INTO history_horizon (source, since_at)
 SELECT s.name, coalesce((SELECT min(r.finished_at) FROM sync_runs r WHERE r.source = s.name),
                         strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 FROM sources s

@@ -19,8 +19,9 @@ struct PastRows {
     var runs: String {
         """
         past_runs AS (SELECT id FROM sync_runs WHERE source = \(source) AND finished_at > \(moment)),
-        past_confirmed AS (SELECT max(finished_at) AS at FROM sync_runs
-                           WHERE source = \(source) AND finished_at <= \(moment) AND outcome IN ('updated', 'unchanged'))
+        past_confirmed AS (SELECT max(at) AS at FROM (
+            SELECT confirmed_at AS at FROM sync_runs WHERE source = \(source) AND finished_at <= \(moment)
+            UNION ALL SELECT confirmed_at FROM history_horizon WHERE source = \(source)))
         """
     }
 

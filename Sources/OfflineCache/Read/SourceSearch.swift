@@ -21,7 +21,7 @@ extension CacheReader {
     package func search(_ source: Source, query: String, limit: Int) throws -> [SearchHit] {
         do {
             return try db.query("""
-                SELECT d.doc, snippet(search_index, 0, '[', ']', '…', 12), search_index.rank
+                SELECT d.doc, snippet(search_index, 0, '[', ']', '…', 16), search_index.rank
                 FROM search_index JOIN search_docs d ON d.id = search_index.rowid
                 WHERE search_index MATCH ?2 AND d.source = ?1
                 ORDER BY search_index.rank LIMIT ?3

@@ -20,7 +20,7 @@ extension HistoryStore {
     /// The earliest moment `source`'s change log answers for; nil when its whole history is there
     /// (before its first sync it had no rows).
     package func horizon(source: String) throws -> String? {
-        try db.scalarText("SELECT since FROM history_horizon WHERE source = ?", [.text(source)])
+        try db.scalarText("SELECT since_at FROM history_horizon WHERE source = ?", [.text(source)])
     }
 
     /// Refuses a moment the change log can no longer answer for, naming the earliest it can.
@@ -30,12 +30,14 @@ extension HistoryStore {
         }
     }
 
-    /// Moves the horizon of `source` to `moment`, unless it is already later.
-    static func raiseHorizon(_ db: Connection, source: String, to moment: String) throws {
+    /// Moves the horizon of `source` to `moment`, unless it is already later, keeping the newest
+    /// confirmation of the runs it leaves behind (`confirmed`, from the runs a prune deletes).
+    static func raiseHorizon(_ db: Connection, source: String, to moment: String, confirmed: String? = nil) throws {
         try db.run("""
-            INSERT INTO history_horizon (source, since) VALUES (?1, ?2)
-            ON CONFLICT (source) DO UPDATE SET since = max(since, excluded.since)
-            """, [.text(source), .text(moment)])
+            INSERT INTO history_horizon (source, since_at, confirmed_at) VALUES (?1, ?2, ?3)
+            ON CONFLICT (source) DO UPDATE SET since_at = max(since_at, excluded.since_at),
+                confirmed_at = nullif(max(coalesce(confirmed_at, ''), coalesce(excluded.confirmed_at, '')), '')
+            """, [.text(source), .text(moment), .optionalText(confirmed)])
     }
 
     /// The versions of the row of `source` known by `key` (a record's key, a joke's id, a

@@ -55,16 +55,19 @@ package struct SearchIndex {
 
     /// What differs between the index and the rows of `source`, in words; empty when they agree.
     package func problems(_ source: String, _ kind: SourceKind) throws -> [String] {
-        let documents = kind.storage.definition.search.documents(false)
-        let indexed = """
-            SELECT d.doc, i.text FROM search_docs d JOIN search_index i ON i.rowid = d.id WHERE d.source = ?1
-            """
-        let missing = try db.scalarInt("SELECT count(*) FROM (\(documents) EXCEPT \(indexed))", [.text(source)]) ?? 0
-        let extra = try db.scalarInt("SELECT count(*) FROM (\(indexed) EXCEPT \(documents))", [.text(source)]) ?? 0
-        var problems: [String] = []
-        if missing > 0 { problems.append("\(missing) document\(missing == 1 ? "" : "s") of '\(source)' missing from the search index or out of date") }
-        if extra > 0 { problems.append("\(extra) document\(extra == 1 ? "" : "s") in the search index that '\(source)' no longer has") }
-        return problems
+        let counts = try db.query("""
+            WITH wanted AS (\(kind.storage.definition.search.documents(false))),
+                 held AS (SELECT d.doc, i.text FROM search_docs d JOIN search_index i ON i.rowid = d.id WHERE d.source = ?1)
+            SELECT (SELECT count(*) FROM wanted WHERE doc NOT IN (SELECT doc FROM held)),
+                   (SELECT count(*) FROM wanted w JOIN held h ON h.doc = w.doc WHERE h.text IS NOT w.text),
+                   (SELECT count(*) FROM held WHERE doc NOT IN (SELECT doc FROM wanted))
+            """, [.text(source)]) { [$0.int(0), $0.int(1), $0.int(2)] }.first ?? [0, 0, 0]
+        let documents = { (count: Int) in "\(count) document\(count == 1 ? "" : "s")" }
+        return [
+            counts[0] > 0 ? "\(documents(counts[0])) of '\(source)' missing from the search index" : nil,
+            counts[1] > 0 ? "\(documents(counts[1])) of '\(source)' out of date in the search index" : nil,
+            counts[2] > 0 ? "\(documents(counts[2])) in the search index that '\(source)' no longer has" : nil,
+        ].compactMap { $0 }
     }
 
     /// FTS5's own check of its index against the text it holds; nil when they agree, or when

@@ -237,10 +237,13 @@ package struct SyncEngine {
                     run.report.outcome = .planned
                     throw PlanRollback()
                 }
+                // confirmed_at as sync_state's below: what `list --as-of` takes the rows' seen_at from.
                 try db.run("""
-                    UPDATE sync_runs SET outcome = ?, inserted = ?, updated = ?, deleted = ?, finished_at = ? WHERE id = ?
+                    UPDATE sync_runs SET outcome = ?, inserted = ?, updated = ?, deleted = ?, finished_at = ?,
+                                         confirmed_at = CASE WHEN ? THEN ? END
+                    WHERE id = ?
                     """, [.text(run.report.outcome.rawValue), .int(run.report.counts.inserted), .int(run.report.counts.updated),
-                          .int(run.report.counts.deleted), .text(Timestamp.now()), .int(runID)])
+                          .int(run.report.counts.deleted), .text(Timestamp.now()), .int(confirmAll ? 1 : 0), .text(now), .int(runID)])
                 try db.run("""
                     UPDATE sync_state SET confirmed_at = CASE WHEN ? THEN ? ELSE confirmed_at END,
                         last_success_at = ?, last_attempt_at = ?, last_outcome = ?, last_error = NULL,

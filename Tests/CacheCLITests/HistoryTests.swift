@@ -1,0 +1,223 @@
+import Foundation
+import OfflineCache
+import Testing
+
+/// What it was: `list --as-of` rebuilt from the change log for every kind, `prune` keeping what
+/// it needs and refusing older times, and `cache log` of one row. Over real HTTP from the
+/// loopback upstream; the commands run in-process.
+@Suite(.gated) struct HistoryTests {
+    /// `list NAME --json` (or `--as-of`) without the fields that measure age, which differ with
+    /// the moment of reading: the rows, their content and their confirmation time.
+    func rows(_ box: Sandbox, _ name: String, _ extra: [String] = []) throws -> [String] {
+        let result = box.cacheInProcess(["list", name, "--json", "--offline"] + extra)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try result.jsonArray().map { row in
+            var row = row
+            row["age_s"] = nil
+            row["stale"] = nil
+            let data = try JSONSerialization.data(withJSONObject: row, options: [.sortedKeys])
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// A moment strictly between the run just finished and the next one.
+    func moment() -> String {
+        usleep(20_000)
+        defer { usleep(20_000) }
+        return Timestamp.now()
+    }
+
+    func sync(_ box: Sandbox, _ name: String) {
+        let result = box.cacheInProcess(["sync", name])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    func jokes(_ box: Sandbox, _ upstream: LoopbackUpstream, _ jokes: [[String: Any]]) throws {
+        let file = box.folder + "/jokes.json"
+        try JSONSerialization.data(withJSONObject: jokes).write(to: URL(fileURLWithPath: file))
+        try upstream.serve("/history-jokes", file: file)
+    }
+
+    static func joke(_ id: Int, _ setup: String, _ punchline: String = "Because.") -> [String: Any] {
+        ["id": id, "type": "general", "setup": setup, "punchline": punchline]
+    }
+
+    /// Three readings of each kind, each sync updating, inserting and removing rows; `--as-of`
+    /// between them gives what `list` gave then, and `--as-of` now gives what `list` gives now.
+    @Test func asOfGivesTheRowsOfEachMomentForEveryKind() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", "--ttl", "1h")
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes", "--ttl", "1h", "--mode", "replace")
+        try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items?per_page=100",
+                            "--key", "id", "--ttl", "1h")
+        let before = moment()
+
+        // First readings: loads into an empty cache.
+        try jokes(box, upstream, [Self.joke(1, "Why?"), Self.joke(2, "Who?"), Self.joke(3, "What?")])
+        try upstream.setItems([["id": 1, "name": "one"], ["id": 2, "name": "two"], ["id": 3, "name": "three", "tags": ["a"]]])
+        for name in ["bank", "jokes", "items"] { sync(box, name) }
+        var expected: [String: [[String]]] = [:]
+        for name in ["bank", "jokes", "items"] { expected[name] = [try rows(box, name)] }
+        let first = moment()
+
+        // Second: one updated, one inserted, one removed in each.
+        let account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        var changed = try changedAccount(account)
+        changed["currentBalance"] = 1234.5
+        try upstream.setAccount(changed)
+        try jokes(box, upstream, [Self.joke(1, "Why not?"), Self.joke(2, "Who?"), Self.joke(4, "Where?")])
+        try upstream.setItems([["id": 1, "name": "uno"], ["id": 2, "name": "two"], ["id": 4, "name": "four"]])
+        for name in ["bank", "jokes", "items"] { sync(box, name) }
+        for name in ["bank", "jokes", "items"] { expected[name]!.append(try rows(box, name)) }
+        let second = moment()
+
+        // Third: the row inserted second is updated, and a first-load row removed.
+        try upstream.setAccount(account)
+        try jokes(box, upstream, [Self.joke(1, "Why not?"), Self.joke(4, "Where now?")])
+        try upstream.setItems([["id": 1, "name": "uno"], ["id": 4, "name": "for"]])
+        for name in ["bank", "jokes", "items"] { sync(box, name) }
+        for name in ["bank", "jokes", "items"] { expected[name]!.append(try rows(box, name)) }
+
+        for name in ["bank", "jokes", "items"] {
+            let readings = try #require(expected[name])
+            #expect(readings[0] != readings[1] && readings[1] != readings[2], "\(name): each sync changed something")
+            #expect(try rows(box, name, ["--as-of", first]) == readings[0], "\(name) as of the first sync")
+            #expect(try rows(box, name, ["--as-of", second]) == readings[1], "\(name) as of the second sync")
+            #expect(try rows(box, name, ["--as-of", Timestamp.now()]) == readings[2], "\(name) as of now")
+            let empty = box.cacheInProcess(["list", name, "--as-of", before, "--json"])
+            let emptyRows = try empty.jsonArray()
+            #expect(empty.status == 0 && emptyRows.isEmpty, "\(name) before its first sync: \(empty.stdout)")
+            #expect(empty.stderr.contains("Nothing was cached for '\(name)' at \(before)"))
+        }
+
+        // The account's header as of then, in the table and in CSV.
+        let table = box.cacheInProcess(["list", "bank", "--as-of", first])
+        #expect(table.status == 0 && !table.stdout.contains("1,234.50"), "\(table.stdout)")
+        #expect(box.cacheInProcess(["list", "bank", "--as-of", second]).stdout.contains("1,234.50"))
+        let csv = box.cacheInProcess(["list", "jokes", "--as-of", first, "--csv"]).stdout.split(separator: "\n")
+        #expect(csv.first == "id,type,setup,punchline,source,seen_at,age_s,stale")
+        #expect(csv.dropFirst().map { $0.split(separator: ",")[2] } == ["Why?", "Who?", "What?"])
+        // A duration ago reads the same way; a time to come is refused.
+        #expect(box.cacheInProcess(["list", "jokes", "--as-of", "1d", "--json"]).stdout == "[]\n")
+        #expect(box.cacheInProcess(["list", "jokes", "--as-of", "2999-01-01T00:00:00Z"]).status == 64)
+    }
+
+    /// Stale flags are measured at the moment asked for, against the TTL.
+    @Test func asOfMeasuresStalenessThen() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes", "--ttl", "1h", "--mode", "replace")
+        try jokes(box, upstream, [Self.joke(1, "Why?")])
+        sync(box, "jokes")
+        try age(box.database, by: 3 * 3600)
+        let seenAt = try #require(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().first?["seen_at"] as? String)
+        let synced = try #require(Timestamp.parse(seenAt))
+        let soon = Timestamp.format(synced.addingTimeInterval(600)), late = Timestamp.format(synced.addingTimeInterval(7200))
+        let fresh = try box.cacheInProcess(["list", "jokes", "--as-of", soon, "--json"]).jsonArray()
+        #expect(fresh.first?["stale"] as? Bool == false && fresh.first?["age_s"] as? Int == 600)
+        let stale = try box.cacheInProcess(["list", "jokes", "--as-of", late, "--stale", "--json"]).jsonArray()
+        #expect(stale.first?["stale"] as? Bool == true && stale.first?["age_s"] as? Int == 7200)
+    }
+
+    /// `prune --keep 1h` keeps what `--as-of` needs inside the hour: a time inside it is
+    /// answered right, a time before it refused (66), naming the earliest it can answer.
+    @Test func pruneKeepsWhatAsOfNeedsAndRefusesOlderTimes() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes", "--ttl", "1h", "--mode", "replace")
+        try jokes(box, upstream, [Self.joke(1, "Why?"), Self.joke(2, "Who?")])
+        sync(box, "jokes")
+        try jokes(box, upstream, [Self.joke(1, "Why now?"), Self.joke(3, "What?")])
+        sync(box, "jokes")
+        let old = try rows(box, "jokes")
+        try age(box.database, by: 3 * 3600)  // both runs three hours ago
+        try jokes(box, upstream, [Self.joke(3, "What now?"), Self.joke(4, "When?")])
+        sync(box, "jokes")
+        let twoHoursAgo = Timestamp.format(Date().addingTimeInterval(-7200))
+        #expect(try rows(box, "jokes", ["--as-of", twoHoursAgo]) == (try old.map { try aged($0, by: 3 * 3600) }))
+
+        let pruned = box.cacheInProcess(["prune", "--keep", "1h"])
+        #expect(pruned.status == 0 && pruned.stderr.contains("Pruned 2 sync runs"), "\(pruned.stderr)")
+        // Inside the hour kept, and back to the newest run pruned: the same answer as before.
+        #expect(try rows(box, "jokes", ["--as-of", twoHoursAgo]) == (try old.map { try aged($0, by: 3 * 3600) }))
+        let refused = box.cacheInProcess(["list", "jokes", "--as-of", "4h"])
+        #expect(refused.status == 66, "\(refused.stderr)")
+        let horizon = try #require(try HistoryStore(CacheDatabase(path: box.database, access: .read)).horizon(source: "jokes"))
+        #expect(refused.stderr.contains("answers from \(horizon) on"), "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        // The earliest time it names is answered.
+        #expect(box.cacheInProcess(["list", "jokes", "--as-of", horizon]).status == 0)
+    }
+
+    /// `age` moves seen_at in the stored rows; the rows read before it move with it.
+    func aged(_ row: String, by seconds: Int) throws -> String {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(row.utf8)) as? [String: Any])
+        let text = try #require(object["seen_at"] as? String)
+        let seen = try #require(Timestamp.parse(text))
+        object["seen_at"] = Timestamp.format(seen.addingTimeInterval(-Double(seconds)))
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    /// One record through insert, two updates and removal: four versions, newest first, each
+    /// with its run, time and changed fields; a record from the first load shows as loaded.
+    @Test func logShowsOneRecordsVersions() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items?per_page=100", "--key", "id")
+        let readings: [[[String: Any]]] = [
+            [["id": 1, "name": "one"]],
+            [["id": 1, "name": "one"], ["id": 9, "name": "nine", "price": 1]],
+            [["id": 1, "name": "one"], ["id": 9, "name": "nine", "price": 2]],
+            [["id": 1, "name": "uno"], ["id": 9, "name": "NINE", "price": 2]],
+            [["id": 1, "name": "uno"]],
+        ]
+        for items in readings {
+            try upstream.setItems(items)
+            sync(box, "items")
+        }
+        let versions = try box.cacheInProcess(["log", "items", "9", "--json"]).jsonArray()
+        #expect(versions.map { $0["change"] as? String } == ["removed", "updated", "updated", "inserted"])
+        #expect(versions.map { $0["run"] as? Int } == [5, 4, 3, 2])
+        let fields = versions.map { version in
+            (version["fields"] as? [[String: Any]] ?? []).map { "\($0["field"]!):\($0["before"]!)→\($0["after"]!)" }
+        }
+        #expect(fields[1] == ["name:nine→NINE"])
+        #expect(fields[2] == ["price:1→2"])
+        #expect(Set(fields[3]) == ["id:<null>→9", "name:<null>→nine", "price:<null>→1"])
+        #expect((versions[0]["before"] as? [String: Any])?["name"] as? String == "NINE")
+        #expect(versions.allSatisfy { ($0["at"] as? String).flatMap(Timestamp.parse) != nil })
+
+        let first = try box.cacheInProcess(["log", "items", "1", "--json"]).jsonArray()
+        #expect(first.map { $0["change"] as? String } == ["updated", "loaded"])
+        #expect((first[1]["after"] as? [String: Any])?["name"] as? String == "one")
+
+        let text = box.cacheInProcess(["log", "items", "9"]).stdout
+        #expect(text.hasPrefix("run 5 · "), "\(text)")
+        #expect(text.contains("· removed\n") && text.contains("  name: \"nine\" → \"NINE\"\n") && text.contains("  price: 1 → 2\n"))
+        let missing = box.cacheInProcess(["log", "items", "77"])
+        #expect(missing.status == 66 && missing.stderr.contains("no row '77' in 'items'"), "\(missing.stderr)")
+    }
+
+    /// The account's transactions by id, and its header by the source's name.
+    @Test func logOfATransactionAndTheAccountHeader() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        sync(box, "bank")
+        let account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        var changed = try changedAccount(account)
+        changed["currentBalance"] = 99.5
+        try upstream.setAccount(changed)
+        sync(box, "bank")
+        let diff = try box.cacheInProcess(["diff", "bank", "--json"]).jsonArray()
+        let updated = try #require(diff.first { $0["change"] as? String == "updated" && $0["row"] as? String == "transaction" }?["id"] as? String)
+        let versions = try box.cacheInProcess(["log", "bank", updated, "--json"]).jsonArray()
+        #expect(versions.map { $0["change"] as? String } == ["updated", "loaded"])
+        #expect(versions.map { $0["row"] as? String } == ["transaction", "transaction"])
+        let header = try box.cacheInProcess(["log", "bank", "bank", "--json"]).jsonArray()
+        #expect(header.map { $0["change"] as? String } == ["updated", "inserted"])
+        #expect(header.map { $0["row"] as? String } == ["account", "account"])
+        #expect((header[0]["fields"] as? [[String: Any]])?.map { $0["field"] as? String } == ["balance"])
+    }
+}

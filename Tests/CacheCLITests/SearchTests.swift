@@ -1,0 +1,156 @@
+import Foundation
+import OfflineCache
+import Testing
+
+/// `cache search` over the FTS5 index every reconcile keeps: it follows updates and removals
+/// in the same transaction, ignores case and accents, says what is wrong with a query FTS5
+/// cannot parse (64), and `check` and `reindex` look after it. The commands run in-process
+/// against the loopback upstream.
+@Suite(.gated) struct SearchTests {
+    func serveJokes(_ box: Sandbox, _ upstream: LoopbackUpstream, _ jokes: [(Int, String, String)]) throws {
+        let file = box.folder + "/jokes.json"
+        let objects = jokes.map { ["id": $0.0, "type": "general", "setup": $0.1, "punchline": $0.2] as [String: Any] }
+        try JSONSerialization.data(withJSONObject: objects).write(to: URL(fileURLWithPath: file))
+        try upstream.serve("/search-jokes", file: file)
+    }
+
+    func sync(_ box: Sandbox, _ name: String) {
+        let result = box.cacheInProcess(["sync", name])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    /// The keys (or ids) of what `search` finds, best first.
+    func found(_ box: Sandbox, _ name: String, _ query: String) throws -> [String] {
+        let result = box.cacheInProcess(["search", name, query, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return try result.jsonArray().map { "\($0["key"] ?? $0["id"] ?? "?")" }
+    }
+
+    @Test func searchFollowsUpdatesAndRemovals() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/search-jokes", "--mode", "replace")
+        try serveJokes(box, upstream, [(1, "Why did the chicken cross the road?", "To get to the other side."),
+                                       (2, "What do you call a bear with no teeth?", "A gummy bear."),
+                                       (3, "Where does a chicken order coffee?", "At the Café Poulet.")])
+        sync(box, "jokes")
+        #expect(try found(box, "jokes", "chicken") == ["1", "3"] || (try found(box, "jokes", "chicken")) == ["3", "1"])
+        #expect(try found(box, "jokes", "gummy") == ["2"])
+        // Case and accents do not matter, either way round.
+        #expect(try found(box, "jokes", "CAFE") == ["3"])
+        #expect(try found(box, "jokes", "poulét") == ["3"])
+        // Phrases, prefixes and operators are FTS5's.
+        #expect(try found(box, "jokes", "\"cross the road\"") == ["1"])
+        #expect(try found(box, "jokes", "gumm*") == ["2"])
+        #expect(try found(box, "jokes", "chicken NOT coffee") == ["1"])
+
+        // Joke 1 rewritten and joke 2 removed: found by the new words, not the old, and gone.
+        try serveJokes(box, upstream, [(1, "Why did the duck cross the pond?", "To get to the other side."),
+                                       (3, "Where does a chicken order coffee?", "At the Café Poulet."),
+                                       (4, "What is a bear's favourite drink?", "Koka-Kola.")])
+        sync(box, "jokes")
+        #expect(try found(box, "jokes", "chicken") == ["3"])
+        #expect(try found(box, "jokes", "duck") == ["1"])
+        #expect(try found(box, "jokes", "gummy") == [])
+        #expect(try found(box, "jokes", "bear") == ["4"])
+
+        // --json: the id, the row as list --json shows it, a snippet and the rank; --limit.
+        let hit = try #require(try box.cacheInProcess(["search", "jokes", "duck", "--json"]).jsonArray().first)
+        #expect(hit["id"] as? Int == 1)
+        let row = try #require(hit["row"] as? [String: Any])
+        let listed = try #require(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().first { $0["id"] as? Int == 1 })
+        for field in ["id", "type", "setup", "punchline", "source", "seen_at", "stale"] {
+            #expect("\(row[field] ?? "-")" == "\(listed[field] ?? "+")", "\(field)")
+        }
+        #expect(hit["snippet"] as? String == "Why did the [duck] cross the pond? To get to the other side.")
+        #expect((hit["rank"] as? Double).map { $0 < 0 } == true)
+        #expect(try box.cacheInProcess(["search", "jokes", "the", "--limit", "1", "--json"]).jsonArray().count == 1)
+        let table = box.cacheInProcess(["search", "jokes", "duck"]).stdout
+        #expect(table.hasPrefix("ID  MATCH\n1   Why did the [duck] cross"), "\(table)")
+        let none = box.cacheInProcess(["search", "jokes", "walrus"])
+        #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.contains("Nothing in 'jokes' matches walrus"))
+    }
+
+    @Test func aQueryFTS5CannotParseIsAUsageError() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/search-jokes", "--mode", "replace")
+        try serveJokes(box, upstream, [(1, "Why?", "Because.")])
+        sync(box, "jokes")
+        for query in ["AND", "\"unterminated", "why AND", "nosuchcolumn: why", "(why"] {
+            let result = box.cacheInProcess(["search", "jokes", query])
+            #expect(result.status == 64, "\(query): \(result.stderr)")
+            #expect(result.stderr.contains("is not one FTS5 can read ("), "\(query): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        #expect(box.cacheInProcess(["search", "nosource", "why"]).status == 66)
+    }
+
+    /// Transactions by vendor (each hit a transaction, with its id), and json records by every
+    /// string they hold, nested ones too.
+    @Test func transactionsAndRecordsAreSearchedByTheirText() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items?per_page=100", "--key", "id")
+        try upstream.setItems([["id": 1, "name": "Crème brûlée", "maker": ["city": "Lyon"], "count": 3],
+                               ["id": 2, "name": "Apple pie", "tags": ["dessert", "lyon-style"]]])
+        sync(box, "bank")
+        sync(box, "items")
+        let hits = try box.cacheInProcess(["search", "bank", "whole", "--json"]).jsonArray()
+        let ids = Set(try box.cacheInProcess(["list", "bank", "--json", "--offline"]).jsonArray()
+            .filter { $0["vendor"] as? String == "Whole Foods" }.compactMap { $0["id"] as? String })
+        #expect(!ids.isEmpty && Set(hits.compactMap { $0["id"] as? String }) == ids)
+        #expect(hits.allSatisfy { ($0["row"] as? [String: Any])?["vendor"] as? String == "Whole Foods" })
+        #expect(hits.first?["snippet"] as? String == "[Whole] Foods")
+
+        #expect(try found(box, "items", "creme") == ["1"])
+        #expect(try found(box, "items", "lyon") == ["1", "2"] || (try found(box, "items", "lyon")) == ["2", "1"])
+        #expect(try found(box, "items", "dessert") == ["2"])
+        // Numbers and field names are not text to search.
+        #expect(try found(box, "items", "maker") == [])
+        #expect(try found(box, "items", "3") == [])
+
+        // Uber removed from the account: its transactions are not found any more.
+        #expect(try found(box, "bank", "uber").count > 0)
+        let account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        try upstream.setAccount(try changedAccount(account))
+        sync(box, "bank")
+        #expect(try found(box, "bank", "uber") == [])
+        #expect(try found(box, "bank", "lyft").count == 1)
+    }
+
+    /// `check` compares the index with the rows and names what differs (74); `reindex` mends it.
+    @Test func checkFindsAnIndexOutOfStepAndReindexMendsIt() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/search-jokes", "--mode", "replace")
+        try serveJokes(box, upstream, [(1, "Why?", "Because."), (2, "Who?", "Me.")])
+        sync(box, "jokes")
+        let healthy = box.cacheInProcess(["check"])
+        #expect(healthy.status == 0 && healthy.stdout.contains("search index: ok\n"), "\(healthy.stdout)")
+
+        // An edit behind the cache's back: one joke's text changed, another's document lost.
+        let db = try Connection(path: box.database)
+        try db.execute("UPDATE jokes SET setup = 'Whom?' WHERE id = 2")
+        try db.execute("DELETE FROM search_docs WHERE doc = '1'")
+        let damaged = box.cacheInProcess(["check"])
+        #expect(damaged.status == 74, "\(damaged.stdout)\(damaged.stderr)")
+        #expect(damaged.stdout.contains("search index: 2 problem(s)"))
+        #expect(damaged.stderr.contains("1 document of 'jokes' missing from the search index"), "\(damaged.stderr)")
+        #expect(damaged.stderr.contains("1 document of 'jokes' out of date in the search index"), "\(damaged.stderr)")
+        #expect(damaged.stderr.contains("'cache reindex' builds it again"))
+        #expect(try found(box, "jokes", "whom") == [])
+
+        let reindexed = box.cacheInProcess(["reindex", "jokes"])
+        #expect(reindexed.status == 0 && reindexed.stderr.contains("Indexed 'jokes' for search."), "\(reindexed.stderr)")
+        #expect(box.cacheInProcess(["check"]).status == 0)
+        #expect(try found(box, "jokes", "whom") == ["2"])
+        #expect(try found(box, "jokes", "why") == ["1"])
+
+        // A removed source takes its documents out of the index with it.
+        #expect(box.cacheInProcess(["sources", "remove", "jokes", "--yes"]).status == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_index") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_docs") == 0)
+    }
+}
