@@ -1,4 +1,5 @@
 import Foundation
+import OfflineCache
 import Testing
 @testable import CacheCLI
 
@@ -11,6 +12,34 @@ import Testing
         #expect(a.databasePath == "/tmp/x.db")
         guard case .list(let list) = a.command else { Issue.record("not a list"); return }
         #expect(list.limit == 5 && list.name == "jokes" && list.format == .human)
+    }
+
+    /// `--as-of` takes RFC 3339 (any offset, fractions, a bare date) or a duration ago, and
+    /// stores it in the cache's one form; a time to come, a day a month lacks or other text is refused.
+    @Test func asOfTakesRFC3339OrADurationAgo() async throws {
+        func asOf(_ text: String) throws -> String? {
+            guard case .list(let list) = try CommandParser.parse(["list", "bank", "--as-of", text]).command else { return nil }
+            return list.asOf
+        }
+        #expect(try asOf("2026-11-30T09:00:00Z") == "2026-11-30T09:00:00.000Z")
+        #expect(try asOf("2026-11-30t09:00:00.25z") == "2026-11-30T09:00:00.250Z")
+        #expect(try asOf("2026-11-30T10:30:00+01:30") == "2026-11-30T09:00:00.000Z")
+        #expect(try asOf("2026-11-30 04:00:00-05:00") == "2026-11-30T09:00:00.000Z")
+        #expect(try asOf("2026-11-30") == "2026-11-30T00:00:00.000Z")
+        let text = try #require(try asOf("2h"))
+        let twoHours = try #require(Timestamp.parse(text))
+        #expect(abs(twoHours.timeIntervalSinceNow + 7200) < 60)
+        for bad in ["yesterday", "2026-02-30", "2026-11-30T25:00:00Z", "2026-11-30T09:00:00", "2026-11-30T09:00:00+1", "0s"] {
+            #expect(throws: UsageError.self, "\(bad)") { try CommandParser.parse(["list", "bank", "--as-of", bad]) }
+        }
+        #expect(throws: UsageError.self) { try CommandParser.parse(["list", "bank", "--as-of", "2999-01-01T00:00:00Z"]) }
+        #expect(throws: UsageError.self) { try CommandParser.parse(["list", "bank", "--as-of", "2h", "--wait"]) }
+        #expect(try CommandParser.parse(["log", "bank", "abc", "--json"]).command == .log(source: "bank", key: "abc", json: true))
+        #expect(throws: UsageError.self) { try CommandParser.parse(["log", "bank"]) }
+        #expect(try CommandParser.parse(["search", "jokes", "duck OR goose", "--limit", "3"]).command
+                == .search(.init(name: "jokes", query: "duck OR goose", limit: 3)))
+        #expect(throws: UsageError.self) { try CommandParser.parse(["search", "jokes", "duck", "goose"]) }
+        #expect(try CommandParser.parse(["reindex"]).command == .reindex(names: []))
     }
 
     @Test func theTerminatorEndsOptions() async throws {

@@ -149,7 +149,7 @@ import Testing
         let good = try await box.cache("check")
         #expect(good.status == 0, "\(good.stderr)")
         let version = Migrator().latestVersion
-        #expect(good.stdout == "integrity: ok\nforeign keys: ok\nschema version: \(version) (this cache knows \(version))\n")
+        #expect(good.stdout == "integrity: ok\nforeign keys: ok\nsearch index: ok\nschema version: \(version) (this cache knows \(version))\n")
 
         // A copy (checkpointed first, through SQLite) whose pages past the first are overwritten.
         #expect(try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA wal_checkpoint(TRUNCATE)"]).status == 0)

@@ -11,7 +11,7 @@ import Testing
         "sources set": ["x", "--ttl", "1h"],
         "sources list": [], "sources remove": ["x"], "sync": ["x"], "list": ["x"], "status": [], "metrics": [],
         "history": [], "diff": ["x"], "export": ["x"], "sql": ["SELECT 1"], "check": [], "prune": ["--keep", "1d"],
-        "version": [],
+        "version": [], "log": ["x", "1"], "search": ["x", "word"], "reindex": [],
     ]
 
     /// `sources add`'s base for `option`: a csv source's own options are tried on a csv source,
@@ -50,6 +50,8 @@ import Testing
         case "fields": "uuid"
         case "name": "cursor"
         case "c": ";"
+        case "time": "2026-11-30T09:00:00Z"
+        case "on|off": "off"
         default: "value"
         }
     }

@@ -153,4 +153,29 @@ import Testing
         #expect(try db.scalarInt("SELECT count(*) FROM search_index") == 0)
         #expect(try db.scalarInt("SELECT count(*) FROM search_docs") == 0)
     }
+
+    /// `--search off` keeps no index for a source (search says how to turn it on); turning it
+    /// on indexes the rows already cached, and off again lets them go.
+    @Test func searchCanBeTurnedOffAndOnPerSource() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        #expect(box.cacheInProcess(["sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/search-jokes",
+                                    "--search", "off"]).status == 0)
+        #expect(box.cacheInProcess(["sources", "add", "x", "--kind", "jokes", "--url", "http://h/", "--search", "maybe"]).status == 64)
+        try serveJokes(box, upstream, [(1, "Why?", "Because."), (2, "Who?", "Me.")])
+        sync(box, "jokes")
+        let db = try Connection(path: box.database)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_docs") == 0)
+        let off = box.cacheInProcess(["search", "jokes", "why"])
+        #expect(off.status == 64 && off.stderr.contains("'cache sources set jokes --search on' indexes its rows"), "\(off.stderr)")
+        #expect(box.cacheInProcess(["check"]).status == 0)
+        #expect(try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().first?["search"] as? Bool == false)
+
+        #expect(box.cacheInProcess(["sources", "set", "jokes", "--search", "on"]).status == 0)
+        #expect(try found(box, "jokes", "why") == ["1"])
+        #expect(box.cacheInProcess(["check"]).status == 0)
+        #expect(box.cacheInProcess(["sources", "set", "jokes", "--search", "off"]).status == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_index") == 0)
+        #expect(box.cacheInProcess(["check"]).status == 0)
+    }
 }

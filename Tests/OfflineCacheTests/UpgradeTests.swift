@@ -60,8 +60,9 @@ import Testing
         #expect(try Migrator.appliedVersion(db) > 10)
         let after = try Self.contents(db, like: before)
         // Every table and view kept, and only the tables later migrations add are new.
-        #expect(Set(after.keys).subtracting(before.keys) == ["columns run_totals", "table run_totals", "columns record_lists", "table record_lists",
-                                                             "columns record_list_fields", "table record_list_fields"])
+        let added = ["run_totals", "record_lists", "record_list_fields", "history_horizon", "search_docs", "search_index"]
+            + ["data", "idx", "content", "docsize", "config"].map { "search_index_" + $0 }  // FTS5's own tables
+        #expect(Set(after.keys).subtracting(before.keys) == Set(added.flatMap { ["columns \($0)", "table \($0)"] }))
         #expect(Set(before.keys).isSubset(of: after.keys))
         // Migration 13 counts the runs the history holds, by outcome (held ones as held).
         let totals = try db.query("SELECT outcome || '=' || runs FROM run_totals WHERE source = 'bank' ORDER BY outcome") { $0.text(0) ?? "" }
@@ -79,11 +80,22 @@ import Testing
         #expect(try db.scalarInt("SELECT seq FROM sqlite_sequence WHERE name = 'sync_runs'") == sequence)
         #expect(try db.scalarText("PRAGMA foreign_key_check") == nil)
         #expect(try db.scalarText("PRAGMA integrity_check") == "ok")
+        // Migration 19 indexed the rows cached before search came, and 18 set each source's
+        // history horizon at its oldest run kept.
+        for (name, kind) in try db.query("SELECT name, kind FROM sources", row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
+            #expect(try SearchIndex(database).problems(name, try #require(SourceKind(rawValue: kind))) == [], "\(name)")
+            #expect(try HistoryStore(database).horizon(source: name)
+                    == db.scalarText("SELECT min(finished_at) FROM sync_runs WHERE source = ?", [.text(name)]), "\(name)")
+        }
+        #expect(try db.scalarInt("SELECT count(*) FROM search_docs WHERE source = 'jokes'") == 10)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_docs WHERE source = 'items'") == 120)
         // Still a working cache: a source's removal takes its rows and view along.
         try SourceStore(database).remove("items")
         #expect(try db.scalarInt("SELECT count(*) FROM records WHERE source = 'items'") == 0)
         #expect(try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'cached_items'") == 0)
         #expect(try db.scalarInt("SELECT count(*) FROM changes WHERE source = 'items'") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_docs WHERE source = 'items'") == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_index") == db.scalarInt("SELECT count(*) FROM search_docs"))
         #expect(try db.scalarInt("SELECT count(*) FROM cached_Jokes_json") == 120)
     }
 

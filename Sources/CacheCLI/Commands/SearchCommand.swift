@@ -7,6 +7,9 @@ enum SearchCommand {
     static func run(_ options: Command.Search, _ context: Context) throws -> Int32 {
         let database = try context.openForReading()
         let source = try SourceStore(database).named(options.name)
+        guard source.searchable else {
+            throw UsageError(message: "Search is off for '\(source.name)'; 'cache sources set \(source.name) --search on' indexes its rows.", command: "search")
+        }
         let reader = CacheReader(database)
         let hits: [SearchHit]
         do {
@@ -64,6 +67,10 @@ enum SearchCommand {
         let sources = names.isEmpty ? try store.all() : try names.map { try store.named($0) }
         let index = SearchIndex(database)
         for source in sources {
+            guard source.searchable else {
+                context.console.err("Search is off for '\(source.name)': nothing to index.")
+                continue
+            }
             try index.rebuild(source)
             context.console.err("Indexed '\(source.name)' for search.")
         }

@@ -57,6 +57,7 @@ enum SourcesCommand {
          ("ca-cert", source.caCert ?? "system"),
          ("max-delete", (source.maxDelete ?? .default).description),
          ("alert-after", source.alertAfterSeconds.map(DurationText.format) ?? "none"),
+         ("search", source.searchable ? "on" : "off"),
          ("rows", source.layout?.rows.description ?? "-"), ("key", source.layout?.keyDescription ?? "-"),
          ("next", source.layout?.next?.description ?? "none"), ("next-param", source.layout?.nextParam ?? "none"),
          ("first-page", source.layout?.firstPage.map(String.init) ?? "-"), ("has-more", source.layout?.hasMore?.description ?? "-"),
@@ -90,6 +91,7 @@ enum SourcesCommand {
                     ("ca_cert", .optional(source.caCert)),
                     ("max_delete", .string((source.maxDelete ?? .default).description)),
                     ("alert_after_s", .optional(source.alertAfterSeconds)),
+                    ("search", .bool(source.searchable)),
                 ] + (source.layout.map { layout in
                     // The layout's settings this kind takes, with the view they make.
                     let settings: [(option: String, field: String, value: JSONValue)] = [

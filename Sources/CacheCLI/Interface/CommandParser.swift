@@ -286,7 +286,7 @@ enum CommandParser {
                        sinceParam: args.value("--since-param"), cursorField: args.value("--cursor-field"),
                        lag: args.value("--lag"), fullEvery: args.value("--full-every"),
                        noIncremental: clearing && args.has("--no-incremental"),
-                       delimiter: args.value("--delimiter"))
+                       delimiter: args.value("--delimiter"), search: args.value("--search"))
     }
 
     private static func limit(_ args: ArgumentScanner.Result, _ command: String) throws(UsageError) -> Int? {

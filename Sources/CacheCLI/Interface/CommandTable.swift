@@ -73,6 +73,9 @@ enum CommandTable {
                        help: "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache)."),
             OptionSpec(name: "--alert-after", value: "duration",
                        help: "The age past which 'status --max-age' reports this source, instead of the age given there."),
+            OptionSpec(name: "--search", value: "on|off",
+                       help: "Keep the rows in the full-text index 'cache search' reads (default: on; a million json records index in about as long again as they sync).",
+                       completion: .choices(["on", "off"])),
         ]
         return options
     }

@@ -34,9 +34,10 @@ package enum Integrity {
         guard try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('search_docs', 'search_index')") == 2 else { return [] }
         let index = SearchIndex(db: db)
         var problems = readOnly ? [] : [SearchIndex.structureProblem(path: path)].compactMap { $0 }
-        for (name, kind) in try db.query("SELECT name, kind FROM sources ORDER BY name", row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
+        for (name, kind, searchable) in try db.query("SELECT name, kind, search FROM sources ORDER BY name",
+                                                     row: { ($0.text(0) ?? "", $0.text(1) ?? "", $0.int(2) != 0) }) {
             guard let kind = SourceKind(rawValue: kind) else { continue }
-            problems += try index.problems(name, kind)
+            problems += try index.problems(name, kind, searchable: searchable)
         }
         return problems
     }

@@ -424,7 +424,8 @@ WHERE EXISTS (SELECT 1 FROM sync_runs r WHERE r.source = s.name)
 -- (its string values) and per vendor of an account's transactions, kept in step with the rows
 -- by every reconcile, in its transaction. search_docs gives a document's rowid in search_index
 -- from its source and key; the index matches without case or accents (`cafe` finds `Café`).
--- Migration 19 indexes the rows already cached.
+-- Migration 19 indexes the rows already cached. A source may keep no index (`--search off`).
+ALTER TABLE sources ADD COLUMN search INTEGER NOT NULL DEFAULT 1 CHECK (search IN (0, 1));
 CREATE TABLE search_docs (
     id     INTEGER PRIMARY KEY,
     source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,

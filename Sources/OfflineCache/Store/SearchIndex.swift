@@ -12,6 +12,7 @@ package struct SearchIndex {
     /// After `runID` reconciled `source`, in the same transaction: the documents its changes
     /// touched are indexed again (every one after a load into an empty cache).
     func follow(_ source: Source, runID: Int64) throws {
+        guard source.searchable else { return }
         let storage = source.kind.storage.definition
         let kind = storage.loggedAs.kind
         if try db.scalarInt("SELECT EXISTS (SELECT 1 FROM loads WHERE run_id = ? AND row_kind = ?)", [.int(runID), .text(kind)]) == 1 {
@@ -54,9 +55,10 @@ package struct SearchIndex {
     }
 
     /// What differs between the index and the rows of `source`, in words; empty when they agree.
-    package func problems(_ source: String, _ kind: SourceKind) throws -> [String] {
+    /// A source with search off should have no documents at all.
+    package func problems(_ source: String, _ kind: SourceKind, searchable: Bool = true) throws -> [String] {
         let counts = try db.query("""
-            WITH wanted AS (\(kind.storage.definition.search.documents(false))),
+            WITH wanted AS (\(searchable ? kind.storage.definition.search.documents(false) : "SELECT NULL AS doc, NULL AS text WHERE 0")),
                  held AS (SELECT d.doc, i.text FROM search_docs d JOIN search_index i ON i.rowid = d.id WHERE d.source = ?1)
             SELECT (SELECT count(*) FROM wanted WHERE doc NOT IN (SELECT doc FROM held)),
                    (SELECT count(*) FROM wanted w JOIN held h ON h.doc = w.doc WHERE h.text IS NOT w.text),

@@ -31,6 +31,7 @@ extension SourceSettings.Checked {
         if let caCert { source.caCert = caCert }
         if let maxDelete { source.maxDelete = maxDelete }
         if let alertAfter { source.alertAfterSeconds = alertAfter }
+        if let search { source.searchable = search }
         if clearOAuth { source.oauth = nil }
         if oauthGiven {
             // A new client needs all three (`oauthProblem` says so); an existing one changes in part.

@@ -140,6 +140,10 @@ extension SourceSettings {
             checked.maxDelete = limit
         }
         checked.alertAfter = try duration(alertAfter, "--alert-after")
+        if let search {
+            guard search == "on" || search == "off" else { throw invalid(search, "--search", "on or off") }
+            checked.search = search == "on"
+        }
         return checked
     }
 

@@ -42,6 +42,8 @@ public struct SourceSettings: Sendable, Equatable {
     public var maxDelete: String?
     /// How long without a successful sync before `status --max-age` reports the source.
     public var alertAfter: String?
+    /// `on` (the default) or `off`: whether `cache search` indexes the source's rows.
+    public var search: String?
     /// json: where the records are (`$.results`).
     public var rows: String?
     /// json and csv: the fields that identify a record (`id`, or `user.id,repo`).
@@ -75,7 +77,9 @@ public struct SourceSettings: Sendable, Equatable {
                 scope: String? = nil, noOAuth: Bool = false, maxDelete: String? = nil, alertAfter: String? = nil, rows: String? = nil,
                 key: String? = nil, next: String? = nil, nextParam: String? = nil, firstPage: String? = nil,
                 hasMore: String? = nil, maxPages: String? = nil, sinceParam: String? = nil, cursorField: String? = nil,
-                lag: String? = nil, fullEvery: String? = nil, noIncremental: Bool = false, delimiter: String? = nil) {
+                lag: String? = nil, fullEvery: String? = nil, noIncremental: Bool = false, delimiter: String? = nil,
+                search: String? = nil) {
+        self.search = search
         self.url = url
         self.ttl = ttl
         self.mode = mode
@@ -126,6 +130,7 @@ public struct SourceSettings: Sendable, Equatable {
         package var caCert: String??
         package var maxDelete: RemovalLimit?
         package var alertAfter: Int?
+        package var search: Bool?
         package var oauthTokenURL: URL?
         package var clientIDEnv: String?
         package var clientSecretEnv: String?

@@ -23,14 +23,15 @@ package struct SourceStore {
                     INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
                                          alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages, delimiter,
                                          first_page, has_more, since_param, cursor_field, lag_s, full_every_s,
-                                         oauth_token_url, client_id_env, client_secret_env, oauth_scope)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                         oauth_token_url, client_id_env, client_secret_env, oauth_scope, search)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
                           .text(source.mode.rawValue), .int(source.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
                           .optionalInt(source.maxBytes), .optionalText(source.caCert),
                           .optionalText(source.maxDelete?.description), .optionalInt(source.alertAfterSeconds),
-                          .text(Timestamp.now())] + Self.layoutValues(source.layout) + Self.oauthValues(source.oauth))
+                          .text(Timestamp.now())] + Self.layoutValues(source.layout) + Self.oauthValues(source.oauth)
+                          + [.int(source.searchable ? 1 : 0)])
                 try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
             }
         } catch {
@@ -62,13 +63,18 @@ package struct SourceStore {
                                        max_delete = ?, alert_after_s = ?,
                                        rows_path = ?, key_fields = ?, next_page = ?, next_param = ?, max_pages = ?, delimiter = ?,
                                        first_page = ?, has_more = ?, since_param = ?, cursor_field = ?, lag_s = ?, full_every_s = ?,
-                                       oauth_token_url = ?, client_id_env = ?, client_secret_env = ?, oauth_scope = ?
+                                       oauth_token_url = ?, client_id_env = ?, client_secret_env = ?, oauth_scope = ?, search = ?
                     WHERE name = ?
                     """, [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(after.tokenEnv),
                           .optionalInt(after.maxBytes), .optionalText(after.caCert),
                           .optionalText(after.maxDelete?.description), .optionalInt(after.alertAfterSeconds)]
-                          + Self.layoutValues(after.layout) + Self.oauthValues(after.oauth) + [.text(name)])
+                          + Self.layoutValues(after.layout) + Self.oauthValues(after.oauth) + [.int(after.searchable ? 1 : 0), .text(name)])
+                // Search turned on: the rows are indexed now; turned off: the index lets them go.
+                if after.searchable != before.searchable {
+                    try after.searchable ? SearchIndex(db: db).index(name, after.kind, only: nil)
+                                         : db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)])
+                }
                 // Another cursor: the watermark no longer measures it; the next sync is full.
                 if after.layout?.incremental?.cursorField != before.layout?.incremental?.cursorField
                     || after.layout?.incremental?.sinceParam != before.layout?.incremental?.sinceParam {
@@ -228,6 +234,7 @@ package struct SourceStore {
             source.oauth = Source.OAuthClient(tokenURL: tokenURL, clientIDEnv: id, clientSecretEnv: secret, scope: row.text(27))
         }
         source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
+        source.searchable = row.int(28) != 0
         if kind.keepsRecords {
             guard let rows = JSONPath(row.text(12) ?? "$"),
                   let key = row.text(13).map({ JSONPath.fields($0).compactMap { $0 } }), !key.isEmpty
@@ -262,7 +269,7 @@ package struct SourceStore {
     }
 
     /// The columns `source(_:)` reads, in its order.
-    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter, first_page, has_more, since_param, cursor_field, lag_s, full_every_s, oauth_token_url, client_id_env, client_secret_env, oauth_scope"
+    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter, first_page, has_more, since_param, cursor_field, lag_s, full_every_s, oauth_token_url, client_id_env, client_secret_env, oauth_scope, search"
 
     /// Any error of this store as a `CacheError`, SQLite's kept as they are.
     private static func cacheError(_ error: Error) -> CacheError {

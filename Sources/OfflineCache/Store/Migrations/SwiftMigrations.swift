@@ -9,7 +9,7 @@ extension Migrator {
 
     /// The rows cached before full-text search came (migration 18 made its tables) are indexed.
     static func searchExistingRows(_ db: Connection) throws {
-        let sources = try db.query("SELECT name, kind FROM sources ORDER BY name") { ($0.text(0) ?? "", $0.text(1) ?? "") }
+        let sources = try db.query("SELECT name, kind FROM sources WHERE search = 1 ORDER BY name") { ($0.text(0) ?? "", $0.text(1) ?? "") }
         for (name, kind) in sources {
             // A kind this binary does not know has nothing it can index.
             guard let kind = SourceKind(rawValue: kind) else { continue }
