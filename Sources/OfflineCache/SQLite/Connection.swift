@@ -46,6 +46,7 @@ package final class Connection {
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMs)
+        addFunctions()
     }
 
     /// How long a statement waits for another connection's write lock before SQLITE_BUSY.

@@ -94,8 +94,8 @@ struct RecordStorage: StorageDefinition {
         SearchDocuments(changedDocument: "c.row_id", column: "key") { only in
             """
             SELECT doc, text FROM (
-                SELECT r.key AS doc, (SELECT group_concat(j.value, ' ') FROM json_tree(r.record) j WHERE j.type = 'text') AS text
-                FROM records r WHERE r.source = ?1\(only ? " AND r.key IN (SELECT value FROM json_each(?2))" : ""))
+                SELECT key AS doc, cache_strings(record) AS text
+                FROM records WHERE source = ?1\(only ? " AND key IN (SELECT value FROM json_each(?2))" : ""))
             WHERE text IS NOT NULL
             """
         }

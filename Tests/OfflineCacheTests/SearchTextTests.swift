@@ -1,0 +1,45 @@
+import Foundation
+@testable import OfflineCache
+import Testing
+
+/// `cache_strings`, the string values a record's search document holds, gives what SQLite's
+/// `json_tree` gives for the same JSON: every string value, nested or in lists, never a key.
+@Suite(.computing) struct SearchTextTests {
+    static func both(_ db: Connection, _ json: String) throws -> (String?, String?) {
+        let ours = try db.scalarText("SELECT cache_strings(?)", [.text(json)])
+        let sqlite = try db.scalarText("SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'", [.text(json)])
+        return (ours, sqlite)
+    }
+
+    @Test(arguments: [
+        #"{"name":"Café Rouge","city":"Paris"}"#,
+        #"{"a":{"b":{"c":"deep"}},"list":["x",1,"y",{"z":"zz"}],"n":3,"t":true,"nil":null}"#,
+        #"{"esc":"quote \" slash \\ solidus \/ tab\tnew\nline","uni":"\u00e9\u4e2d\ud83d\ude00"}"#,
+        #"{"key: with colon":"value","k":"a : b"}"#,
+        #"[ "spaced" , { "k" : "v" } ]"#,
+        #"{"numbers":[1,2.5,-3e2],"empty":""}"#,
+        #"{}"#, #"[]"#, #""alone""#,
+    ])
+    func matchesJSONTree(_ json: String) throws {
+        let db = try Connection(path: ":memory:")
+        let (ours, sqlite) = try Self.both(db, json)
+        #expect(ours == sqlite, "\(json)")
+    }
+
+    /// Generated records with strings of every kind of character, escaped as JSON escapes them.
+    @Test func matchesJSONTreeOnGeneratedRecords() throws {
+        let db = try Connection(path: ":memory:")
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ab cé中😀\"\\/\n\t:{}[],") + [Character(UnicodeScalar(1))]
+        for _ in 0..<300 {
+            var record: [String: Any] = [:]
+            for field in 0..<Int.random(in: 1...6, using: &generator) {
+                let text = String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+                record["f\(field)"] = Bool.random(using: &generator) ? text : ["nested": [text, field]]
+            }
+            let json = String(decoding: try JSONSerialization.data(withJSONObject: record), as: UTF8.self)
+            let (ours, sqlite) = try Self.both(db, json)
+            #expect(ours == sqlite, "\(json)")
+        }
+    }
+}
