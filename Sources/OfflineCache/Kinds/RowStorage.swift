@@ -77,10 +77,16 @@ protocol StorageDefinition: Sendable {
 }
 
 extension StorageDefinition {
-    /// What comes before a query on the views, and the filter after `WHERE source = ?1`, for `selection`.
-    func clauses(_ selection: RowSelection) -> (with: String, filter: String) {
-        let with = selection.asOf.map { past(PastRows(source: selection.source, moment: $0)) + " " } ?? ""
+    /// `SELECT columns` of `view`'s rows that `selection` picks (`?1` the source), in `orderBy`'s
+    /// order, at most `?2`: from the view now, or as of a past moment from its two parts
+    /// (`PastRows`), merged in that order. `with` goes first in the statement.
+    func select(_ columns: String, from view: String, _ selection: RowSelection, orderBy: String) -> (with: String, body: String) {
         let filter = (selection.staleOnly ? " AND stale = 1" : "") + (selection.document ? " AND \(search.column) = ?3" : "")
-        return (with, filter)
+        guard let moment = selection.asOf else {
+            return ("", "SELECT \(columns) FROM \(view) WHERE source = ?1\(filter) ORDER BY \(orderBy) LIMIT ?2")
+        }
+        let parts = ["now", "log"].map { "SELECT * FROM \(view)_\($0) WHERE source = ?1\(filter)" }.joined(separator: " UNION ALL ")
+        return (past(PastRows(source: selection.source, moment: moment)) + " ",
+                "SELECT \(columns) FROM (\(parts) ORDER BY \(orderBy) LIMIT ?2) ORDER BY \(orderBy)")
     }
 }

@@ -33,9 +33,10 @@ struct AccountStorage: StorageDefinition {
 
     /// The account header and its transactions, newest first.
     func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
-        let account = try db.query("""
-            \(clauses(selection).with)SELECT source, name, balance, seen_at, age_s, stale FROM cached_accounts WHERE source = ?
-            """, [.text(selection.source)]) {
+        // The header whatever the rows' filters: a search's document is a vendor, and --stale picks transactions.
+        let header = RowSelection(source: selection.source, asOf: selection.asOf)
+        let (with, body) = select("source, name, balance, seen_at, age_s, stale", from: "cached_accounts", header, orderBy: "source")
+        let account = try db.query(with + body, [.text(selection.source), .int(1)]) {
             CachedAccount(source: $0.text(0) ?? "", name: $0.text(1) ?? "", balance: $0.double(2),
                           seenAt: $0.text(3) ?? "", ageSeconds: $0.int(4), stale: $0.int(5) != 0)
         }.first
@@ -50,8 +51,8 @@ struct AccountStorage: StorageDefinition {
     }
 
     func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
-        let (with, filter) = clauses(selection)
-        return "\(with)SELECT \(Self.columns) FROM cached_transactions WHERE source = ?1\(filter) ORDER BY date DESC, vendor, ordinal LIMIT ?2"
+        let (with, body) = select(Self.columns, from: "cached_transactions", selection, orderBy: "date DESC, vendor, ordinal")
+        return with + body
     }
 
     var loggedAs: (kind: String, key: String, fields: String) { ("transaction", "id", "json_object('date', date, 'vendor', vendor, 'type', type, 'amount', amount)") }
@@ -61,20 +62,14 @@ struct AccountStorage: StorageDefinition {
     func past(_ rows: PastRows) -> String {
         """
         WITH \(rows.runs),
-        \(rows.rows("past_accounts", kind: "account", table: "accounts", key: "source", columns: "source, name, balance",
-                    fromBefore: "c.source, c.before ->> '$.name', c.before ->> '$.balance'")),
-        \(rows.rows("past_transactions", kind: loggedAs.kind, table: "transactions", key: "id",
-                    columns: "id, source, type, vendor, amount, date, ordinal",
-                    fromBefore: "c.row_id, c.source, c.before ->> '$.type', c.before ->> '$.vendor', c.before ->> '$.amount', c.before ->> '$.date', NULL")),
-        cached_accounts AS (
-            SELECT source, name, balance, \(rows.staleness)
-            FROM (SELECT p.source, p.name, p.balance, s.ttl_s, \(rows.seenAt("p")) AS seen_at
-                  FROM past_accounts p JOIN sources s ON s.name = p.source)),
-        cached_transactions AS (
-            SELECT id, source, account, type, vendor, amount, date, ordinal, \(rows.staleness)
-            FROM (SELECT p.id, p.source, a.name AS account, p.type, p.vendor, p.amount, p.date, p.ordinal, s.ttl_s,
-                         \(rows.seenAt("p")) AS seen_at
-                  FROM past_transactions p JOIN sources s ON s.name = p.source LEFT JOIN past_accounts a ON a.source = p.source))
+        \(rows.view("cached_accounts", columns: "source, name, balance", kind: "account", table: "accounts", key: "r.source",
+                    current: "r.source, r.name, r.balance", restored: "c.source, c.before ->> '$.name' AS name, c.before ->> '$.balance' AS balance")),
+        past_account AS (SELECT name FROM cached_accounts_now UNION ALL SELECT name FROM cached_accounts_log),
+        \(rows.view("cached_transactions", columns: "id, source, account, type, vendor, amount, date, ordinal", kind: loggedAs.kind,
+                    table: "transactions", key: "r.id",
+                    current: "r.id, r.source, (SELECT name FROM past_account) AS account, r.type, r.vendor, r.amount, r.date, r.ordinal",
+                    restored: "c.row_id AS id, c.source, (SELECT name FROM past_account) AS account, c.before ->> '$.type' AS type, "
+                              + "c.before ->> '$.vendor' AS vendor, c.before ->> '$.amount' AS amount, c.before ->> '$.date' AS date, NULL AS ordinal"))
         """
     }
 

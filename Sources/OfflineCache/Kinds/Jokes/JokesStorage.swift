@@ -31,8 +31,8 @@ struct JokesStorage: StorageDefinition {
     }
 
     func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
-        let (with, filter) = clauses(selection)
-        return "\(with)SELECT \(Self.columns) FROM cached_jokes WHERE source = ?1\(filter) ORDER BY id LIMIT ?2"
+        let (with, body) = select(Self.columns, from: "cached_jokes", selection, orderBy: "id")
+        return with + body
     }
 
     var loggedAs: (kind: String, key: String, fields: String) { ("joke", "CAST(id AS TEXT)", "json_object('id', id, 'type', type, 'setup', setup, 'punchline', punchline)") }
@@ -40,12 +40,10 @@ struct JokesStorage: StorageDefinition {
     func past(_ rows: PastRows) -> String {
         """
         WITH \(rows.runs),
-        \(rows.rows("past_jokes", kind: loggedAs.kind, table: "jokes", key: loggedAs.key, columns: "id, type, setup, punchline, source",
-                    fromBefore: "CAST(c.row_id AS INTEGER), c.before ->> '$.type', c.before ->> '$.setup', c.before ->> '$.punchline', c.source")),
-        cached_jokes AS (
-            SELECT id, type, setup, punchline, source, \(rows.staleness)
-            FROM (SELECT p.id, p.type, p.setup, p.punchline, p.source, s.ttl_s, \(rows.seenAt("p")) AS seen_at
-                  FROM past_jokes p JOIN sources s ON s.name = p.source))
+        \(rows.view("cached_jokes", columns: "id, type, setup, punchline, source", kind: loggedAs.kind, table: "jokes",
+                    key: "CAST(r.id AS TEXT)", current: "r.id, r.type, r.setup, r.punchline, r.source",
+                    restored: "CAST(c.row_id AS INTEGER) AS id, c.before ->> '$.type' AS type, c.before ->> '$.setup' AS setup, "
+                              + "c.before ->> '$.punchline' AS punchline, c.source"))
         """
     }
 

@@ -29,14 +29,13 @@ struct RecordStorage: StorageDefinition {
     /// The records by key, with the fields the source's view has columns for.
     func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
         let source = selection.source
-        let (with, filter) = clauses(selection)
+        let (with, picked) = select("*", from: "cached_records", selection, orderBy: "key")
         let columns = try RecordView.columns(db, source: source)
         // The length in bytes, once per row (length() of text counts characters, every time).
         let extracts = columns.map { ", CASE WHEN NOT wide THEN \(RecordView.extract($0)) END" }.joined()
         var rows = try db.query("""
             \(with)SELECT key, record, seen_at, age_s, stale, wide\(extracts)
-            FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide
-                  FROM cached_records WHERE source = ?1\(filter) ORDER BY key LIMIT ?2)
+            FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide FROM (\(picked)))
             ORDER BY key
             """, [.text(source), .int(Int64(limit ?? -1))]) { row in
             CachedRecord(key: row.text(0) ?? "", fields: row.int(5) != 0 ? [] : columns.indices.map { row.text(6 + $0) },
@@ -66,13 +65,10 @@ struct RecordStorage: StorageDefinition {
     }
 
     func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
-        let (with, filter) = clauses(selection)
-        if asRecords {
-            return "\(with)SELECT key, record, seen_at, age_s, stale FROM cached_records WHERE source = ?1\(filter) ORDER BY key LIMIT ?2"
-        }
         // The view's columns: the key, each field, seen_at, age_s, stale (see RecordView).
-        let fields = try RecordView.columns(db, source: selection.source).map { RecordView.extract($0) + " AS " + RecordView.quoted($0) }
-        return "\(with)SELECT \((["key"] + fields + ["seen_at", "age_s", "stale"]).joined(separator: ", ")) FROM cached_records WHERE source = ?1\(filter) ORDER BY key LIMIT ?2"
+        let fields = asRecords ? ["record"] : try RecordView.columns(db, source: selection.source).map { RecordView.extract($0) + " AS " + RecordView.quoted($0) }
+        let (with, body) = select((["key"] + fields + ["seen_at", "age_s", "stale"]).joined(separator: ", "), from: "cached_records", selection, orderBy: "key")
+        return with + body
     }
 
     var loggedAs: (kind: String, key: String, fields: String) { ("record", "key", "record") }
@@ -80,12 +76,8 @@ struct RecordStorage: StorageDefinition {
     func past(_ rows: PastRows) -> String {
         """
         WITH \(rows.runs),
-        \(rows.rows("past_records", kind: loggedAs.kind, table: "records", key: loggedAs.key, columns: "source, key, record",
-                    fromBefore: "c.source, c.row_id, c.before")),
-        cached_records AS (
-            SELECT source, key, record, \(rows.staleness)
-            FROM (SELECT p.source, p.key, p.record, s.ttl_s, \(rows.seenAt("p")) AS seen_at
-                  FROM past_records p JOIN sources s ON s.name = p.source))
+        \(rows.view("cached_records", columns: "source, key, record", kind: loggedAs.kind, table: "records", key: "r.key",
+                    current: "r.source, r.key, r.record", restored: "c.source, c.row_id AS key, c.before AS record"))
         """
     }
 
