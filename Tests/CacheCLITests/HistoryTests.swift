@@ -98,8 +98,10 @@ import Testing
         let csv = box.cacheInProcess(["list", "jokes", "--as-of", first, "--csv"]).stdout.split(separator: "\n")
         #expect(csv.first == "id,type,setup,punchline,source,seen_at,age_s,stale")
         #expect(csv.dropFirst().map { $0.split(separator: ",")[2] } == ["Why?", "Who?", "What?"])
-        // A duration ago reads the same way; a time to come is refused.
-        #expect(box.cacheInProcess(["list", "jokes", "--as-of", "1d", "--json"]).stdout == "[]\n")
+        // A duration ago reads the same way: a day ago the source had not been added (66); a
+        // time to come is refused as usage.
+        let dayAgo = box.cacheInProcess(["list", "jokes", "--as-of", "1d", "--json"])
+        #expect(dayAgo.status == 66 && dayAgo.stderr.contains("the source was added then"), "\(dayAgo.stderr)")
         #expect(box.cacheInProcess(["list", "jokes", "--as-of", "2999-01-01T00:00:00Z"]).status == 64)
     }
 
@@ -220,5 +222,78 @@ import Testing
         #expect(header.map { $0["change"] as? String } == ["updated", "inserted"])
         #expect(header.map { $0["row"] as? String } == ["account", "account"])
         #expect((header[0]["fields"] as? [[String: Any]])?.map { $0["field"] as? String } == ["balance"])
+    }
+
+    /// A merge sync that returns a row unchanged is not logged: as of before it, the row's
+    /// seen_at is the last run by then that wrote it, never unknown.
+    @Test func asOfAMergeSourceKnowsWhenEachRowWasLastWritten() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes", "--ttl", "1h")
+        try jokes(box, upstream, [Self.joke(1, "Why?")])
+        sync(box, "jokes")
+        try age(box.database, by: 7200)
+        let written = try #require(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().first?["seen_at"] as? String)
+        try jokes(box, upstream, [Self.joke(1, "Why?"), Self.joke(2, "Who?")])
+        sync(box, "jokes")
+        let then = try box.cacheInProcess(["list", "jokes", "--as-of", "90m", "--json"]).jsonArray()
+        #expect(then.count == 1 && then.first?["seen_at"] as? String == written, "\(then)")
+        #expect(then.first?["stale"] as? Bool == false && (1799...1800).contains(then.first?["age_s"] as? Int ?? 0))
+        #expect(try box.cacheInProcess(["list", "jokes", "--as-of", "1m", "--stale", "--json"]).jsonArray().map { $0["id"] as? Int } == [1])
+    }
+
+    /// A new URL leaves the rows unconfirmed (stale in `list`): `--as-of` after it says so too.
+    @Test func asOfAfterANewURLSaysStaleAsListDid() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes", "--ttl", "1h",
+                            "--mode", "replace")
+        try jokes(box, upstream, [Self.joke(1, "Why?")])
+        sync(box, "jokes")
+        #expect(box.cacheInProcess(["sources", "set", "jokes", "--url", upstream.baseURL + "/history-jokes?v=2"]).status == 0)
+        let listed = try #require(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().first)
+        #expect(listed["stale"] as? Bool == true)
+        let past = try #require(try box.cacheInProcess(["list", "jokes", "--as-of", moment(), "--json"]).jsonArray().first)
+        #expect(past["stale"] as? Bool == true && past["seen_at"] as? String == listed["seen_at"] as? String, "\(past)")
+    }
+
+    /// Rows a prune left without any logged change still show in `log`, as they are now; after
+    /// a re-key, versions under the old keys are not shown, and none is made up.
+    @Test func logAfterAPruneAndAReKey() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items?per_page=100", "--key", "id")
+        try upstream.setItems([["id": 1, "name": "a", "v": 1]])
+        sync(box, "items")
+        try upstream.setItems([["id": 1, "name": "a", "v": 2]])
+        sync(box, "items")
+        #expect(try box.cacheInProcess(["log", "items", "1", "--json"]).jsonArray().count == 2)
+        #expect(box.cacheInProcess(["sources", "set", "items", "--key", "name"]).status == 0)
+        let rekeyed = box.cacheInProcess(["log", "items", "a"])
+        #expect(rekeyed.status == 0 && rekeyed.stdout.hasPrefix("now · no change logged since ") && rekeyed.stdout.contains("  v: 2\n"),
+                "\(rekeyed.stdout)")
+        #expect(!rekeyed.stdout.contains("loaded"))
+        #expect(try box.cacheInProcess(["log", "items", "a", "--json"]).jsonArray().isEmpty)
+        #expect(box.cacheInProcess(["log", "items", "1"]).status == 66)
+
+        try age(box.database, by: 7200)
+        #expect(box.cacheInProcess(["prune", "--keep", "1h"]).status == 0)
+        let pruned = box.cacheInProcess(["log", "items", "a"])
+        #expect(pruned.status == 0 && pruned.stdout.contains("  v: 2\n") && pruned.stderr.contains("older runs were pruned"), "\(pruned.stderr)")
+    }
+
+    /// A source removed and added again under its name is another source: its history starts
+    /// when it was added, and times before are refused rather than answered with its rows.
+    @Test func aSourceAddedAgainAnswersFromWhenItWasAdded() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes")
+        try jokes(box, upstream, [Self.joke(1, "Why?")])
+        sync(box, "jokes")
+        let before = moment()
+        #expect(box.cacheInProcess(["sources", "remove", "jokes", "--yes"]).status == 0)
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes")
+        let refused = box.cacheInProcess(["list", "jokes", "--as-of", before])
+        #expect(refused.status == 66 && refused.stderr.contains("the source was added then"), "\(refused.stderr)")
     }
 }

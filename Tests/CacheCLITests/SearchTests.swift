@@ -148,6 +148,13 @@ import Testing
         #expect(try found(box, "jokes", "whom") == ["2"])
         #expect(try found(box, "jokes", "why") == ["1"])
 
+        // An entry that belongs to no document: found by check, taken out by reindex of all.
+        try db.execute("INSERT INTO search_index (rowid, text) VALUES (999, 'orphan')")
+        let stray = box.cacheInProcess(["check"])
+        #expect(stray.status == 74 && stray.stderr.contains("1 entry in the search index belonging to no source"), "\(stray.stderr)")
+        #expect(box.cacheInProcess(["reindex"]).status == 0)
+        #expect(box.cacheInProcess(["check"]).status == 0)
+
         // A removed source takes its documents out of the index with it.
         #expect(box.cacheInProcess(["sources", "remove", "jokes", "--yes"]).status == 0)
         #expect(try db.scalarInt("SELECT count(*) FROM search_index") == 0)
@@ -176,6 +183,36 @@ import Testing
         #expect(box.cacheInProcess(["check"]).status == 0)
         #expect(box.cacheInProcess(["sources", "set", "jokes", "--search", "off"]).status == 0)
         #expect(try db.scalarInt("SELECT count(*) FROM search_index") == 0)
+        #expect(box.cacheInProcess(["check"]).status == 0)
+        // A source with search off keeps no documents, whatever happens to its rows; reindex
+        // takes out any it has.
+        #expect(box.cacheInProcess(["sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items?per_page=100",
+                                    "--key", "id", "--search", "off"]).status == 0)
+        try upstream.setItems([["id": 1, "name": "one"]])
+        sync(box, "items")
+        #expect(box.cacheInProcess(["sources", "set", "items", "--key", "name"]).status == 0)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_docs") == 0)
+        #expect(box.cacheInProcess(["check"]).status == 0)
+        try db.execute("INSERT INTO search_docs (source, doc) VALUES ('items', 'stray')")
+        #expect(box.cacheInProcess(["check"]).status == 74)
+        #expect(box.cacheInProcess(["reindex", "items"]).stderr.contains("Search is off for 'items': it keeps no index."))
+        #expect(box.cacheInProcess(["check"]).status == 0)
+    }
+
+    /// `sync --plan` and a sync the removal guard holds write nothing, the index included.
+    @Test func aPlanAndAHeldSyncLeaveTheIndexAlone() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/search-jokes", "--mode", "replace")
+        try serveJokes(box, upstream, [(1, "Why?", "Because."), (2, "Who?", "Me."), (3, "What?", "That.")])
+        #expect(box.cacheInProcess(["sync", "jokes", "--plan"]).status == 0)
+        let db = try Connection(path: box.database)
+        #expect(try db.scalarInt("SELECT count(*) FROM search_docs") == 0)
+        sync(box, "jokes")
+        try serveJokes(box, upstream, [(4, "When?", "Now.")])
+        #expect(box.cacheInProcess(["sync", "jokes"]).status == 65)  // held: it would remove all three
+        #expect(try found(box, "jokes", "why") == ["1"])
+        #expect(try found(box, "jokes", "when") == [])
         #expect(box.cacheInProcess(["check"]).status == 0)
     }
 }

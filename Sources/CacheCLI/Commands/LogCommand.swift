@@ -7,9 +7,10 @@ enum LogCommand {
         let database = try context.openForReading()
         let source = try SourceStore(database).named(name)
         let history = HistoryStore(database)
-        let versions = try history.versions(of: source, key: key)
-        guard !versions.isEmpty else { throw CacheError.noSuchRow(key, source: name) }
+        let (versions, current) = try history.versions(of: source, key: key)
+        guard !versions.isEmpty || current != nil else { throw CacheError.noSuchRow(key, source: name) }
         let console = context.console
+        let since = try history.horizon(source: name)
         if json {
             console.out(JSONValue.lines(versions.map { version in
                 .object([
@@ -39,8 +40,13 @@ enum LogCommand {
                 console.out(fit("  " + TerminalSafe.escapeControl(line)) + "\n")
             }
         }
-        if let since = try history.horizon(source: name) {
-            console.err("History of '\(name)' is kept from \(since) on; older versions were pruned.")
+        if versions.isEmpty, let current {
+            // Cached, and every change that brought it here is older than the log's horizon.
+            console.out("now · no change logged since \(since ?? "")\n")
+            for field in RecordDiff.fields(current) {
+                console.out(fit("  " + TerminalSafe.escapeControl("\(field.0): \(field.1)")) + "\n")
+            }
+            console.err("The change log of '\(name)' starts at \(since ?? ""): older runs were pruned, or its rows re-keyed.")
         }
         return ExitCode.success
     }

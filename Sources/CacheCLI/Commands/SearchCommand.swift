@@ -66,13 +66,10 @@ enum SearchCommand {
         let store = SourceStore(database)
         let sources = names.isEmpty ? try store.all() : try names.map { try store.named($0) }
         let index = SearchIndex(database)
+        if names.isEmpty { try index.dropStrays() }
         for source in sources {
-            guard source.searchable else {
-                context.console.err("Search is off for '\(source.name)': nothing to index.")
-                continue
-            }
             try index.rebuild(source)
-            context.console.err("Indexed '\(source.name)' for search.")
+            context.console.err(source.searchable ? "Indexed '\(source.name)' for search." : "Search is off for '\(source.name)': it keeps no index.")
         }
         return ExitCode.success
     }

@@ -39,6 +39,7 @@ package enum Integrity {
             guard let kind = SourceKind(rawValue: kind) else { continue }
             problems += try index.problems(name, kind, searchable: searchable)
         }
+        problems += try index.strays()
         return problems
     }
 }

@@ -18,12 +18,14 @@ struct PastRows {
         self.moment = RecordView.literal(moment)
     }
 
-    /// The runs after the moment, and when upstream last confirmed the rows at or before it
-    /// (from the runs kept, or from the runs a prune deleted).
+    /// The runs after the moment, and when upstream last confirmed every row by then (from the
+    /// runs kept, or from those a prune deleted), unless a new URL or key unconfirmed them since.
     var runs: String {
         """
         past_runs AS (SELECT id FROM sync_runs WHERE source = \(source) AND finished_at > \(moment)),
-        past_confirmed AS (SELECT coalesce(max(at), '') AS at FROM (
+        past_confirmed AS (SELECT CASE WHEN coalesce((SELECT unconfirmed_at FROM sync_state
+                                                      WHERE source = \(source) AND unconfirmed_at <= \(moment)), '')
+                                            > coalesce(max(at), '') THEN '' ELSE coalesce(max(at), '') END AS at FROM (
             SELECT confirmed_at AS at FROM sync_runs WHERE source = \(source) AND finished_at <= \(moment)
             UNION ALL SELECT confirmed_at FROM history_horizon WHERE source = \(source)))
         """
@@ -33,27 +35,40 @@ struct PastRows {
     /// moment. The rows are those of `kind` (the change log's name) in `table` (alias `r`),
     /// known by `key` (SQL over `r` giving the log's row_id); `current` gives `columns` from
     /// `r`, `restored` from `c`, the `changes` row whose `before` the row was (each named as in `columns`).
+    ///
+    /// A row's seen_at then is the later of the source's confirmation by then and the row's own:
+    /// its stored seen_at if it was written by then, else the last run by then that logged a
+    /// change of it, or loaded it. (A merge sync that returns a row unchanged is not logged, so
+    /// such a row may read older, and stale, where `list` then said fresh; never the reverse.)
     func view(_ view: String, columns: String, kind: String, table: String, key: String, current: String, restored: String) -> String {
         """
         \(view)_load AS (SELECT min(run_id) AS run FROM loads
                          WHERE row_kind = '\(kind)' AND run_id IN (SELECT id FROM past_runs)),
         \(view)_first AS (SELECT row_id, min(id) AS id FROM changes
                           WHERE row_kind = '\(kind)' AND run_id IN (SELECT id FROM past_runs) GROUP BY row_id),
+        \(view)_written AS (SELECT c.row_id, max(x.wrote_at) AS at FROM changes c JOIN sync_runs x ON x.id = c.run_id
+                            WHERE c.row_kind = '\(kind)' AND x.source = \(source) AND x.finished_at <= \(moment) GROUP BY c.row_id),
+        \(view)_loaded AS (SELECT coalesce(max(x.wrote_at), '') AS at FROM loads l JOIN sync_runs x ON x.id = l.run_id
+                           WHERE l.row_kind = '\(kind)' AND x.source = \(source) AND x.finished_at <= \(moment)),
         \(view)_now AS (
             SELECT \(columns), \(staleness)
             FROM (SELECT \(current), s.ttl_s,
-                         max(CASE WHEN r.seen_at <= \(moment) THEN r.seen_at ELSE '' END, (SELECT at FROM past_confirmed)) AS seen_at
+                         max(CASE WHEN r.seen_at <= \(moment) THEN r.seen_at
+                                  ELSE coalesce((SELECT at FROM \(view)_written WHERE row_id = \(key)), (SELECT at FROM \(view)_loaded)) END,
+                             (SELECT at FROM past_confirmed)) AS seen_at
                   FROM \(table) r JOIN sources s ON s.name = r.source
                   WHERE r.source = \(source) AND (SELECT run FROM \(view)_load) IS NULL
                     AND \(key) NOT IN (SELECT row_id FROM \(view)_first))),
         \(view)_log AS (
             SELECT \(columns), \(staleness)
-            FROM (SELECT \(restored), s.ttl_s, (SELECT at FROM past_confirmed) AS seen_at
+            FROM (SELECT \(restored), s.ttl_s,
+                         max(coalesce((SELECT at FROM \(view)_written WHERE row_id = c.row_id), (SELECT at FROM \(view)_loaded)),
+                             (SELECT at FROM past_confirmed)) AS seen_at
                   FROM \(view)_first f JOIN changes c ON c.id = f.id JOIN sources s ON s.name = c.source
                   WHERE c.before IS NOT NULL AND c.run_id < coalesce((SELECT run FROM \(view)_load), 9223372036854775807)))
         """
     }
 
-    /// `seen_at, age_s, stale` measured at the moment.
-    private var staleness: String { ViewDefinition.staleness(at: moment) }
+    /// `seen_at, age_s, stale` measured at the moment; a row whose seen_at is unknown is stale.
+    private var staleness: String { ViewDefinition.staleness(at: moment, unknownIsStale: true) }
 }

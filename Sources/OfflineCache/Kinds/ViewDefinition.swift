@@ -17,12 +17,14 @@ struct ViewDefinition: Sendable {
     /// TTL: `seen_at, age_s, stale` over a subquery that gives `seen_at` and `ttl_s`.
     static let staleness = staleness(at: "'now'")
 
-    /// The same, measured at `moment` (SQL: a time literal, or `'now'`).
-    static func staleness(at moment: String) -> String {
-        """
+    /// The same, measured at `moment` (SQL: a time literal, or `'now'`). With `unknownIsStale`,
+    /// a row whose seen_at is not known (empty) is stale.
+    static func staleness(at moment: String, unknownIsStale: Bool = false) -> String {
+        let stale = "(julianday(\(moment)) - julianday(seen_at)) * 86400 > ttl_s"
+        return """
         seen_at,
                CAST((julianday(\(moment)) - julianday(seen_at)) * 86400 AS INTEGER) AS age_s,
-               ((julianday(\(moment)) - julianday(seen_at)) * 86400 > ttl_s) AS stale
+               \(unknownIsStale ? "coalesce(\(stale), 1)" : "(\(stale))") AS stale
         """
     }
 }

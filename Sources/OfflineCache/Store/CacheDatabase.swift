@@ -47,7 +47,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .sourceReplaced(name): "the source '\(name)' was removed or changed during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"
         case let .beforeHistory(source, asked, earliest):
-            "the change log of '\(source)' answers from \(earliest) on (older runs were pruned, or its rows re-keyed), not for \(asked); ask for \(earliest) or later"
+            "the change log of '\(source)' answers from \(earliest) on (the source was added then, or older runs were pruned, or its rows re-keyed), not for \(asked); ask for \(earliest) or later"
         case let .noSuchRow(key, source): "no row '\(key)' in '\(source)', now or in its history"
         case let .sourceExists(name): "a source named '\(name)' already exists; remove it first"
         case let .invalidSource(reason): reason

@@ -404,10 +404,17 @@ CREATE TABLE history_horizon (
     confirmed_at TEXT
 ) STRICT;
 
--- When a run confirmed every cached row of its source (sync_state.confirmed_at then): the rows'
--- seen_at as of a past moment. Runs from before are taken to have confirmed at their end.
+-- The rows' seen_at as of a past moment: when a successful run wrote the rows it wrote or
+-- touched (their seen_at), and when it confirmed every cached row of its source
+-- (sync_state.confirmed_at then; a merge sync confirms only the rows it returned). Runs from
+-- before are taken to have done so at their end, and those of replace sources to have confirmed.
+-- unconfirmed_at: when a new URL, key or delimiter last left the rows unconfirmed (`sources set`).
+ALTER TABLE sync_runs ADD COLUMN wrote_at TEXT;
 ALTER TABLE sync_runs ADD COLUMN confirmed_at TEXT;
-UPDATE sync_runs SET confirmed_at = finished_at WHERE outcome IN ('updated', 'unchanged');
+UPDATE sync_runs SET wrote_at = finished_at WHERE outcome IN ('updated', 'unchanged');
+UPDATE sync_runs SET confirmed_at = finished_at
+WHERE outcome IN ('updated', 'unchanged') AND source IN (SELECT name FROM sources WHERE mode = 'replace');
+ALTER TABLE sync_state ADD COLUMN unconfirmed_at TEXT;
 
 -- In a cache made before, what an earlier prune deleted is unknown: the log answers from each
 -- source's oldest run still kept, or from now where rows are cached without any run.

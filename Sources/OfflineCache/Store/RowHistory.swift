@@ -41,25 +41,28 @@ extension HistoryStore {
     }
 
     /// The versions of the row of `source` known by `key` (a record's key, a joke's id, a
-    /// transaction's id, or for an account's header the source's name), newest first. A row that
-    /// came with a load is shown as `loaded` there: loads are logged once, not row by row.
-    package func versions(of source: Source, key: String) throws -> [RowVersion] {
+    /// transaction's id, or for an account's header the source's name), newest first, since the
+    /// history horizon (before it, rows may have had other keys); and the row as it is now (its
+    /// fields as the log keeps them), if it is cached. A row that came with a load is shown as
+    /// `loaded` there: loads are logged once, not row by row.
+    package func versions(of source: Source, key: String) throws -> (versions: [RowVersion], current: String?) {
         let storage = source.kind.storage.definition
+        let since = SQLValue.text(try horizon(source: source.name) ?? "")
         let logged = try db.query("""
             SELECT c.run_id, r.finished_at, c.change, c.row_kind, c.before, c.after
             FROM changes c JOIN sync_runs r ON r.id = c.run_id
-            WHERE c.source = ?1 AND c.row_id = ?2 ORDER BY c.id
-            """, [.text(source.name), .text(key)]) {
+            WHERE c.source = ?1 AND c.row_id = ?2 AND r.finished_at >= ?3 ORDER BY c.id
+            """, [.text(source.name), .text(key), since]) {
             RowVersion(runID: $0.int(0), at: $0.text(1) ?? "", change: $0.text(2) ?? "", rowKind: $0.text(3) ?? "",
                        before: $0.text(4), after: $0.text(5))
         }
         let kind = logged.first?.rowKind ?? storage.loggedAs.kind
         // Loads bring rows of the storage's own kind only (never an account's header).
-        guard kind == storage.loggedAs.kind else { return logged.reversed() }
+        guard kind == storage.loggedAs.kind else { return (logged.reversed(), nil) }
         let loads = try db.query("""
             SELECT l.run_id, r.finished_at FROM loads l JOIN sync_runs r ON r.id = l.run_id
-            WHERE l.source = ? AND l.row_kind = ? ORDER BY l.run_id
-            """, [.text(source.name), .text(kind)]) { (run: $0.int(0), at: $0.text(1) ?? "") }
+            WHERE l.source = ?1 AND l.row_kind = ?2 AND r.finished_at >= ?3 ORDER BY l.run_id
+            """, [.text(source.name), .text(kind), since]) { (run: $0.int(0), at: $0.text(1) ?? "") }
         let current = try db.scalarText("""
             SELECT \(storage.loggedAs.fields) FROM \(storage.rowTable) WHERE source = ?1 AND \(storage.loggedAs.key) = ?2
             """, [.text(source.name), .text(key)])
@@ -81,6 +84,6 @@ extension HistoryStore {
                 versions.append(RowVersion(runID: load.run, at: load.at, change: "loaded", rowKind: kind, before: nil, after: came))
             }
         }
-        return versions.sorted { ($0.runID, $0.change == "loaded" ? 0 : 1) > ($1.runID, $1.change == "loaded" ? 0 : 1) }
+        return (versions.sorted { ($0.runID, $0.change == "loaded" ? 0 : 1) > ($1.runID, $1.change == "loaded" ? 0 : 1) }, current)
     }
 }

@@ -10,25 +10,30 @@ package struct SearchIndex {
     init(db: Connection) { self.db = db }
 
     /// After `runID` reconciled `source`, in the same transaction: the documents its changes
-    /// touched are indexed again (every one after a load into an empty cache).
-    func follow(_ source: Source, runID: Int64) throws {
-        guard source.searchable else { return }
-        let storage = source.kind.storage.definition
+    /// touched are indexed again (every one after a load into an empty cache). Whether search
+    /// is on is read here, in the transaction: `sources set --search` may have run since the sync began.
+    func follow(_ source: String, _ sourceKind: SourceKind, runID: Int64) throws {
+        guard try db.scalarInt("SELECT search FROM sources WHERE name = ?", [.text(source)]) == 1 else { return }
+        let storage = sourceKind.storage.definition
         let kind = storage.loggedAs.kind
         if try db.scalarInt("SELECT EXISTS (SELECT 1 FROM loads WHERE run_id = ? AND row_kind = ?)", [.int(runID), .text(kind)]) == 1 {
-            return try index(source.name, source.kind, only: nil)
+            return try index(source, sourceKind, only: nil)
         }
         let touched = try db.scalarText("""
             SELECT json_group_array(doc) FROM (SELECT DISTINCT \(storage.search.changedDocument) AS doc FROM changes c
                                                WHERE c.run_id = ? AND c.row_kind = ? AND doc IS NOT NULL)
             """, [.int(runID), .text(kind)])
         guard let touched, touched != "[]" else { return }
-        try index(source.name, source.kind, only: touched)
+        try index(source, sourceKind, only: touched)
     }
 
     /// Every document of `source` indexed again from its rows, in one transaction: `cache reindex`.
+    /// A source with search off keeps none: any it has are taken out.
     package func rebuild(_ source: Source) throws {
-        try db.inTransaction { try index(source.name, source.kind, only: nil) }
+        try db.inTransaction {
+            guard source.searchable else { return try db.run("DELETE FROM search_docs WHERE source = ?", [.text(source.name)]) }
+            try index(source.name, source.kind, only: nil)
+        }
     }
 
     /// Drops the documents of `source` (all, or those in the JSON array `only`) and indexes them
@@ -59,7 +64,7 @@ package struct SearchIndex {
     package func problems(_ source: String, _ kind: SourceKind, searchable: Bool = true) throws -> [String] {
         let counts = try db.query("""
             WITH wanted AS (\(searchable ? kind.storage.definition.search.documents(false) : "SELECT NULL AS doc, NULL AS text WHERE 0")),
-                 held AS (SELECT d.doc, i.text FROM search_docs d JOIN search_index i ON i.rowid = d.id WHERE d.source = ?1)
+                 held AS (SELECT d.doc, i.text FROM search_docs d LEFT JOIN search_index i ON i.rowid = d.id WHERE d.source = ?1)
             SELECT (SELECT count(*) FROM wanted WHERE doc NOT IN (SELECT doc FROM held)),
                    (SELECT count(*) FROM wanted w JOIN held h ON h.doc = w.doc WHERE h.text IS NOT w.text),
                    (SELECT count(*) FROM held WHERE doc NOT IN (SELECT doc FROM wanted))
@@ -70,6 +75,17 @@ package struct SearchIndex {
             counts[1] > 0 ? "\(documents(counts[1])) of '\(source)' out of date in the search index" : nil,
             counts[2] > 0 ? "\(documents(counts[2])) in the search index that '\(source)' no longer has" : nil,
         ].compactMap { $0 }
+    }
+
+    /// Takes out the entries `strays` counts (`cache reindex` of every source).
+    package func dropStrays() throws {
+        try db.run("DELETE FROM search_index WHERE rowid NOT IN (SELECT id FROM search_docs)")
+    }
+
+    /// Entries of the index that belong to no document (of any source).
+    package func strays() throws -> [String] {
+        let count = Int(try db.scalarInt("SELECT count(*) FROM search_index WHERE rowid NOT IN (SELECT id FROM search_docs)") ?? 0)
+        return count > 0 ? ["\(count) entr\(count == 1 ? "y" : "ies") in the search index belonging to no source"] : []
     }
 
     /// FTS5's own check of its index against the text it holds; nil when they agree, or when

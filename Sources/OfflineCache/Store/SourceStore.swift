@@ -33,6 +33,8 @@ package struct SourceStore {
                           .text(Timestamp.now())] + Self.layoutValues(source.layout) + Self.oauthValues(source.oauth)
                           + [.int(source.searchable ? 1 : 0)])
                 try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
+                // Its history starts now: a source of this name removed before was another one.
+                try HistoryStore.raiseHorizon(db, source: source.name, to: Timestamp.now())
             }
         } catch {
             throw Self.cacheError(error)
@@ -85,13 +87,14 @@ package struct SourceStore {
                     // The change log knows the rows by their old keys: the past before now is not
                     // asked of it any more, and the search index is made again under the new ones.
                     try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now())
-                    try SearchIndex(db: db).index(name, after.kind, only: nil)
+                    if after.searchable { try SearchIndex(db: db).index(name, after.kind, only: nil) }
                 }
                 // Another URL, or records found, keyed or split differently: nothing cached is confirmed.
                 if after.url != before.url || after.layout?.rows != before.layout?.rows || after.layout?.key != before.layout?.key
                     || after.layout?.delimiter != before.layout?.delimiter {
                     try db.run("""
                         UPDATE sync_state SET etag = NULL, last_modified = NULL, body_hash = NULL, confirmed_at = NULL,
+                                              unconfirmed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
                                               failures = 0, next_attempt_at = NULL, watermark = NULL, last_full_at = NULL
                         WHERE source = ?
                         """, [.text(name)])

@@ -211,8 +211,6 @@ package struct SyncEngine {
                     let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
                     let cachedRows = try countCachedRows(source)
                     let (counts, changed) = try reconciler.apply(payload)
-                    // The search index follows in the same transaction: it never finds what is gone.
-                    try SearchIndex(db: db).follow(source, runID: runID)
                     run.report.counts = counts
                     run.report.outcome = changed ? .updated : .unchanged
                     // The removal guard, on what the reconcile did inside this transaction: a
@@ -223,6 +221,9 @@ package struct SyncEngine {
                         guard options.plan else { throw Held(reason: reason) }
                         run.report.wouldHold = reason
                     }
+                    // The search index follows in the same transaction: it never finds what is
+                    // gone. (A plan is rolled back: nothing to index.)
+                    if !options.plan { try SearchIndex(db: db).follow(source.name, source.kind, runID: runID) }
                     // A replace response is the whole truth: every row it left is confirmed.
                     // A merge response confirms only the rows it returned (their seen_at), but
                     // an incremental one says nothing else changed: every row is confirmed.
@@ -237,13 +238,15 @@ package struct SyncEngine {
                     run.report.outcome = .planned
                     throw PlanRollback()
                 }
-                // confirmed_at as sync_state's below: what `list --as-of` takes the rows' seen_at from.
+                // wrote_at is the seen_at of the rows it wrote, confirmed_at sync_state's below:
+                // what `list --as-of` takes the rows' seen_at from.
                 try db.run("""
                     UPDATE sync_runs SET outcome = ?, inserted = ?, updated = ?, deleted = ?, finished_at = ?,
-                                         confirmed_at = CASE WHEN ? THEN ? END
+                                         wrote_at = ?, confirmed_at = CASE WHEN ? THEN ? END
                     WHERE id = ?
                     """, [.text(run.report.outcome.rawValue), .int(run.report.counts.inserted), .int(run.report.counts.updated),
-                          .int(run.report.counts.deleted), .text(Timestamp.now()), .int(confirmAll ? 1 : 0), .text(now), .int(runID)])
+                          .int(run.report.counts.deleted), .text(Timestamp.now()), .text(now), .int(confirmAll ? 1 : 0), .text(now),
+                          .int(runID)])
                 try db.run("""
                     UPDATE sync_state SET confirmed_at = CASE WHEN ? THEN ? ELSE confirmed_at END,
                         last_success_at = ?, last_attempt_at = ?, last_outcome = ?, last_error = NULL,
