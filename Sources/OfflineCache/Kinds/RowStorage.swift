@@ -70,7 +70,8 @@ protocol StorageDefinition: Sendable {
     /// Its rows as the change log names them: their `row_kind`, the SQL giving a row's
     /// `row_id`, and the SQL giving the JSON object of fields the log keeps of a row.
     var loggedAs: (kind: String, key: String, fields: String) { get }
-    /// The `WITH` clause that makes its views read as they were at `moment` (`PastRows`).
+    /// The `WITH` tables that make its views read as they were at a moment (`PastRows.view`),
+    /// after `PastRows.runs`.
     func past(_ rows: PastRows) -> String
     /// What `cache search` indexes of its rows.
     var search: SearchDocuments { get }
@@ -86,7 +87,8 @@ extension StorageDefinition {
             return ("", "SELECT \(columns) FROM \(view) WHERE source = ?1\(filter) ORDER BY \(orderBy) LIMIT ?2")
         }
         let parts = ["now", "log"].map { "SELECT * FROM \(view)_\($0) WHERE source = ?1\(filter)" }.joined(separator: " UNION ALL ")
-        return (past(PastRows(source: selection.source, moment: moment)) + " ",
+        let rows = PastRows(source: selection.source, moment: moment)
+        return ("WITH \(rows.runs),\n\(past(rows)) ",
                 "SELECT \(columns) FROM (\(parts) ORDER BY \(orderBy) LIMIT ?2) ORDER BY \(orderBy)")
     }
 }

@@ -61,7 +61,6 @@ struct AccountStorage: StorageDefinition {
     /// no ordinal (it orders repeats of one date and vendor), so it sorts first among them.
     func past(_ rows: PastRows) -> String {
         """
-        WITH \(rows.runs),
         \(rows.view("cached_accounts", columns: "source, name, balance", kind: "account", table: "accounts", key: "r.source",
                     current: "r.source, r.name, r.balance", restored: "c.source, c.before ->> '$.name' AS name, c.before ->> '$.balance' AS balance")),
         past_account AS (SELECT name FROM cached_accounts_now UNION ALL SELECT name FROM cached_accounts_log),

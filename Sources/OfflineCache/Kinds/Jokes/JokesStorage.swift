@@ -39,7 +39,6 @@ struct JokesStorage: StorageDefinition {
 
     func past(_ rows: PastRows) -> String {
         """
-        WITH \(rows.runs),
         \(rows.view("cached_jokes", columns: "id, type, setup, punchline, source", kind: loggedAs.kind, table: "jokes",
                     key: "CAST(r.id AS TEXT)", current: "r.id, r.type, r.setup, r.punchline, r.source",
                     restored: "CAST(c.row_id AS INTEGER) AS id, c.before ->> '$.type' AS type, c.before ->> '$.setup' AS setup, "

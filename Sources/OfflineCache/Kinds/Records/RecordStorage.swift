@@ -75,7 +75,6 @@ struct RecordStorage: StorageDefinition {
 
     func past(_ rows: PastRows) -> String {
         """
-        WITH \(rows.runs),
         \(rows.view("cached_records", columns: "source, key, record", kind: loggedAs.kind, table: "records", key: "r.key",
                     current: "r.source, r.key, r.record", restored: "c.source, c.row_id AS key, c.before AS record"))
         """
