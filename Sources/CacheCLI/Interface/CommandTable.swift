@@ -74,7 +74,7 @@ enum CommandTable {
             OptionSpec(name: "--alert-after", value: "duration",
                        help: "The age past which 'status --max-age' reports this source, instead of the age given there."),
             OptionSpec(name: "--search", value: "on|off",
-                       help: "Keep the rows in the full-text index 'cache search' reads (default: on; a million json records index in about as long again as they sync).",
+                       help: "Keep the rows in the full-text index 'cache search' reads (default: on; indexing a million json records takes about twice as long as syncing them).",
                        completion: .choices(["on", "off"])),
         ]
         return options

@@ -341,7 +341,7 @@ public struct Source: Sendable, Equatable {
     /// For `json` sources: where the records are and what identifies them.
     public var layout: RecordLayout?
     /// Whether the source's rows are kept in the full-text index `cache search` reads (on unless
-    /// `--search off`: a million json records index in about as long again as they sync).
+    /// `--search off`: indexing a million json records takes about twice as long as syncing them).
     public var searchable = true
     /// Which row of `sources` this was read from (its rowid and creation time): a source removed
     /// and added again under the same name is another source, and a sync of the old one must
