@@ -49,6 +49,16 @@ import Testing
                 == ["idx=0 key=1 qty=2 sku=1-a", "idx=1 key=1 qty=0 sku=1-b", "idx=0 key=2 qty=5 sku=2-a"])
         #expect(try columns(box, "cached_items__empty") == ["key", "idx", "value"])
 
+        // `list` reads the same columns from the same places, in every form, as of now or then.
+        let csv = box.cacheInProcess(["list", "items", "--csv", "--offline", "--columns", "owner__login,owner__address__city"]).stdout
+        let header = try #require(csv.split(separator: "\n").first).split(separator: ",").map(String.init)
+        let login = try #require(header.firstIndex(of: "owner__login")), city = try #require(header.firstIndex(of: "owner__address__city"))
+        let first = try #require(csv.split(separator: "\n").dropFirst().first).split(separator: ",", omittingEmptySubsequences: false)
+        #expect(first[login] == "ann" && first[city] == "Oslo", "\(csv)")
+        let table = box.cacheInProcess(["list", "items", "--offline", "--columns", "owner__login,owner__address__city"]).stdout
+        #expect(table.contains("ann") && table.contains("Oslo") && table.contains("bob"), "\(table)")
+        #expect(box.cacheInProcess(["list", "items", "--as-of", Timestamp.now(), "--columns", "owner__login"]).stdout.contains("bob"))
+
         let listed = try #require(try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().first)
         #expect(listed["view"] as? String == "cached_items")
         #expect((listed["child_views"] as? [String])?.sorted() == ["cached_items__empty", "cached_items__tags", "cached_items__variants"])

@@ -30,9 +30,10 @@ struct RecordStorage: StorageDefinition {
     func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
         let source = selection.source
         let (with, picked) = select("*", from: "cached_records", selection, orderBy: "key")
-        let columns = try RecordView.columns(db, source: source)
+        let paths = try RecordView.columnPaths(db, source: source)
+        let columns = paths.map(\.name)
         // The length in bytes, once per row (length() of text counts characters, every time).
-        let extracts = columns.map { ", CASE WHEN NOT wide THEN \(RecordView.extract($0)) END" }.joined()
+        let extracts = paths.map { ", CASE WHEN NOT wide THEN \(RecordView.extract(path: $0.path)) END" }.joined()
         var rows = try db.query("""
             \(with)SELECT key, record, seen_at, age_s, stale, wide\(extracts)
             FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide FROM (\(picked)))
@@ -43,16 +44,20 @@ struct RecordStorage: StorageDefinition {
         }
         // A wide record came back without its fields: read them in one pass.
         for index in rows.indices where rows[index].fields.count != columns.count {
-            rows[index].fields = try Self.wideFields(db, source: source, record: rows[index].record, columns: columns)
+            rows[index].fields = try Self.wideFields(db, source: source, record: rows[index].record, columns: paths)
         }
         return .records(columns: columns, rows)
     }
 
-    /// A wide record's fields for `columns`, from one `json_each` over it: the same values, as
-    /// the same text, that `json_extract` gives.
-    static func wideFields(_ db: Connection, source: String, record: String, columns: [String]) throws -> [String?] {
-        let position = Dictionary(columns.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    /// A wide record's fields for `columns`, from one `json_each` over it (a nested column's from
+    /// its own `json_extract`): the same values, as the same text, that `json_extract` gives.
+    static func wideFields(_ db: Connection, source: String, record: String, columns: [(name: String, path: String)]) throws -> [String?] {
+        let topLevel = columns.enumerated().filter { $0.element.path == RecordView.jsonPath([$0.element.name]) }
+        let position = Dictionary(topLevel.map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         var fields = [String?](repeating: nil, count: columns.count)
+        for (index, column) in columns.enumerated() where position[column.name] != index {
+            fields[index] = try db.scalarText("SELECT \(RecordView.extract(path: column.path, from: "?"))", [.text(record)])
+        }
         let scan = try db.cachedStatement("""
             SELECT j.key, j.value FROM json_each(?2) j WHERE j.key IN (SELECT name FROM record_fields WHERE source = ?1)
             """)
@@ -66,7 +71,9 @@ struct RecordStorage: StorageDefinition {
 
     func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
         // The view's columns: the key, each field, seen_at, age_s, stale (see RecordView).
-        let fields = asRecords ? ["record"] : try RecordView.columns(db, source: selection.source).map { RecordView.extract($0) + " AS " + RecordView.quoted($0) }
+        let fields = asRecords ? ["record"] : try RecordView.columnPaths(db, source: selection.source).map {
+            RecordView.extract(path: $0.path) + " AS " + RecordView.quoted($0.name)
+        }
         let (with, body) = select((["key"] + fields + ["seen_at", "age_s", "stale"]).joined(separator: ", "), from: "cached_records", selection, orderBy: "key")
         return with + body
     }

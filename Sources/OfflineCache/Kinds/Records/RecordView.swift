@@ -52,6 +52,15 @@ package struct RecordView {
         try db.query("SELECT name FROM record_fields WHERE source = ? ORDER BY position", [.text(source)]) { $0.text(0) ?? "" }
     }
 
+    /// The same columns with where each one's value is in a record (a nested field's `__`
+    /// column is not a top-level key).
+    static func columnPaths(_ db: Connection, source: String) throws -> [(name: String, path: String)] {
+        try db.query("SELECT name, path FROM record_fields WHERE source = ? ORDER BY position", [.text(source)]) {
+            let name = $0.text(0) ?? ""
+            return (name, $0.text(1) ?? jsonPath([name]))
+        }
+    }
+
     /// The child views of the source's top-level lists, in the order first seen.
     package static func childViews(_ db: Connection, source: String) throws -> [String] {
         try db.query("SELECT view FROM record_lists WHERE source = ? ORDER BY position", [.text(source)]) { $0.text(0) ?? "" }
