@@ -2,10 +2,11 @@
 -- newest run backwards, so they need every run after the moment asked for. history_horizon is
 -- the earliest moment a source's log answers for: `cache prune` moves it past the runs it
 -- deletes, a re-key (`sources set --key`) to that moment. No row: the whole history is there.
--- confirmed_at keeps the newest confirmation of the runs pruned (see sync_runs.confirmed_at).
+-- wrote_at and confirmed_at keep the newest of the runs pruned (see sync_runs).
 CREATE TABLE history_horizon (
     source       TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,
     since_at     TEXT NOT NULL,
+    wrote_at     TEXT,
     confirmed_at TEXT
 ) STRICT;
 
@@ -13,13 +14,18 @@ CREATE TABLE history_horizon (
 -- touched (their seen_at), and when it confirmed every cached row of its source
 -- (sync_state.confirmed_at then; a merge sync confirms only the rows it returned). Runs from
 -- before are taken to have done so at their end, and those of replace sources to have confirmed.
--- unconfirmed_at: when a new URL, key or delimiter last left the rows unconfirmed (`sources set`).
+-- unconfirmations: each time a new URL, key or delimiter left the rows unconfirmed (`sources
+-- set`, which also moves their seen_at back).
 ALTER TABLE sync_runs ADD COLUMN wrote_at TEXT;
 ALTER TABLE sync_runs ADD COLUMN confirmed_at TEXT;
 UPDATE sync_runs SET wrote_at = finished_at WHERE outcome IN ('updated', 'unchanged');
 UPDATE sync_runs SET confirmed_at = finished_at
 WHERE outcome IN ('updated', 'unchanged') AND source IN (SELECT name FROM sources WHERE mode = 'replace');
-ALTER TABLE sync_state ADD COLUMN unconfirmed_at TEXT;
+CREATE TABLE unconfirmations (
+    source         TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    unconfirmed_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX unconfirmations_by_source ON unconfirmations (source, unconfirmed_at);
 
 -- In a cache made before, what an earlier prune deleted is unknown: the log answers from each
 -- source's oldest run still kept, or from now where rows are cached without any run.

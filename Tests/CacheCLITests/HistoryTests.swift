@@ -253,8 +253,36 @@ import Testing
         #expect(box.cacheInProcess(["sources", "set", "jokes", "--url", upstream.baseURL + "/history-jokes?v=2"]).status == 0)
         let listed = try #require(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().first)
         #expect(listed["stale"] as? Bool == true)
-        let past = try #require(try box.cacheInProcess(["list", "jokes", "--as-of", moment(), "--json"]).jsonArray().first)
-        #expect(past["stale"] as? Bool == true && past["seen_at"] as? String == listed["seen_at"] as? String, "\(past)")
+        let then = moment()
+        let past = try #require(try box.cacheInProcess(["list", "jokes", "--as-of", then, "--json"]).jsonArray().first)
+        #expect(past["stale"] as? Bool == true, "\(past)")
+        // A second new URL after that moment does not make it fresh then.
+        #expect(box.cacheInProcess(["sources", "set", "jokes", "--url", upstream.baseURL + "/history-jokes?v=3"]).status == 0)
+        let again = try #require(try box.cacheInProcess(["list", "jokes", "--as-of", then, "--json"]).jsonArray().first)
+        #expect(again["stale"] as? Bool == true, "\(again)")
+    }
+
+    /// A moment inside a sync (after it began writing, before it committed) reads the rows as
+    /// the run before left them: the seen_at a run wrote counts once it has committed.
+    @Test func asOfInsideASyncReadsTheRunBefore() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes", "--ttl", "1h")
+        try jokes(box, upstream, [Self.joke(1, "Why?")])
+        sync(box, "jokes")
+        try age(box.database, by: 7200)
+        let first = try #require(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().first?["seen_at"] as? String)
+        try jokes(box, upstream, [Self.joke(1, "Why?"), Self.joke(2, "Who?")])
+        sync(box, "jokes")  // a merge: joke 1 comes back unchanged and is touched, joke 2 is new
+        // Make the second run as if its reconcile took a minute: it wrote the row's seen_at a
+        // minute before it committed.
+        let db = try Connection(path: box.database)
+        try db.execute("UPDATE jokes SET seen_at = strftime('%Y-%m-%dT%H:%M:%fZ', seen_at, '-60 seconds')")
+        try db.execute("UPDATE sync_runs SET wrote_at = strftime('%Y-%m-%dT%H:%M:%fZ', wrote_at, '-60 seconds') WHERE id = 2")
+        let inside = try #require(try db.scalarText("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', wrote_at, '+30 seconds') FROM sync_runs WHERE id = 2"))
+        let row = try #require(try box.cacheInProcess(["list", "jokes", "--as-of", inside, "--json"]).jsonArray().first)
+        let rowsThen = try box.cacheInProcess(["list", "jokes", "--as-of", inside, "--json"]).jsonArray()
+        #expect(rowsThen.count == 1 && row["seen_at"] as? String == first && row["stale"] as? Bool == true, "\(rowsThen) \(first)")
     }
 
     /// Rows a prune left without any logged change still show in `log`, as they are now; after

@@ -18,14 +18,20 @@ struct PastRows {
         self.moment = RecordView.literal(moment)
     }
 
-    /// The runs after the moment, and when upstream last confirmed every row by then (from the
-    /// runs kept, or from those a prune deleted), unless a new URL or key unconfirmed them since.
+    /// The runs after the moment; when the runs committed by then last wrote rows (a row's
+    /// stored seen_at is its own then only if no later run wrote it, and no `sources set` moved
+    /// it back since); and when upstream last confirmed every row by then, unless a new URL or
+    /// key unconfirmed them after. Runs a prune deleted count through the horizon.
     var runs: String {
         """
         past_runs AS (SELECT id FROM sync_runs WHERE source = \(source) AND finished_at > \(moment)),
-        past_confirmed AS (SELECT CASE WHEN coalesce((SELECT unconfirmed_at FROM sync_state
-                                                      WHERE source = \(source) AND unconfirmed_at <= \(moment)), '')
-                                            > coalesce(max(at), '') THEN '' ELSE coalesce(max(at), '') END AS at FROM (
+        past_wrote AS (SELECT CASE WHEN EXISTS (SELECT 1 FROM unconfirmations WHERE source = \(source) AND unconfirmed_at > \(moment))
+                                   THEN '' ELSE coalesce(max(at), '') END AS at FROM (
+            SELECT wrote_at AS at FROM sync_runs WHERE source = \(source) AND finished_at <= \(moment)
+            UNION ALL SELECT wrote_at FROM history_horizon WHERE source = \(source))),
+        past_unconfirmed AS (SELECT max(unconfirmed_at) AS at FROM unconfirmations WHERE source = \(source) AND unconfirmed_at <= \(moment)),
+        past_confirmed AS (SELECT CASE WHEN coalesce((SELECT at FROM past_unconfirmed), '') > coalesce(max(at), '')
+                                       THEN '' ELSE coalesce(max(at), '') END AS at FROM (
             SELECT confirmed_at AS at FROM sync_runs WHERE source = \(source) AND finished_at <= \(moment)
             UNION ALL SELECT confirmed_at FROM history_horizon WHERE source = \(source)))
         """
@@ -37,9 +43,10 @@ struct PastRows {
     /// `r`, `restored` from `c`, the `changes` row whose `before` the row was (each named as in `columns`).
     ///
     /// A row's seen_at then is the later of the source's confirmation by then and the row's own:
-    /// its stored seen_at if it was written by then, else the last run by then that logged a
-    /// change of it, or loaded it. (A merge sync that returns a row unchanged is not logged, so
-    /// such a row may read older, and stale, where `list` then said fresh; never the reverse.)
+    /// its stored seen_at if a run committed by then wrote it, else the last run by then that
+    /// logged a change of it, or loaded it. (A merge sync that returns a row unchanged is not
+    /// logged, so such a row may read older, and stale, where `list` then said fresh; never the
+    /// reverse. After a prune, such a row's last write may be unknown: empty, and stale.)
     func view(_ view: String, columns: String, kind: String, table: String, key: String, current: String, restored: String) -> String {
         """
         \(view)_load AS (SELECT min(run_id) AS run FROM loads
@@ -53,19 +60,30 @@ struct PastRows {
         \(view)_now AS (
             SELECT \(columns), \(staleness)
             FROM (SELECT \(current), s.ttl_s,
-                         max(CASE WHEN r.seen_at <= \(moment) THEN r.seen_at
-                                  ELSE coalesce((SELECT at FROM \(view)_written WHERE row_id = \(key)), (SELECT at FROM \(view)_loaded)) END,
-                             (SELECT at FROM past_confirmed)) AS seen_at
+                         max(\(unconfirmed("""
+                             CASE WHEN r.seen_at <= (SELECT at FROM past_wrote) THEN r.seen_at
+                                  ELSE coalesce((SELECT at FROM \(view)_written WHERE row_id = \(key)), (SELECT at FROM \(view)_loaded)) END
+                             """)), (SELECT at FROM past_confirmed)) AS seen_at
                   FROM \(table) r JOIN sources s ON s.name = r.source
                   WHERE r.source = \(source) AND (SELECT run FROM \(view)_load) IS NULL
                     AND \(key) NOT IN (SELECT row_id FROM \(view)_first))),
         \(view)_log AS (
             SELECT \(columns), \(staleness)
             FROM (SELECT \(restored), s.ttl_s,
-                         max(coalesce((SELECT at FROM \(view)_written WHERE row_id = c.row_id), (SELECT at FROM \(view)_loaded)),
+                         max(\(unconfirmed("coalesce((SELECT at FROM \(view)_written WHERE row_id = c.row_id), (SELECT at FROM \(view)_loaded))")),
                              (SELECT at FROM past_confirmed)) AS seen_at
                   FROM \(view)_first f JOIN changes c ON c.id = f.id JOIN sources s ON s.name = c.source
                   WHERE c.before IS NOT NULL AND c.run_id < coalesce((SELECT run FROM \(view)_load), 9223372036854775807)))
+        """
+    }
+
+    /// A row's seen_at `written` (SQL), moved back as `sources set` moved it (to a TTL and a second
+    /// before) if a new URL or key unconfirmed the rows after it was written and by the moment.
+    private func unconfirmed(_ written: String) -> String {
+        """
+        (SELECT CASE WHEN u.at IS NOT NULL AND w.at <= u.at
+                     THEN min(w.at, strftime('%Y-%m-%dT%H:%M:%fZ', u.at, '-' || (s.ttl_s + 1) || ' seconds')) ELSE w.at END
+         FROM (SELECT \(written) AS at) w, past_unconfirmed u)
         """
     }
 

@@ -31,13 +31,15 @@ extension HistoryStore {
     }
 
     /// Moves the horizon of `source` to `moment`, unless it is already later, keeping the newest
-    /// confirmation of the runs it leaves behind (`confirmed`, from the runs a prune deletes).
-    static func raiseHorizon(_ db: Connection, source: String, to moment: String, confirmed: String? = nil) throws {
+    /// write and confirmation of the runs it leaves behind (`wrote`, `confirmed`: from the runs
+    /// a prune deletes).
+    static func raiseHorizon(_ db: Connection, source: String, to moment: String, wrote: String? = nil, confirmed: String? = nil) throws {
         try db.run("""
-            INSERT INTO history_horizon (source, since_at, confirmed_at) VALUES (?1, ?2, ?3)
+            INSERT INTO history_horizon (source, since_at, wrote_at, confirmed_at) VALUES (?1, ?2, ?3, ?4)
             ON CONFLICT (source) DO UPDATE SET since_at = max(since_at, excluded.since_at),
+                wrote_at = nullif(max(coalesce(wrote_at, ''), coalesce(excluded.wrote_at, '')), ''),
                 confirmed_at = nullif(max(coalesce(confirmed_at, ''), coalesce(excluded.confirmed_at, '')), '')
-            """, [.text(source), .text(moment), .optionalText(confirmed)])
+            """, [.text(source), .text(moment), .optionalText(wrote), .optionalText(confirmed)])
     }
 
     /// The versions of the row of `source` known by `key` (a record's key, a joke's id, a

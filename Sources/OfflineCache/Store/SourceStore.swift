@@ -94,10 +94,10 @@ package struct SourceStore {
                     || after.layout?.delimiter != before.layout?.delimiter {
                     try db.run("""
                         UPDATE sync_state SET etag = NULL, last_modified = NULL, body_hash = NULL, confirmed_at = NULL,
-                                              unconfirmed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
                                               failures = 0, next_attempt_at = NULL, watermark = NULL, last_full_at = NULL
                         WHERE source = ?
                         """, [.text(name)])
+                    try db.run("INSERT INTO unconfirmations (source, unconfirmed_at) VALUES (?, ?)", [.text(name), .text(Timestamp.now())])
                     // Rows no later than one TTL (and a second) ago: stale now, whatever the TTL.
                     let unconfirmed = "min(seen_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?2 + 1) || ' seconds'))"
                     for table in RowStorage.allCases.flatMap(\.cachedTables) {
