@@ -34,6 +34,7 @@ import Testing
         }
         #expect(throws: UsageError.self) { try CommandParser.parse(["list", "bank", "--as-of", "2999-01-01T00:00:00Z"]) }
         #expect(throws: UsageError.self) { try CommandParser.parse(["list", "bank", "--as-of", "2h", "--wait"]) }
+        #expect(throws: UsageError.self) { try CommandParser.parse(["list", "--as-of", "2h"]) }
         #expect(try CommandParser.parse(["log", "bank", "abc", "--json"]).command == .log(source: "bank", key: "abc", json: true))
         #expect(throws: UsageError.self) { try CommandParser.parse(["log", "bank"]) }
         #expect(try CommandParser.parse(["search", "jokes", "duck OR goose", "--limit", "3"]).command

@@ -207,13 +207,14 @@ enum InspectCommands {
         let console = context.console
         console.out("integrity: \(report.problems.isEmpty ? "ok" : "\(report.problems.count) problem(s)")\n")
         console.out("foreign keys: \(report.foreignKeyProblems.isEmpty ? "ok" : "\(report.foreignKeyProblems.count) problem(s)")\n")
-        console.out("search index: \(report.searchProblems.isEmpty ? "ok" : "\(report.searchProblems.count) problem(s)")\n")
+        let searchProblems = report.searchProblems ?? []
+        console.out("search index: \(report.searchProblems == nil ? "none yet (a cache from before search)" : searchProblems.isEmpty ? "ok" : "\(searchProblems.count) problem(s)")\n")
         console.out("schema version: \(report.schemaVersion) (this cache knows \(report.knownVersion))\n")
-        for problem in (report.problems + report.foreignKeyProblems + report.searchProblems).prefix(20) {
+        for problem in (report.problems + report.foreignKeyProblems + searchProblems).prefix(20) {
             console.err("cache: check: \(TerminalSafe.escapeControl(problem))")
         }
-        if !report.searchProblems.isEmpty && report.problems.isEmpty && report.foreignKeyProblems.isEmpty {
-            console.err("cache: check: the search index is out of step with the rows; 'cache reindex' builds it again")
+        if !searchProblems.isEmpty && report.problems.isEmpty && report.foreignKeyProblems.isEmpty {
+            console.err("cache: check: the search index is out of step with the rows; 'cache reindex' (of every source) builds it again")
             return ExitCode.ioError
         }
         if report.schemaVersion > report.knownVersion {

@@ -177,7 +177,12 @@ enum CommandParser {
 
         case "list":
             // `cache list` alone lists the sources there are to list.
-            if args.positionals.isEmpty { return .sourcesList(json: args.has("--json")) }
+            if args.positionals.isEmpty {
+                if let option = ["--as-of", "--stale", "--limit", "--columns", "--csv"].first(where: { args.has($0) }) {
+                    throw UsageError(message: "'\(option)' needs a source: 'cache list NAME \(option) …'.", command: name)
+                }
+                return .sourcesList(json: args.has("--json"))
+            }
             var list = Command.List(name: try exactlyOne(args.positionals, "<name>", name))
             list.staleOnly = args.has("--stale")
             list.offline = args.has("--offline")

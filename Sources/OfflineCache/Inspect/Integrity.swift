@@ -8,11 +8,12 @@ package struct IntegrityReport: Sendable {
     package var problems: [String]
     /// `PRAGMA foreign_key_check`'s findings, as "table rowid → parent".
     package var foreignKeyProblems: [String]
-    /// Where the search index and the rows it indexes disagree (`cache reindex` mends it).
-    package var searchProblems: [String]
+    /// Where the search index and the rows it indexes disagree (`cache reindex` mends it); nil
+    /// for a cache from before search, which has no index yet.
+    package var searchProblems: [String]?
     package var schemaVersion: Int
     package var knownVersion: Int
-    package var isHealthy: Bool { problems.isEmpty && foreignKeyProblems.isEmpty && searchProblems.isEmpty && schemaVersion <= knownVersion }
+    package var isHealthy: Bool { problems.isEmpty && foreignKeyProblems.isEmpty && (searchProblems ?? []).isEmpty && schemaVersion <= knownVersion }
 }
 
 package enum Integrity {
@@ -30,8 +31,8 @@ package enum Integrity {
 
     /// The search index against the rows of every source whose kind this binary knows; FTS5's
     /// own check of the index too, where the file may be written (it is an `INSERT`).
-    private static func searchProblems(_ db: Connection, path: String, readOnly: Bool) throws -> [String] {
-        guard try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('search_docs', 'search_index')") == 2 else { return [] }
+    private static func searchProblems(_ db: Connection, path: String, readOnly: Bool) throws -> [String]? {
+        guard try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('search_docs', 'search_index')") == 2 else { return nil }
         let index = SearchIndex(db: db)
         var problems = readOnly ? [] : [SearchIndex.structureProblem(path: path)].compactMap { $0 }
         for (name, kind, searchable) in try db.query("SELECT name, kind, search FROM sources ORDER BY name",

@@ -77,9 +77,13 @@ package struct SearchIndex {
         ].compactMap { $0 }
     }
 
-    /// Takes out the entries `strays` counts (`cache reindex` of every source).
-    package func dropStrays() throws {
-        try db.run("DELETE FROM search_index WHERE rowid NOT IN (SELECT id FROM search_docs)")
+    /// Takes out the entries `strays` counts, and rebuilds FTS5's own index from the text it
+    /// holds, mending a damaged one (`cache reindex` of every source).
+    package func rebuildStructure() throws {
+        try db.inTransaction {
+            try db.run("DELETE FROM search_index WHERE rowid NOT IN (SELECT id FROM search_docs)")
+            try db.run("INSERT INTO search_index (search_index) VALUES ('rebuild')")
+        }
     }
 
     /// Entries of the index that belong to no document (of any source).
