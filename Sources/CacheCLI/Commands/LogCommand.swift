@@ -10,12 +10,17 @@ enum LogCommand {
         let (versions, current) = try history.versions(of: source, key: key)
         guard !versions.isEmpty || current != nil else { throw CacheError.noSuchRow(key, source: name) }
         let console = context.console
-        let since = try history.horizon(source: name)
+        let cut = try history.cut(source: name)
+        // A row cached with no change logged since the history's cut shows as it is now.
+        let now = versions.isEmpty ? current.map {
+            RowVersion(runID: 0, at: "", change: "current", rowKind: "", before: nil, after: $0)
+        } : nil
         if json {
-            console.out(JSONValue.lines(versions.map { version in
+            console.out(JSONValue.lines((versions + (now.map { [$0] } ?? [])).map { version in
                 .object([
-                    ("run", .int(version.runID)), ("at", .string(version.at)), ("change", .string(version.change)),
-                    ("row", .string(version.rowKind)),
+                    ("run", version.change == "current" ? .null : .int(version.runID)),
+                    ("at", version.change == "current" ? .null : .string(version.at)), ("change", .string(version.change)),
+                    ("row", version.change == "current" ? .null : .string(version.rowKind)),
                     ("fields", .array(fields(version).map { field in
                         .object([("field", .string(field.field)), ("before", field.before.map(JSONValue.raw) ?? .null),
                                  ("after", field.after.map(JSONValue.raw) ?? .null)])
@@ -23,30 +28,28 @@ enum LogCommand {
                     ("before", version.before.map(JSONValue.raw) ?? .null), ("after", version.after.map(JSONValue.raw) ?? .null),
                 ])
             }))
-            return ExitCode.success
-        }
-        let columns = console.terminalColumns
-        let fit = { (line: String) in columns.map { DisplayWidth.fit(line, $0) } ?? line }
-        for version in versions {
-            console.out(fit("run \(version.runID) · \(InspectCommands.when(version.at)) · \(version.change)") + "\n")
-            for field in fields(version) {
-                let line: String
-                switch (field.before, field.after) {
-                case let (before?, after?): line = "\(field.field): \(before) → \(after)"
-                case let (nil, after?): line = "\(field.field): \(after)"
-                case let (before?, nil): line = "\(field.field): \(before) (gone)"
-                case (nil, nil): continue
+        } else {
+            let columns = console.terminalColumns
+            let fit = { (line: String) in columns.map { DisplayWidth.fit(line, $0) } ?? line }
+            for version in versions + (now.map { [$0] } ?? []) {
+                let head = version.change == "current"
+                    ? "now · no change logged since \(cut ?? "")"
+                    : "run \(version.runID) · \(InspectCommands.when(version.at)) · \(version.change)"
+                console.out(fit(head) + "\n")
+                for field in fields(version) {
+                    let line: String
+                    switch (field.before, field.after) {
+                    case let (before?, after?): line = "\(field.field): \(before) → \(after)"
+                    case let (nil, after?): line = "\(field.field): \(after)"
+                    case let (before?, nil): line = "\(field.field): \(before) (gone)"
+                    case (nil, nil): continue
+                    }
+                    console.out(fit("  " + TerminalSafe.escapeControl(line)) + "\n")
                 }
-                console.out(fit("  " + TerminalSafe.escapeControl(line)) + "\n")
             }
         }
-        if versions.isEmpty, let current {
-            // Cached, and every change that brought it here is older than the log's horizon.
-            console.out("now · no change logged since \(since ?? "")\n")
-            for field in RecordDiff.fields(current) {
-                console.out(fit("  " + TerminalSafe.escapeControl("\(field.0): \(field.1)")) + "\n")
-            }
-            console.err("The change log of '\(name)' starts at \(since ?? ""): older runs were pruned, or its rows re-keyed.")
+        if let cut {
+            console.err("The change log of '\(name)' starts at \(cut): older runs were pruned, or its rows re-keyed.")
         }
         return ExitCode.success
     }

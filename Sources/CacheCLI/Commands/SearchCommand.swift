@@ -66,7 +66,8 @@ enum SearchCommand {
         let store = SourceStore(database)
         let sources = names.isEmpty ? try store.all() : try names.map { try store.named($0) }
         let index = SearchIndex(database)
-        if names.isEmpty { try index.rebuildStructure() }
+        // FTS5's own index is shared by every source: damaged, it is rebuilt whatever was named.
+        if names.isEmpty || SearchIndex.structureProblem(path: context.databasePath) != nil { try index.rebuildStructure() }
         for source in sources {
             try index.rebuild(source)
             context.console.err(source.searchable ? "Indexed '\(source.name)' for search." : "Search is off for '\(source.name)': it keeps no index.")

@@ -70,6 +70,9 @@ protocol StorageDefinition: Sendable {
     /// Its rows as the change log names them: their `row_kind`, the SQL giving a row's
     /// `row_id`, and the SQL giving the JSON object of fields the log keeps of a row.
     var loggedAs: (kind: String, key: String, fields: String) { get }
+    /// A row of its own that the log knows by the source's name (an account's header): its
+    /// `row_kind`, table and fields as the log keeps them; nil for none.
+    var loggedHeader: (kind: String, table: String, fields: String)? { get }
     /// The `WITH` tables that make its views read as they were at a moment (`PastRows.view`),
     /// after `PastRows.runs`.
     func past(_ rows: PastRows) -> String
@@ -78,6 +81,8 @@ protocol StorageDefinition: Sendable {
 }
 
 extension StorageDefinition {
+    var loggedHeader: (kind: String, table: String, fields: String)? { nil }
+
     /// `SELECT columns` of `view`'s rows that `selection` picks (`?1` the source), in `orderBy`'s
     /// order, at most `?2`: from the view now, or as of a past moment from its two parts
     /// (`PastRows`), merged in that order. `with` goes first in the statement.

@@ -12,6 +12,10 @@ package struct RowVersion: Sendable, Equatable {
     /// The row's fields as JSON objects, before and after.
     package var before: String?
     package var after: String?
+
+    package init(runID: Int, at: String, change: String, rowKind: String, before: String?, after: String?) {
+        (self.runID, self.at, self.change, self.rowKind, self.before, self.after) = (runID, at, change, rowKind, before, after)
+    }
 }
 
 /// The past of rows: how far back the change log answers (`list --as-of`), and one row's versions
@@ -21,6 +25,15 @@ extension HistoryStore {
     /// (before its first sync it had no rows).
     package func horizon(source: String) throws -> String? {
         try db.scalarText("SELECT since_at FROM history_horizon WHERE source = ?", [.text(source)])
+    }
+
+    /// The history horizon when it is later than the source's creation: older runs were pruned,
+    /// or its rows re-keyed. Nil when the whole history since it was added is there.
+    package func cut(source: String) throws -> String? {
+        try db.scalarText("""
+            SELECT h.since_at FROM history_horizon h JOIN sources s ON s.name = h.source
+            WHERE h.source = ? AND h.since_at > s.created_at
+            """, [.text(source)])
     }
 
     /// Refuses a moment the change log can no longer answer for, naming the earliest it can.
@@ -58,8 +71,14 @@ extension HistoryStore {
             RowVersion(runID: $0.int(0), at: $0.text(1) ?? "", change: $0.text(2) ?? "", rowKind: $0.text(3) ?? "",
                        before: $0.text(4), after: $0.text(5))
         }
-        let kind = logged.first?.rowKind ?? storage.loggedAs.kind
+        // The source's own name is its header's key (an account's), unless a row has that key.
+        let header = storage.loggedHeader.flatMap { key == source.name ? $0 : nil }
+        let kind = logged.first?.rowKind ?? header?.kind ?? storage.loggedAs.kind
         // Loads bring rows of the storage's own kind only (never an account's header).
+        if let header, kind == header.kind {
+            let current = try db.scalarText("SELECT \(header.fields) FROM \(header.table) WHERE source = ?", [.text(source.name)])
+            return (logged.reversed(), current)
+        }
         guard kind == storage.loggedAs.kind else { return (logged.reversed(), nil) }
         let loads = try db.query("""
             SELECT l.run_id, r.finished_at FROM loads l JOIN sync_runs r ON r.id = l.run_id

@@ -55,6 +55,8 @@ struct AccountStorage: StorageDefinition {
         return with + body
     }
 
+    var loggedHeader: (kind: String, table: String, fields: String)? { ("account", "accounts", "json_object('name', name, 'balance', balance)") }
+
     var loggedAs: (kind: String, key: String, fields: String) { ("transaction", "id", "json_object('date', date, 'vendor', vendor, 'type', type, 'amount', amount)") }
 
     /// The header and the transactions as they were; a transaction back from the change log has
