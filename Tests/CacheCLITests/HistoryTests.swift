@@ -231,9 +231,10 @@ import Testing
                 "\(pruned.stdout)\(pruned.stderr)")
     }
 
-    /// A merge sync that returns a row unchanged is not logged: as of before it, the row's
-    /// seen_at is the last run by then that wrote it, never unknown.
-    @Test func asOfAMergeSourceKnowsWhenEachRowWasLastWritten() async throws {
+    /// A merge jokes source (TTL 1 h) synced two hours ago with joke 1, then now with jokes 1
+    /// and 2 (joke 1 comes back unchanged and is touched, joke 2 is new); with the seen_at the
+    /// first sync gave joke 1.
+    func mergedTwice() async throws -> (LoopbackUpstream, Sandbox, String) {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes", "--ttl", "1h")
@@ -243,6 +244,13 @@ import Testing
         let written = try #require(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().first?["seen_at"] as? String)
         try jokes(box, upstream, [Self.joke(1, "Why?"), Self.joke(2, "Who?")])
         sync(box, "jokes")
+        return (upstream, box, written)
+    }
+
+    /// A merge sync that returns a row unchanged is not logged: as of before it, the row's
+    /// seen_at is the last run by then that wrote it, never unknown.
+    @Test func asOfAMergeSourceKnowsWhenEachRowWasLastWritten() async throws {
+        let (_, box, written) = try await mergedTwice()
         let then = try box.cacheInProcess(["list", "jokes", "--as-of", "90m", "--json"]).jsonArray()
         #expect(then.count == 1 && then.first?["seen_at"] as? String == written, "\(then)")
         #expect(then.first?["stale"] as? Bool == false && (1799...1800).contains(then.first?["age_s"] as? Int ?? 0))
@@ -272,15 +280,7 @@ import Testing
     /// A moment inside a sync (after it began writing, before it committed) reads the rows as
     /// the run before left them: the seen_at a run wrote counts once it has committed.
     @Test func asOfInsideASyncReadsTheRunBefore() async throws {
-        let upstream = try LoopbackUpstream()
-        let box = try Sandbox()
-        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes", "--ttl", "1h")
-        try jokes(box, upstream, [Self.joke(1, "Why?")])
-        sync(box, "jokes")
-        try age(box.database, by: 7200)
-        let first = try #require(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().first?["seen_at"] as? String)
-        try jokes(box, upstream, [Self.joke(1, "Why?"), Self.joke(2, "Who?")])
-        sync(box, "jokes")  // a merge: joke 1 comes back unchanged and is touched, joke 2 is new
+        let (_, box, first) = try await mergedTwice()
         // Make the second run as if its reconcile took a minute: it wrote the row's seen_at a
         // minute before it committed.
         let db = try Connection(path: box.database)

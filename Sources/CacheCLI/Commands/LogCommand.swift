@@ -49,7 +49,7 @@ enum LogCommand {
             }
         }
         if let cut {
-            console.err("The change log of '\(name)' starts at \(cut): older runs were pruned, or its rows re-keyed.")
+            console.err("The change log of '\(name)' starts at \(cut): older runs were pruned, its rows re-keyed, or the cache is older than its history.")
         }
         return ExitCode.success
     }

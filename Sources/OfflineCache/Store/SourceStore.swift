@@ -19,6 +19,7 @@ package struct SourceStore {
                     throw CacheError.sourceExists(source.name)
                 }
                 let headers = try JSONEncoder().encode(source.headers.map(\.line))
+                let created = Timestamp.now()  // also when its history starts: one moment for both
                 try db.run("""
                     INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
                                          alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages, delimiter,
@@ -30,11 +31,11 @@ package struct SourceStore {
                           .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
                           .optionalInt(source.maxBytes), .optionalText(source.caCert),
                           .optionalText(source.maxDelete?.description), .optionalInt(source.alertAfterSeconds),
-                          .text(Timestamp.now())] + Self.layoutValues(source.layout) + Self.oauthValues(source.oauth)
+                          .text(created)] + Self.layoutValues(source.layout) + Self.oauthValues(source.oauth)
                           + [.int(source.searchable ? 1 : 0)])
                 try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
                 // Its history starts now: a source of this name removed before was another one.
-                try HistoryStore.raiseHorizon(db, source: source.name, to: Timestamp.now())
+                try HistoryStore.raiseHorizon(db, source: source.name, to: created)
             }
         } catch {
             throw Self.cacheError(error)
