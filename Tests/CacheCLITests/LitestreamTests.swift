@@ -66,11 +66,8 @@ import Testing
         try upstream.setAccount(try changedAccount(try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])))
         try upstream.setItems(count: 250)
         #expect(try await box.cache("sync", "--quiet").status == 0)
-        try await pause(1.5)
-        replicating.process.terminate()
-        _ = replicating.wait()
-        // The cron form: one replication after the sync, then exit.
-        #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
+        // Then the cron form: one replication after the sync, then exit.
+        try await stopThenReplicateOnce(replicating, box, replica)
 
         // Another machine: a restored copy, read read-only.
         let copy = box.folder + "/copy.sqlite3"
@@ -137,13 +134,19 @@ import Testing
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sqlite_schema WHERE name = '_litestream_seq'").first?["n"] == "1")
         #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account").status == 0)
         #expect(try await box.cache("sync", "--quiet").status == 0)
+        try await stopThenReplicateOnce(replicating, box, replica)
+        let copy = box.folder + "/copy.sqlite3"
+        #expect(try await litestream(box, ["restore", "-o", copy, replica]).status == 0)
+        #expect(try await exported(box, copy, "bank", readOnly: true).count == 6)
+    }
+
+    /// Lets the running replicator ship what it saw, stops it, then replicates once more as cron
+    /// would: the replica holds everything the primary has.
+    func stopThenReplicateOnce(_ replicating: RunningProcess, _ box: Sandbox, _ replica: String) async throws {
         try await pause(1.5)
         replicating.process.terminate()
         _ = replicating.wait()
         #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
-        let copy = box.folder + "/copy.sqlite3"
-        #expect(try await litestream(box, ["restore", "-o", copy, replica]).status == 0)
-        #expect(try await exported(box, copy, "bank", readOnly: true).count == 6)
     }
 
     /// The README's "Many machines" recipe names the commands these tests run.

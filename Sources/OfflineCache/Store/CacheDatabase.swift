@@ -193,23 +193,11 @@ package final class CacheDatabase {
     /// file that needs a migration is refused (it is the primary's to migrate).
     static func openReadOnly(_ path: String) throws(CacheError) -> Connection {
         let connection = try openForInspection(path, readOnly: true)
-        do {
-            let applied = try Migrator.appliedVersion(connection)
-            let latest = Migrator().latestVersion
-            if applied > latest { throw Migrator.NewerSchemaError(databaseVersion: applied, knownVersion: latest) }
-            if applied < latest {
-                throw CacheError.readOnly(path: path, reason: "its schema (version \(applied)) is older than this cache's (\(latest)), and a read-only cache is never migrated; run this version of cache on the primary first")
-            }
-            return connection
-        } catch let error as CacheError {
-            throw error
-        } catch let error as Migrator.NewerSchemaError {
-            throw .newerSchema(databaseVersion: error.databaseVersion, knownVersion: error.knownVersion)
-        } catch let error as DatabaseError {
-            throw .database(explained(error, path: path))
-        } catch {
-            throw .database(DatabaseError(extendedCode: SQLITE_ERROR, message: "\(error)"))
+        let (applied, latest) = try schemaVersions(connection, path: path)
+        if applied < latest {
+            throw .readOnly(path: path, reason: "its schema (version \(applied)) is older than this cache's (\(latest)), and a read-only cache is never migrated; run this version of cache on the primary first")
         }
+        return connection
     }
 
     /// A read-only connection to a cache at this binary's schema (see `Connection.reading`), or
@@ -222,13 +210,19 @@ package final class CacheDatabase {
             throw .database(explained(error, path: path))
         }
         guard try identify(connection, path: path) != .empty else { throw .noDatabase(path: path) }
+        let (applied, latest) = try schemaVersions(connection, path: path)
+        return applied == latest ? connection : nil
+    }
+
+    /// The file's schema version and this binary's; a newer file is refused, and nothing is written to it.
+    private static func schemaVersions(_ connection: Connection, path: String) throws(CacheError) -> (applied: Int, latest: Int) {
         do {
             let applied = try Migrator.appliedVersion(connection)
             let latest = Migrator().latestVersion
-            if applied > latest { throw Migrator.NewerSchemaError(databaseVersion: applied, knownVersion: latest) }
-            return applied == latest ? connection : nil
-        } catch let error as Migrator.NewerSchemaError {
-            throw .newerSchema(databaseVersion: error.databaseVersion, knownVersion: error.knownVersion)
+            if applied > latest { throw CacheError.newerSchema(databaseVersion: applied, knownVersion: latest) }
+            return (applied, latest)
+        } catch let error as CacheError {
+            throw error
         } catch let error as DatabaseError {
             throw .database(explained(error, path: path))
         } catch {
