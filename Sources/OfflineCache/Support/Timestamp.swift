@@ -18,28 +18,10 @@ package enum Timestamp {
                       Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), millis)
     }
 
-    /// Parses the stored form (with or without milliseconds).
+    /// Parses the stored form (with or without milliseconds): RFC 3339 in UTC.
     package static func parse(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
-        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
-        func number(_ from: Int, _ count: Int) -> Int? {
-            var value = 0
-            for i in from..<(from + count) {
-                guard i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 else { return nil }
-                value = value * 10 + Int(bytes[i] - 48)
-            }
-            return value
-        }
-        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
-        else { return nil }
-        var millis = 0
-        if bytes.count == 24, let ms = number(20, 3) { millis = ms }
-        var tm = tm()
-        tm.tm_year = Int32(year - 1900); tm.tm_mon = Int32(month - 1); tm.tm_mday = Int32(day)
-        tm.tm_hour = Int32(hour); tm.tm_min = Int32(minute); tm.tm_sec = Int32(second)
-        let seconds = timegm(&tm)
-        return Date(timeIntervalSince1970: Double(seconds) + Double(millis) / 1000)
+        guard text.utf8.count >= 20, text.utf8.last == UInt8(ascii: "Z") else { return nil }
+        return parseRFC3339(text)
     }
 
     /// A moment as people write it, RFC 3339: `2026-11-30T09:00:00Z`, with fractions of a second
