@@ -20,27 +20,30 @@ enum SearchCommand {
         }
         // Each hit's rows as `list --json` shows them: one row, or a vendor's transactions.
         let asRecords = source.kind.keepsRecords
-        var found: [(key: JSONValue, row: String, hit: SearchHit)] = []
+        // The key as text (an id as its digits), and the row as JSON only when JSON is printed.
+        var found: [(key: String, numeric: Bool, row: String, hit: SearchHit)] = []
         var writer: RowBytes?
         for hit in hits where found.count < options.limit {
             try reader.forEachRow(of: source, document: hit.document, limit: options.limit - found.count, asRecords: asRecords) { columns, row in
-                let rowWriter = writer ?? RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"),
-                                                   rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
-                writer = rowWriter
-                var bytes: [UInt8] = []
-                rowWriter.json(row, into: &bytes)
-                let key: JSONValue = switch row.value(0) {
-                case .int(let id): .int(Int(id))
-                default: .string(row.text(0) ?? "")
+                var json = ""
+                if options.json {
+                    let rowWriter = writer ?? RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"),
+                                                       rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
+                    writer = rowWriter
+                    var bytes: [UInt8] = []
+                    rowWriter.json(row, into: &bytes)
+                    json = String(decoding: bytes, as: UTF8.self)
                 }
-                found.append((key, String(decoding: bytes, as: UTF8.self), hit))
+                let numeric = if case .int = row.value(0) { true } else { false }
+                found.append((row.text(0) ?? "", numeric, json, hit))
             }
         }
         let console = context.console
         let keyName = source.kind.keepsRecords ? "key" : "id"
         if options.json {
             console.out(JSONValue.lines(found.map { found in
-                .object([(keyName, found.key), ("row", .raw(found.row)), ("snippet", .string(found.hit.snippet)), ("rank", .double(found.hit.rank))])
+                .object([(keyName, found.numeric ? .raw(found.key) : .string(found.key)), ("row", .raw(found.row)),
+                         ("snippet", .string(found.hit.snippet)), ("rank", .double(found.hit.rank))])
             }))
             return ExitCode.success
         }
@@ -50,12 +53,7 @@ enum SearchCommand {
         }
         let table = TextTable(header: [keyName.uppercased(), "MATCH"])
         for found in found {
-            let key = switch found.key {
-            case .string(let text): text
-            case .int(let id): String(id)
-            default: ""
-            }
-            table.add([TerminalSafe.escapeControl(key), TerminalSafe.escapeControl(found.hit.snippet.replacingScalars { $0 == "\n" ? " " : nil })])
+            table.add([TerminalSafe.escapeControl(found.key), TerminalSafe.escapeControl(found.hit.snippet.replacingScalars { $0 == "\n" ? " " : nil })])
         }
         console.out(table.render(columns: console.terminalColumns))
         return ExitCode.success
