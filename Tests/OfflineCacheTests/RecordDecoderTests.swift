@@ -12,7 +12,7 @@ import Testing
         #"{"id": 9, "nested": {"z": [3, {"y": null, "x": true}], "a": false}, "list": [1, "two", 3.25]}"#,
         #"{"id": 10, "id": 11, "dup": "first", "dup": "second"}"#,
         #"{"id": "é", "ünïcode": 1, "Z": 2, "a": 3, "_": 4}"#,
-        #"{"id": 12, "price": 262.06999999999999, "trailing": 1,}"#,
+        #"{"id": 12, "price": 262.06999999999999, "trailing": 1}"#,
     ]
 
     func bothWays(_ text: String) throws -> (fast: String, tree: String) {

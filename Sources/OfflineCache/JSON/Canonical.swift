@@ -38,10 +38,13 @@ enum Canonical {
         cursor.depth += 1
         defer { cursor.depth -= 1 }
         guard cursor.depth <= JSONCursor.maxDepth else { throw JSONCursor.syntaxError }
+        if cursor.peek() == UInt8(ascii: "}") {
+            cursor.position += 1
+            return finish(&entries, scratch, into: &out)
+        }
         while true {
             try cursor.tick()
-            // Foundation accepts a trailing comma before the closing brace; so does this reader.
-            if cursor.peek() == UInt8(ascii: "}") { cursor.position += 1; break }
+            // After `{` or `,` comes a key: `{"a": 1,}` is not JSON.
             guard cursor.peek() == UInt8(ascii: "\"") else { throw JSONCursor.syntaxError }
             let keyStart = scratch.count
             if let plain = cursor.readPlainASCIIString() {
@@ -60,7 +63,6 @@ enum Canonical {
             default: throw JSONCursor.syntaxError
             }
         }
-        finish(&entries, scratch, into: &out)
     }
 
     /// Writes a nested object at the cursor.

@@ -12,6 +12,29 @@ extension JSONCursor {
     mutating func readNumberToken() throws(Failure) -> NumberToken {
         skipWhitespace()
         let start = position
+        let isInteger = try skipNumberToken()
+        let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
+        if isInteger, slice.count <= 18 {
+            // Up to 18 digits cannot overflow: exact, and no allocation.
+            var value = 0
+            var negative = false
+            for byte in slice {
+                if byte == UInt8(ascii: "-") { negative = true } else { value = value * 10 + Int(byte - 0x30) }
+            }
+            value = negative ? -value : value
+            return NumberToken(integer: value, double: Double(value))
+        }
+        if !isInteger, let value = Self.exactDouble(slice) { return NumberToken(integer: nil, double: value) }
+        // Number tokens are short: a String of up to 15 bytes is built without allocating.
+        let text = String(decoding: slice, as: UTF8.self)
+        return NumberToken(integer: isInteger ? Int(text) : nil, double: Double(text))
+    }
+
+    /// Passes over a number checked against JSON's grammar (`01`, `1.`, `.5`, `1e`, `+1` and
+    /// `1.2.3` are refused); true when it has no fraction and no exponent.
+    @discardableResult
+    mutating func skipNumberToken() throws(Failure) -> Bool {
+        skipWhitespace()
         var isInteger = true
         func digit(_ i: Int) -> Bool { i < bytes.count && bytes[i] >= 0x30 && bytes[i] <= 0x39 }
         if position < bytes.count && bytes[position] == UInt8(ascii: "-") { position += 1 }
@@ -34,21 +57,9 @@ extension JSONCursor {
             guard digit(position) else { throw Self.syntaxError }
             while digit(position) { position += 1 }
         }
-        let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
-        if isInteger, slice.count <= 18 {
-            // Up to 18 digits cannot overflow: exact, and no allocation.
-            var value = 0
-            var negative = false
-            for byte in slice {
-                if byte == UInt8(ascii: "-") { negative = true } else { value = value * 10 + Int(byte - 0x30) }
-            }
-            value = negative ? -value : value
-            return NumberToken(integer: value, double: Double(value))
-        }
-        if !isInteger, let value = Self.exactDouble(slice) { return NumberToken(integer: nil, double: value) }
-        // Number tokens are short: a String of up to 15 bytes is built without allocating.
-        let text = String(decoding: slice, as: UTF8.self)
-        return NumberToken(integer: isInteger ? Int(text) : nil, double: Double(text))
+        // A number ends where a structural character or whitespace begins: `1x`, `01`, `1.2.3`
+        // end early here, and what follows them is not a `,`, `]` or `}`.
+        return isInteger
     }
 
     /// Powers of ten that a Double holds exactly.
@@ -187,20 +198,65 @@ extension JSONCursor {
         throw Self.syntaxError
     }
 
-    /// Passes over a string without building it. Like Foundation, only its end is looked
-    /// for: what a skipped string holds is not checked.
+    /// Passes over a string without building it, checked as strictly as one that is read: its
+    /// escapes (surrogates paired), no control character, valid UTF-8.
     mutating func skipStringToken() throws(Failure) {
         try consume(UInt8(ascii: "\""))
         while position < bytes.count {
             let byte = bytes[position]
-            position += 1
-            if byte == UInt8(ascii: "\"") { return }
-            if byte == UInt8(ascii: "\\") {
-                // An escape is one byte, or `u` and four more, as Foundation counts them.
-                position += position < bytes.count && bytes[position] == UInt8(ascii: "u") ? 5 : 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                return
+            case UInt8(ascii: "\\"):
+                position += 1
+                guard position < bytes.count else { throw Self.syntaxError }
+                let escape = bytes[position]
+                position += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    continue
+                case UInt8(ascii: "u"):
+                    let unit = try readHex4()
+                    if (0xDC00...0xDFFF).contains(unit) { throw Self.syntaxError }
+                    if (0xD800...0xDBFF).contains(unit) {
+                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u")
+                        else { throw Self.syntaxError }
+                        position += 2
+                        guard (0xDC00...0xDFFF).contains(try readHex4()) else { throw Self.syntaxError }
+                    }
+                default:
+                    throw Self.syntaxError
+                }
+            case 0x00..<0x20:
+                throw Self.syntaxError
+            case 0x20..<0x80:
+                position += 1
+            default:
+                try skipUTF8Sequence()
             }
         }
         throw Self.syntaxError
+    }
+
+    /// Passes over one multi-byte UTF-8 sequence, as the Unicode standard bounds it (no overlong
+    /// form, no surrogate, nothing past U+10FFFF).
+    private mutating func skipUTF8Sequence() throws(Failure) {
+        let lead = bytes[position]
+        let (length, low, high): (Int, UInt8, UInt8) = switch lead {
+        case 0xC2...0xDF: (2, 0x80, 0xBF)
+        case 0xE0: (3, 0xA0, 0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: (3, 0x80, 0xBF)
+        case 0xED: (3, 0x80, 0x9F)
+        case 0xF0: (4, 0x90, 0xBF)
+        case 0xF1...0xF3: (4, 0x80, 0xBF)
+        case 0xF4: (4, 0x80, 0x8F)
+        default: throw Self.syntaxError
+        }
+        guard position + length <= bytes.count, (low...high).contains(bytes[position + 1]) else { throw Self.syntaxError }
+        for offset in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[position + offset]) { throw Self.syntaxError }
+        position += length
     }
 
     private mutating func readHex4() throws(Failure) -> UInt32 {

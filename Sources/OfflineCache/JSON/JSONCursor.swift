@@ -16,10 +16,10 @@ package struct DecodeDeadline: Sendable {
 }
 
 /// A byte-level JSON reader that decodes straight into the values the payload needs, with no
-/// intermediate tree: the body is read in place. It accepts what Foundation's JSONDecoder
-/// accepts — JSON (RFC 8259), checked strictly in keys and in the values it decodes and, like
-/// Foundation, only for their extent in the strings and numbers it skips (and a trailing comma
-/// in an object) — and reports errors in the words `PayloadDecoder` uses for Foundation's.
+/// intermediate tree: the body is read in place. It accepts JSON as RFC 8259's grammar has it
+/// and nothing else — every value checked, those it skips included: no trailing comma, no
+/// number outside the grammar, no bad escape, control character or invalid UTF-8 in a string —
+/// and reports errors in the words `PayloadDecoder` uses for Foundation's.
 struct JSONCursor {
     /// Why reading failed: a message in PayloadDecoder's words.
     struct Failure: Error {
@@ -102,8 +102,7 @@ struct JSONCursor {
         var seen = SeenKeys()
         while true {
             try tick()
-            // Foundation accepts a trailing comma before the closing brace; so does this reader.
-            if peek() == UInt8(ascii: "}") { position += 1; return }
+            // After `{` or `,` comes a key: `{"a": 1,}` is not JSON.
             guard peek() == UInt8(ascii: "\"") else { throw Self.syntaxError }
             let key = try readStringToken()  // keys are checked strictly, as Foundation does
             try consume(UInt8(ascii: ":"))
@@ -175,19 +174,12 @@ struct JSONCursor {
         case UInt8(ascii: "f"): try literal("false")
         case UInt8(ascii: "n"): try literal("null")
         case .some(let byte) where byte == UInt8(ascii: "-") || (byte >= 0x30 && byte <= 0x39):
-            // Like Foundation, a skipped number is only scanned for its extent.
-            scan: while position < bytes.count {
-                switch bytes[position] {
-                case 0x30...0x39, UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): position += 1
-                default: break scan
-                }
-            }
+            try skipNumberToken()
         default: throw Self.syntaxError
         }
     }
 
-    /// Skips an object: like Foundation, the keys of an object nobody decodes are only
-    /// scanned for their end.
+    /// Skips an object, its keys checked as strictly as any string but not built.
     private mutating func skipObject() throws(Failure) {
         try consume(UInt8(ascii: "{"))
         try enter()
@@ -195,7 +187,6 @@ struct JSONCursor {
         if peek() == UInt8(ascii: "}") { position += 1; return }
         while true {
             try tick()
-            if peek() == UInt8(ascii: "}") { position += 1; return }
             guard peek() == UInt8(ascii: "\"") else { throw Self.syntaxError }
             try skipStringToken()
             try consume(UInt8(ascii: ":"))

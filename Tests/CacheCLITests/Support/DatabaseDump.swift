@@ -7,7 +7,7 @@ func cacheDump(_ path: String) throws -> String {
     let db = try Connection(path: path, readOnly: true)
     var out = ""
     for (table, order) in [("accounts", "source"), ("transactions", "id"), ("jokes", "source, id"),
-                           ("sync_state", "source")] {
+                           ("records", "source, key"), ("sync_state", "source")] {
         let columns = table == "sync_state" ? "source, confirmed_at, last_success_at" : "*"
         out += "-- \(table)\n"
         let rows = try db.query("SELECT \(columns) FROM \(table) ORDER BY \(order)") { row in

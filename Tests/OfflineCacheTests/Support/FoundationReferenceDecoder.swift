@@ -6,6 +6,8 @@ import Foundation
 extension PayloadDecoder {
     static func decodeWithFoundation(_ body: Data, shape: PayloadShape) throws(UpstreamError) -> Payload {
         let first = try precheck(body)
+        // Foundation takes a trailing comma in an object; the grammar (and the byte reader) does not.
+        guard isJSON(body) else { throw .badData("not valid JSON (malformed or cut short)") }
         switch shape {
         case .account: return .account(try decodeAccount(body))
         case .jokes: return .jokes(try decodeJokes(body, startsWith: first))
@@ -121,10 +123,10 @@ extension PayloadDecoder {
         }
     }
 
-    /// Whether `data` is one JSON value (a bare number included), judged as Foundation's
-    /// JSONSerialization judged it: numbers by RFC 8259's grammar (no `01`), no lone surrogate
-    /// escapes, a trailing comma allowed in an object. (JSONDecoder cannot say: it parses lazily,
-    /// and reports a fraction in an integer field in the same words as bad syntax.)
+    /// Whether `data` is one JSON value (a bare number included) by RFC 8259's grammar: numbers
+    /// as it spells them (no `01`), no lone surrogate escapes, no trailing comma. (JSONDecoder
+    /// cannot say: it parses lazily, reports a fraction in an integer field in the same words as
+    /// bad syntax, and takes a trailing comma in an object.)
     static func isJSON(_ data: Data) -> Bool {
         data.withUnsafeBytes { raw in
             var syntax = StrictJSON(bytes: raw.bindMemory(to: UInt8.self))
@@ -184,8 +186,6 @@ struct StrictJSON {
             skipSpace()
             if eat(close) { return true }
             guard eat(UInt8(ascii: ",")) else { return false }
-            skipSpace()
-            if keyed && eat(close) { return true }  // Foundation's one leniency
         }
     }
 
