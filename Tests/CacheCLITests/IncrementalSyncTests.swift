@@ -81,9 +81,51 @@ import Testing
         let full = box.cacheInProcess(["sync", "items", "--full", "--json"])
         #expect(try full.jsonArray().first?["outcome"] as? String == "held", "\(full.stdout)")
         #expect(try keys(box).count == 300)
-        // Held is not done: the next sync tries the full sweep again, and --accept-removals applies it.
-        let accepted = try sync(box, ["--full", "--accept-removals"])
+        // Held is not done: the next sync, --full or not, sweeps again (and is held again) ...
+        let again = try sync(box)
+        #expect(again["outcome"] as? String == "held" && again["note"] as? String == "full sweep", "\(again)")
+        #expect(try keys(box).count == 300)
+        // ... and the command the held message names applies it: no --full needed.
+        let message = try #require(full.stderr.split(separator: "\n").first { $0.contains("--accept-removals") })
+        #expect(message.contains("run 'cache sync items --accept-removals' to apply it"), "\(message)")
+        let accepted = try sync(box, ["--accept-removals"])
         #expect(accepted["deleted"] as? Int == 200 && accepted["outcome"] as? String == "updated", "\(accepted)")
+        #expect(try accepted["note"] as? String == "full sweep" && keys(box).count == 100, "\(accepted)")
+        // Applied, the sweep is no longer due: syncs are incremental again.
+        #expect((try sync(box)["note"] as? String)?.hasPrefix("incremental") == true)
+    }
+
+    /// The watermark is the text the upstream sent: a float epoch keeps its digits (Python's
+    /// time.time() style), an integer above 2^63 every digit, so the next sync asks from exactly
+    /// there and misses nothing; the lag is taken off digit for digit.
+    @Test func theWatermarkKeepsEveryDigitTheUpstreamSent() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let stamps: [Any] = [1700000000.123450, 1700000000.123456, 1699999999.9]
+        try upstream.setItems(stamps.enumerated().map { ["id": $0.offset + 1, "updated_at": $0.element] })
+        add(upstream, box)
+        #expect(try sync(box)["inserted"] as? Int == 3)
+        #expect(try status(box)["watermark"] as? String == "1700000000.123456")
+        // A record two millionths of a second later: sent 1700000000.12346, it was never fetched.
+        try upstream.setItems((stamps + [1700000000.123458]).enumerated().map { ["id": $0.offset + 1, "updated_at": $0.element] })
+        let second = try sync(box)
+        #expect(try sentSince(upstream, last: 1) == ["1700000000.123456"])
+        #expect(try second["inserted"] as? Int == 1 && keys(box).contains("4"), "\(second)")
+        #expect(try status(box)["watermark"] as? String == "1700000000.123458")
+
+        // Integers past 2^63, which a REAL rounds to 1.84467440737096e+19.
+        let big = box.cacheInProcess(["sources", "add", "big", "--kind", "json", "--url", upstream.baseURL + "/big.json",
+                                      "--key", "id", "--since-param", "updated_since", "--cursor-field", "seq", "--lag", "300"])
+        #expect(big.status == 0, "\(big.stderr)")
+        try Data(#"[{"id": 1, "seq": 18446744073709551616}, {"id": 2, "seq": 18446744073709551615}, {"id": 3, "seq": 9}]"#.utf8)
+            .write(to: URL(fileURLWithPath: box.folder + "/big.json"))
+        try upstream.serve("/big.json", file: box.folder + "/big.json")
+        #expect(box.cacheInProcess(["sync", "big"]).status == 0)
+        let watermark = try #require(try box.cacheInProcess(["status", "--json", "big"]).jsonArray().first?["watermark"] as? String)
+        #expect(watermark == "18446744073709551616")
+        #expect(box.cacheInProcess(["sync", "big"]).status == 0)
+        let sent = try upstreamRequests(upstream, "/big.json").last?["query"] as? String
+        #expect(sent == "updated_since=18446744073709551316", "\(sent ?? "nothing")")
     }
 
     @Test func aFullSyncComesEveryFullEveryAndTheLagIsSubtracted() async throws {

@@ -29,13 +29,20 @@ import Testing
         #expect(JSONPath.fields(layout.keyDescription).compactMap { $0 } == layout.key)
     }
 
-    /// The lag is taken off a time or a number; a number at the edge of Int64 is sent as it is.
+    /// The lag is taken off a time or a number, digit for digit: no digit is lost to a Double,
+    /// and a number past Int64's edge neither overflows nor is sent unchanged.
     @Test func theLagIsSubtractedWithoutOverflow() {
         let incremental = RecordLayout.Incremental(sinceParam: "since", cursorField: JSONPath(["t"]), lagSeconds: 300)
         #expect(incremental.since("2026-11-28T10:00:00Z") == "2026-11-28T09:55:00Z")
         #expect(incremental.since("2026-11-28T10:00:00.250Z") == "2026-11-28T09:55:00.250Z")
         #expect(incremental.since("1700000000") == "1699999700")
-        #expect(incremental.since("-9223372036854775808") == "-9223372036854775808")
+        #expect(incremental.since("1700000000.123456") == "1699999700.123456")
+        #expect(incremental.since("18446744073709551616") == "18446744073709551316")
+        #expect(incremental.since("1000") == "700" && incremental.since("300.5") == "0.5" && incremental.since("10300") == "10000")
+        #expect(incremental.since("-9223372036854775808") == "-9223372036854776108")
+        #expect(incremental.since("-0.25") == "-300.25")
+        // Smaller than the lag: through a Double, which is exact enough there.
+        #expect(incremental.since("5") == "-295" && incremental.since("1e3") == "700")
         #expect(incremental.since("nan") == "nan" && incremental.since("2026-11-28T10:00:00+01:00") == "2026-11-28T10:00:00+01:00")
     }
 }

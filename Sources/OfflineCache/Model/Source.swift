@@ -42,10 +42,7 @@ public struct RecordLayout: Sendable, Equatable {
         /// the same form) or a number (taken as seconds); any other value as it is.
         package func since(_ watermark: String) -> String {
             guard lagSeconds > 0 else { return watermark }
-            if let number = Int64(watermark) {
-                let (earlier, overflow) = number.subtractingReportingOverflow(Int64(lagSeconds))
-                return overflow ? watermark : String(earlier)
-            }
+            if let earlier = Self.decimal(watermark, less: lagSeconds) { return earlier }
             if let number = Double(watermark), number.isFinite, watermark.first.map({ $0.isNumber || $0 == "-" }) == true {
                 return JSONValue.canonicalNumber(number - Double(lagSeconds))
             }
@@ -54,6 +51,39 @@ public struct RecordLayout: Sendable, Equatable {
             // As the API wrote it: with milliseconds only if the watermark had them.
             let text = Timestamp.format(earlier)
             return watermark.contains(".") ? text : String(text.prefix(19)) + "Z"
+        }
+
+        /// A plain decimal's text (`-?digits(.digits)?`) less whole seconds, digit by digit, so
+        /// no digit is lost to a Double: `1700000000.123456` less 300 is `1699999700.123456`,
+        /// and an integer above 2^63 keeps every digit. Nil for any other text, and for a
+        /// number smaller than the lag (its Double is exact enough).
+        static func decimal(_ text: String, less seconds: Int) -> String? {
+            var bytes = Array(text.utf8)
+            let negative = bytes.first == UInt8(ascii: "-")
+            if negative { bytes.removeFirst() }
+            let point = bytes.firstIndex(of: UInt8(ascii: ".")) ?? bytes.count
+            let whole = Array(bytes[..<point]), fraction = bytes[point...]
+            func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+            guard !whole.isEmpty, whole.allSatisfy(isDigit), fraction.isEmpty || (fraction.count > 1 && fraction.dropFirst().allSatisfy(isDigit))
+            else { return nil }
+            // The whole part's digits, least significant first, moved by `seconds`: up for a
+            // negative number (it grows away from zero), down for a positive one.
+            var digits = whole.reversed().map { Int($0 - 0x30) }
+            var carry = seconds
+            for index in digits.indices where carry != 0 {
+                let value = negative ? digits[index] + carry % 10 : digits[index] - carry % 10
+                carry /= 10
+                if value < 0 { digits[index] = value + 10; carry += 1 }
+                else if value > 9 { digits[index] = value - 10; carry += 1 }
+                else { digits[index] = value }
+            }
+            if carry != 0 {
+                guard negative else { return nil }  // the lag is larger than the number
+                while carry != 0 { digits.append(carry % 10); carry /= 10 }
+            }
+            while digits.count > 1 && digits.last == 0 { digits.removeLast() }
+            let wholeText = String(decoding: digits.reversed().map { UInt8($0) + 0x30 }, as: UTF8.self)
+            return (negative ? "-" : "") + wholeText + String(decoding: fraction, as: UTF8.self)
         }
     }
 

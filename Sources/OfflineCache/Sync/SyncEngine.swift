@@ -271,7 +271,7 @@ package struct SyncEngine {
             options.progress?(.finished)
             run.report.counts = ChangeCounts()
             run.report.failure = .held(source: source.name, reason: held.reason)
-            recordHeld(&run, askAgainIn: source.ttlSeconds)
+            recordHeld(&run, askAgainIn: source.ttlSeconds, fullSweep: source.layout?.incremental != nil && since == nil)
         } catch is SourceRemoved {
             options.progress?(.finished)
             return run.removed()
@@ -345,7 +345,9 @@ package struct SyncEngine {
     /// A held sync is recorded as such: not a failure (no count, no growing backoff), since
     /// upstream answered and it needs a person, not waiting. Cron and readers ask again once a
     /// TTL has passed, not every minute: the same answer would be held again.
-    private func recordHeld(_ run: inout Run, askAgainIn seconds: Int) {
+    /// A held full sweep of an incremental source is remembered (`sweep_held`): the next sync
+    /// sweeps again, and `--accept-removals` applies it, however it was asked for.
+    private func recordHeld(_ run: inout Run, askAgainIn seconds: Int, fullSweep: Bool) {
         run.report.outcome = .held
         let finished = run
         let now = Date()
@@ -354,9 +356,11 @@ package struct SyncEngine {
         try? db.inTransaction {
             try record(finished, finishedAt: Timestamp.format(now))
             try db.run("""
-                UPDATE sync_state SET last_attempt_at = ?, last_outcome = 'held', last_error = ?, next_attempt_at = ?
+                UPDATE sync_state SET last_attempt_at = ?, last_outcome = 'held', last_error = ?, next_attempt_at = ?,
+                    sweep_held = CASE WHEN ? THEN 1 ELSE sweep_held END
                 WHERE source = ?
-                """, [.text(Timestamp.format(now)), .optionalText(finished.report.errorText), .text(next), .text(finished.report.source)])
+                """, [.text(Timestamp.format(now)), .optionalText(finished.report.errorText), .text(next), .int(fullSweep ? 1 : 0),
+                      .text(finished.report.source)])
         }
     }
 
@@ -434,13 +438,16 @@ struct SyncState {
     /// An incremental source's largest cursor field, and when it last synced in full.
     var watermark: String?
     var lastFullAt: String?
+    /// The removal guard held a full sweep, and none has landed since.
+    var sweepHeld = false
 
     static func load(_ db: Connection, source: String) throws -> SyncState {
         try db.query("""
-            SELECT etag, last_modified, body_hash, failures, next_attempt_at, watermark, last_full_at FROM sync_state WHERE source = ?
+            SELECT etag, last_modified, body_hash, failures, next_attempt_at, watermark, last_full_at, sweep_held
+            FROM sync_state WHERE source = ?
             """, [.text(source)]) {
             SyncState(etag: $0.text(0), lastModified: $0.text(1), bodyHash: $0.text(2), failures: $0.int(3),
-                      nextAttemptAt: $0.text(4), watermark: $0.text(5), lastFullAt: $0.text(6))
+                      nextAttemptAt: $0.text(4), watermark: $0.text(5), lastFullAt: $0.text(6), sweepHeld: $0.int(7) == 1)
         }.first ?? SyncState()
     }
 }
