@@ -95,6 +95,32 @@ import Testing
         #expect(box.cacheInProcess(["completion", "bash"]).stdout.contains("--read-only sources list --json"))
     }
 
+    /// A plain read leaves an empty -wal beside its -shm (a read-only connection cannot delete
+    /// them): that pair is a healthy file, read with SQLite's ordinary locks, not refused as
+    /// damaged; and an empty -wal alone holds nothing to recover.
+    @Test func anEmptyWALLeftByAnOrdinaryReadIsReadReadOnly() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        #expect(try await box.cache("list", "bank", "--offline").status == 0)
+        var wal = stat()
+        #expect(stat(box.database + "-wal", &wal) == 0 && wal.st_size == 0, "a plain read left no empty -wal")
+        #expect(FileManager.default.fileExists(atPath: box.database + "-shm"))
+        let before = try files(box)
+        for (flag, environment) in [(["--read-only"], [String: String]()), ([], ["CACHE_READ_ONLY": "1"])] {
+            for command in [["list", "bank", "--json"], ["status"], ["check"], ["sql", "SELECT count(*) FROM transactions"], ["sources", "list"]] {
+                let result = try await box.cache(flag + command, environment: environment)
+                #expect(result.status == 0, "\(flag) \(command): \(result.status) \(result.stderr)")
+            }
+        }
+        #expect(try files(box) == before)
+        // The -shm gone and the empty -wal left: read as a file with neither, creating nothing.
+        try FileManager.default.removeItem(atPath: box.database + "-shm")
+        let alone = try await box.cache("--read-only", "list", "bank", "--json")
+        #expect(try alone.status == 0 && alone.jsonArray().count == 6, "\(alone.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: box.database + "-shm"))
+    }
+
     /// A WAL file with its -wal but no -shm holds commits only a writer can recover: refused,
     /// not read without them.
     @Test func aWALWithoutItsIndexIsRefused() async throws {

@@ -78,11 +78,15 @@ package final class Connection {
     ///   update, a primary nobody has open), immutable, since a WAL reader would otherwise make
     ///   `-shm` and `-wal` — under SQLite's own shared lock, held for the connection's life, so
     ///   a writer that follows SQLite's protocol waits for the read;
-    /// - in WAL mode with one side file and not the other, refused: only a writer can recover it.
+    /// - in WAL mode with commits in its `-wal` but no `-shm`, or a `-shm` but no `-wal`, refused:
+    ///   only a writer can recover it.
+    ///
+    /// An empty `-wal` is a `-wal`: every ordinary read leaves one beside its `-shm` (a read-only
+    /// connection cannot delete them), and that pair is read with the ordinary locks. An empty
+    /// `-wal` alone holds nothing, so the file is read as if it had neither.
     package static func readingWithoutCreating(_ path: String) throws(DatabaseError) -> Connection {
-        let sides = (wal: hasContent(path + "-wal"), shm: access(path + "-shm", F_OK) == 0)
         if isWALFile(path) {
-            if !sides.wal && !sides.shm {
+            if access(path + "-shm", F_OK) != 0 && !hasContent(path + "-wal") {
                 let lock = try SharedFileLock(path: path)
                 // Looked at again under the lock: a writer may have opened the file meanwhile.
                 if !hasContent(path + "-wal") && access(path + "-shm", F_OK) != 0 {
@@ -91,7 +95,9 @@ package final class Connection {
                     _ = try immutable.scalarInt("SELECT count(*) FROM sqlite_schema")
                     return immutable
                 }
-            } else if sides.wal != sides.shm {
+            }
+            let sides = (wal: access(path + "-wal", F_OK) == 0, shm: access(path + "-shm", F_OK) == 0)
+            if sides.wal != sides.shm {
                 throw DatabaseError(extendedCode: SQLITE_CANTOPEN,
                                     message: "\(path) has its \(sides.wal ? "-wal" : "-shm") file but not its \(sides.wal ? "-shm" : "-wal"): only a writer can recover that; open it once without --read-only")
             }
