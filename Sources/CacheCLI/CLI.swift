@@ -68,14 +68,31 @@ public enum CLI {
         }
     }
 
-    /// "Did you mean 'bank'?" for a source name one or two keystrokes off, as for commands.
+    /// "Did you mean 'bank'?" for a source name one or two keystrokes off, as for commands; for
+    /// a damaged page, what a replica can do about it.
     static func suggestion(for error: Error, _ context: Context) -> String {
+        if let malformed = malformedPageHint(error, context) { return malformed }
         guard case CacheError.noSuchSource(let name) = error,
               let names = try? context.openForReadingIfPresent().map({ try SourceStore($0).all().map(\.name) }),
               let best = names.min(by: { editDistance($0, name) < editDistance($1, name) }),
               editDistance(best, name) <= max(2, name.count / 3)
         else { return "" }
         return ". Did you mean '\(best)'?"
+    }
+
+    /// "database disk image is malformed" is also what a reader of a Litestream replica meets
+    /// when the file was written to behind the follower, or while a restore was still writing it.
+    static func malformedPageHint(_ error: Error, _ context: Context) -> String? {
+        let database: DatabaseError? = switch error {
+        case let error as DatabaseError: error
+        case CacheError.database(let error): error
+        default: nil
+        }
+        guard let database, database.isMalformed else { return nil }
+        let path = context.databasePath
+        return ". If \(path) is a Litestream replica, a restore still writing it or a write made to it behind the follower shows this: "
+            + "stop the follower and restore it again ('litestream restore -o \(path) REPLICA', after moving the damaged file aside); "
+            + "otherwise 'cache check' says what is damaged"
     }
 
     /// The data format a command writes to stdout, whose upstream text is escaped when stdout is

@@ -115,6 +115,56 @@ import Testing
         #expect(processesMentioning(follower).isEmpty)
     }
 
+    /// A file `litestream restore -f` follows (its `FILE-txid` beside it) is read-only without
+    /// being told: a plain `sync`, `sources set` or `prune` refuses (78) saying it is a replica
+    /// and where to write instead, a plain `list` of stale rows serves them, starts no refresh
+    /// and says why, and not a byte of the follower changes.
+    @Test func aFollowedFileIsReadOnlyWithoutBeingTold() async throws {
+        guard case .success = Self.litestream else {
+            print("skipped: Litestream could not be installed (\(Self.litestream))")
+            return
+        }
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let replica = "file://" + box.folder + "/replica"
+        #expect(try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id",
+                                    "--next", "link", "--ttl", "1s").status == 0)
+        #expect(try await box.cache("sync", "--quiet").status == 0)
+        #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
+        let follower = box.folder + "/follower.sqlite3"
+        let following = try RunningProcess(try Self.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
+                                           environment: Self.environment)
+        defer { following.process.terminate() }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if FileManager.default.fileExists(atPath: follower + "-txid"),
+               let read = try? await box.run(Paths.cacheBinary, ["--read-only", "--db", follower, "export", "items"], environment: [:]),
+               read.status == 0, (try? read.jsonArray().count) == 300 { break }
+            try await pause(0.1)
+        }
+        #expect(FileManager.default.fileExists(atPath: follower + "-txid"), "the follower left no -txid mark")
+        try await pause(1.1)  // past the 1 s TTL: a read would refresh now, were it allowed to
+        let before = try fileState(follower)
+        let requests = try upstream.stats()["total"] as? Int
+        for command in [["sync"], ["sync", "items", "--full"], ["sources", "set", "items", "--ttl", "1h"], ["prune", "--keep", "1d"],
+                        ["sources", "add", "more", "--kind", "jokes", "--url", upstream.baseURL + "/jokes"]] {
+            let result = try await box.run(Paths.cacheBinary, ["--db", follower] + command, environment: [:])
+            #expect(result.status == 78, "\(command): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("is a Litestream replica (\(follower)-txid beside it"), "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("Run this command where the primary is"), "\(command): \(result.stderr)")
+        }
+        let list = try await box.run(Paths.cacheBinary, ["--db", follower, "list", "items", "--json"], environment: [:])
+        #expect(try list.status == 0 && list.jsonArray().count == 300, "\(list.stderr)")
+        #expect(try list.jsonArray().allSatisfy { $0["stale"] as? Bool == true })
+        #expect(list.stderr.contains("no refresh starts: this file is a Litestream replica"), "\(list.stderr)")
+        let status = try await box.run(Paths.cacheBinary, ["--db", follower, "status"], environment: [:])
+        #expect(status.status == 0 && status.stderr.contains("read-only (a Litestream replica"), "\(status.stderr)")
+        try await pause(0.5)  // time for a refresh to have started, were one started
+        #expect(try fileState(follower) == before)
+        #expect(try upstream.stats()["total"] as? Int == requests)
+        #expect(processesMentioning(follower).filter { $0 != following.process.processIdentifier }.isEmpty)
+    }
+
     /// Litestream started first, on a new file: the cache adopts it, and the replica holds its rows.
     @Test func aFileLitestreamStartedOnIsAdoptedAndReplicated() async throws {
         guard case .success = Self.litestream else {

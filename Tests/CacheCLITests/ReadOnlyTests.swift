@@ -121,6 +121,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: box.database + "-shm"))
     }
 
+    /// A damaged page is what a replica's reader meets when its file was written behind the
+    /// follower or a restore is still writing it: the error says so, and how to restore again.
+    @Test func aMalformedPageSaysWhatAReplicaCanDoAboutIt() async throws {
+        let box = try Sandbox()
+        try Data(#"[{"id": 1, "type": "g", "setup": "s", "punchline": "p"}]"#.utf8).write(to: URL(fileURLWithPath: box.folder + "/jokes.json"))
+        #expect(box.cacheInProcess(["sources", "add", "jokes", "--kind", "jokes", "--url", "file://" + box.folder + "/jokes.json"]).status == 0)
+        #expect(box.cacheInProcess(["sync"]).status == 0)
+        // Every page past the first few overwritten: the schema reads, the tables do not.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: box.database))
+        let size = try handle.seekToEnd()
+        let page: UInt64 = 16384
+        try handle.seek(toOffset: page * 2)
+        try handle.write(contentsOf: Data(repeating: 0x5A, count: Int(size - page * 2)))
+        try handle.close()
+        for flag in [[], ["--read-only"]] {
+            let read = box.cacheInProcess(flag + ["list", "jokes", "--offline"])
+            #expect(read.status == 74, "\(flag): \(read.status) \(read.stderr)")
+            #expect(read.stderr.contains("malformed") && read.stderr.contains("If \(box.database) is a Litestream replica")
+                    && read.stderr.contains("litestream restore -o \(box.database) REPLICA"), "\(flag): \(read.stderr)")
+        }
+    }
+
     /// A WAL file with its -wal but no -shm holds commits only a writer can recover: refused,
     /// not read without them.
     @Test func aWALWithoutItsIndexIsRefused() async throws {

@@ -6,9 +6,20 @@ struct Context {
     let databasePath: String
     let environment: [String: String]
     let console: Console
-    /// `--read-only` or `CACHE_READ_ONLY=1`: a replica's reader. Reads serve what is there and
-    /// start nothing; commands that write refuse; no file is created or changed.
+    /// `--read-only` or `CACHE_READ_ONLY=1`, or a file Litestream follows (`replica`): a
+    /// replica's reader. Reads serve what is there and start nothing; commands that write
+    /// refuse; no file is created or changed.
     var readOnly = false
+    /// The mark of Litestream's follower beside the file (`FILE-txid`), when there is one.
+    var replica: String?
+
+    init(databasePath: String, environment: [String: String], console: Console, readOnly: Bool) {
+        self.databasePath = databasePath
+        self.environment = environment
+        self.console = console
+        replica = LitestreamReplica.mark(of: databasePath)
+        self.readOnly = readOnly || replica != nil
+    }
 
     /// Whether the environment asks for read-only mode: `CACHE_READ_ONLY` set to anything but
     /// empty, `0`, `false` or `no` (a mistyped value errs on the side of writing nothing).
@@ -19,6 +30,7 @@ struct Context {
 
     /// Opens the database to write; `create` for commands that may make it. Refused in read-only mode.
     func open(create: Bool) throws(CacheError) -> CacheDatabase {
+        if let replica { throw .replica(path: databasePath, mark: replica) }
         if readOnly { throw .readOnly(path: databasePath, reason: "this command writes; run it where the cache is written (the primary)") }
         return try CacheDatabase(path: databasePath, create: create)
     }

@@ -21,6 +21,10 @@ enum ListCommand {
         // detached `cache sync` process: this command answers and exits, the refresh lands after.
         // Read-only mode (a replica) never refreshes: its primary does.
         let plan = try refresh.plan(refresh: !options.offline && !context.readOnly, environment: context.environment)
+        if let replica = context.replica, !options.offline, refresh.stale {
+            // Not asked for read-only mode, so say why stale rows are not being refreshed.
+            console.err("cache: list \(source.name): stale rows served, and no refresh starts: this file is a Litestream replica (\(replica) is beside it), which the primary's syncs reach")
+        }
         var started: RefreshBehindRead.Started?
         switch plan {
         case .backingOff:

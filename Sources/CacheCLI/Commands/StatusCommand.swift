@@ -81,7 +81,8 @@ enum StatusCommand {
             // How far behind a replica can be: its newest sync ended this long ago (on the primary's
             // clock, read on this one), its lag at most that.
             let newest = statuses.compactMap(\.ageSeconds).min()
-            console.err(fit("read-only: " + (newest.map { "the newest sync here ended \(DurationText.age($0)) ago" } ?? "no sync here yet")))
+            let replica = context.replica.map { " (a Litestream replica: \($0) is beside it)" } ?? ""
+            console.err(fit("read-only\(replica): " + (newest.map { "the newest sync here ended \(DurationText.age($0)) ago" } ?? "no sync here yet")))
         }
         return ExitCode.success
     }

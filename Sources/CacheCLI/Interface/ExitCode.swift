@@ -53,7 +53,7 @@ enum ExitCode {
         switch error {
         case .noDatabase, .noSuchSource, .noSuchRun, .beforeHistory, .noSuchRow: return noInput
         case .cannotCreate, .cannotWrite: return cannotCreate
-        case .newerSchema, .invalidSource, .notACache, .readOnly: return configuration
+        case .newerSchema, .invalidSource, .notACache, .readOnly, .replica: return configuration
         case .sourceExists: return usage
         case .sourceReplaced: return temporaryFailure
         case .database(let error): return of(error)

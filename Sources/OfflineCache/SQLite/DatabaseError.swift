@@ -32,6 +32,9 @@ public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringCo
         [SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_FULL].contains(primaryCode)
     }
 
+    /// A page of the file is damaged: SQLite's "database disk image is malformed".
+    public var isMalformed: Bool { primaryCode == SQLITE_CORRUPT }
+
     /// Another connection held the lock for longer than the busy timeout.
     /// A row referred to one that is gone (a source removed by another process, say).
     var isForeignKeyViolation: Bool { extendedCode == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY, a macro Swift cannot import

@@ -32,6 +32,10 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     case sourceExists(String)
     /// A source definition that cannot be used, such as an unsafe URL scheme.
     case invalidSource(String)
+    /// The file is a Litestream replica (`mark`, its follower's `FILE-txid`, is beside it): a
+    /// command that writes is refused, as in read-only mode, since the follower's next update
+    /// would undo the write.
+    case replica(path: String, mark: String)
 
     public var description: String {
         switch self {
@@ -51,6 +55,8 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .noSuchRow(key, source): "no row '\(key)' in '\(source)', now or in its history"
         case let .sourceExists(name): "a source named '\(name)' already exists; remove it first"
         case let .invalidSource(reason): reason
+        case let .replica(path, mark):
+            "\(path) is a Litestream replica (\(mark) beside it is the mark of 'litestream restore -f'), so cache writes nothing to it: Litestream's next update would undo the write. Run this command where the primary is, whose syncs reach this file through Litestream; here, reads serve what the replica holds and start no refresh. (To make this file a primary of its own, stop the follower and remove \(mark).)"
         }
     }
 }
@@ -103,7 +109,10 @@ package final class CacheDatabase {
                 }
             }
         }
-        if access == .readOnly {
+        // A replica Litestream follows is read as in read-only mode, and never written.
+        let replica = LitestreamReplica.mark(of: path)
+        if let replica, access == .create || access == .write { throw .replica(path: path, mark: replica) }
+        if access == .readOnly || replica != nil {
             connection = try Self.openReadOnly(path)
             return
         }
