@@ -43,6 +43,15 @@ import Testing
         // The two accounts share no transaction: each sync replaces them all, past the guard.
         try addBank(upstream, box, ["--max-delete", "100%"])
         _ = try upstream.generate(count: 10_000, seed: 1)
+        // Beside it, records with a document each in the search index, their texts changing
+        // every round: killed syncs land inside the index's writes too.
+        let notes = box.folder + "/notes.json"
+        func writeNotes(_ round: Int) throws {
+            let records = (0..<3_000).map { ["id": $0, "text": "note \($0) of round \(round % 2) word\(($0 + round) % 97)"] as [String: Any] }
+            try JSONSerialization.data(withJSONObject: records).write(to: URL(fileURLWithPath: notes), options: .atomic)
+        }
+        try writeNotes(1)
+        #expect(try await box.cache("sources", "add", "notes", "--kind", "json", "--key", "id", "--url", "file://" + notes, "--max-delete", "100%").status == 0)
         #expect(try await box.cache("sync").status == 0)
         var accounts: [Set<String>] = [try servedAccount(upstream)]
         _ = try upstream.generate(count: 10_500, seed: 2)
@@ -50,7 +59,8 @@ import Testing
         #expect(try cachedAccount(box) == accounts[0])
         // How long a whole sync takes here sets the window the kills land in: some before the
         // commit, some during it, some after.
-        let timed = try box.start(["sync", "bank"])
+        try writeNotes(0)
+        let timed = try box.start(["sync"])
         let (timedResult, duration) = await timed.finished()
         #expect(timedResult.status == 0)
         #expect(try cachedAccount(box) == accounts[1])
@@ -61,13 +71,18 @@ import Testing
         // 30 rounds, and more (up to 90) until kills have landed on both sides of a commit.
         for round in 0..<90 where round < 30 || sawOld == 0 || sawNew == 0 {
             _ = try upstream.generate(count: round % 2 == 0 ? 10_000 : 10_500, seed: round % 2 == 0 ? 1 : 2)
-            let sync = try box.start(["sync", "bank"])
+            try writeNotes(round)
+            let sync = try box.start(["sync"])
             try await pause(Double.random(in: 0...window, using: &generator))
             kill(sync.process.processIdentifier, SIGKILL)
             _ = await sync.finished()
 
             let check = try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA integrity_check"])
             #expect(check.stdout == "ok\n", "round \(round): \(check.stdout)")
+            // The search index too, after each kill: its documents match the rows, and FTS5's own
+            // integrity check passes (the index is written in the sync's transaction).
+            let indexed = box.cacheInProcess(["check"])
+            #expect(indexed.status == 0 && indexed.stdout.contains("search index: ok"), "round \(round): \(indexed.stdout) \(indexed.stderr)")
             let cached = try cachedAccount(box)
             #expect(cached == accounts[0] || cached == accounts[1], "round \(round): the cache is neither account")
             if cached == accounts[0] { sawOld += 1 } else { sawNew += 1 }

@@ -227,4 +227,86 @@ import Testing
         #expect(try found(box, "jokes", "when") == [])
         #expect(box.cacheInProcess(["check"]).status == 0)
     }
+
+    /// Every kind of damage to the index: FTS5's config row, a shadow table gone, a data block
+    /// zeroed. None stops the rows: a sync lands them and records the damage, which `check`,
+    /// `status` and `metrics` report; `search` says the index is damaged (74, not a usage
+    /// error); `sources set --search off` and `sources remove` still work; `reindex` mends it.
+    @Test(arguments: [
+        ("FTS5's config row", "UPDATE search_index_config SET v = 99 WHERE k = 'version'"),
+        ("its config table gone", "DROP TABLE search_index_config"),
+        ("its data table gone", "DROP TABLE search_index_data"),
+        ("a data block zeroed", "UPDATE search_index_data SET block = zeroblob(length(block)) WHERE id > 10"),
+        ("its definition", "PRAGMA writable_schema = ON; UPDATE sqlite_schema SET sql = replace(sql, 'unicode61', 'nosuch') WHERE name = 'search_index'; PRAGMA writable_schema = RESET"),
+    ])
+    func damageToTheIndexNeverStopsTheRowsAndReindexMendsIt(_ what: String, _ damage: String) async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        for name in ["jokes", "other"] {
+            #expect(box.cacheInProcess(["sources", "add", name, "--kind", "jokes", "--url", upstream.baseURL + "/search-jokes", "--mode", "replace"]).status == 0)
+        }
+        try serveJokes(box, upstream, [(1, "Why?", "Because."), (2, "Who?", "Me.")])
+        sync(box, "jokes")
+        sync(box, "other")
+        let db = try Connection(path: box.database)
+        // What the index is made again from is what migration 18 made.
+        #expect(try db.scalarText("SELECT sql FROM sqlite_schema WHERE name = 'search_index'") == SearchIndex.definition)
+        try db.execute(damage)
+
+        // The rows sync all the same.
+        try serveJokes(box, upstream, [(1, "Why?", "Because."), (2, "Whom?", "Me."), (3, "When?", "Now.")])
+        let synced = box.cacheInProcess(["sync", "jokes"])
+        #expect(synced.status == 0, "\(what): \(synced.stderr)")
+        #expect(try box.cacheInProcess(["list", "jokes", "--json", "--offline"]).jsonArray().count == 3, "\(what)")
+        let searched = box.cacheInProcess(["search", "jokes", "when"])
+        if what != "a data block zeroed" {  // a zeroed block may lie where this query never looks
+            #expect(searched.status == 74 && searched.stderr.contains("the search index is damaged"), "\(what): \(searched.status) \(searched.stderr)")
+        }
+        let checked = box.cacheInProcess(["check"])
+        #expect(checked.status == 74 && checked.stderr.contains("search index"), "\(what): \(checked.stderr)")
+        if what != "a data block zeroed" {
+            #expect(checked.stderr.contains("a sync of 'jokes' at"), "\(what): \(checked.stderr)")
+            let status = box.cacheInProcess(["status"])
+            #expect(status.stdout.contains("jokes: rows synced, but the search index is out of step since"), "\(what): \(status.stdout)")
+            #expect(try box.cacheInProcess(["status", "--json"]).jsonArray().first?["index_damaged_at"] is String, "\(what)")
+            #expect(box.cacheInProcess(["metrics"]).stdout.contains("cache_search_index_damaged{source=\"jokes\"} 1"), "\(what)")
+        }
+        // Settings and removals are never refused for the index's sake.
+        #expect(box.cacheInProcess(["sources", "set", "other", "--search", "off"]).status == 0, "\(what)")
+        #expect(box.cacheInProcess(["sources", "set", "other", "--search", "on"]).status == 0, "\(what)")
+        let removed = box.cacheInProcess(["sources", "remove", "other", "--yes"])
+        #expect(removed.status == 0, "\(what): \(removed.stderr)")
+
+        let reindexed = box.cacheInProcess(["reindex", "jokes"])
+        #expect(reindexed.status == 0, "\(what): \(reindexed.stderr)")
+        let healthy = box.cacheInProcess(["check"])
+        #expect(healthy.status == 0, "\(what): \(healthy.stdout) \(healthy.stderr)")
+        #expect(try found(box, "jokes", "when") == ["3"] && found(box, "jokes", "whom") == ["2"], "\(what)")
+        #expect(box.cacheInProcess(["metrics"]).stdout.contains("cache_search_index_damaged{source=\"jokes\"} 0"), "\(what)")
+        #expect(try box.cacheInProcess(["status", "--json"]).jsonArray().first?["index_damaged_at"] is NSNull, "\(what)")
+        #expect(try db.scalarText("SELECT sql FROM sqlite_schema WHERE name = 'search_index'") == SearchIndex.definition)
+    }
+
+    /// `reindex NAME` racing `sources remove` of another source (which drops that source's view,
+    /// a change of schema): both succeed, and nothing is called damaged.
+    @Test func reindexRacingTheRemovalOfAnotherSourceSucceeds() async throws {
+        let box = try Sandbox()
+        let records = (0..<5_000).map { ["id": $0, "text": "word\($0) and more words"] as [String: Any] }
+        try JSONSerialization.data(withJSONObject: records).write(to: URL(fileURLWithPath: box.folder + "/big.json"))
+        try Data(#"[{"id": 1, "text": "small"}]"#.utf8).write(to: URL(fileURLWithPath: box.folder + "/small.json"))
+        #expect(box.cacheInProcess(["sources", "add", "big", "--kind", "json", "--key", "id", "--url", "file://" + box.folder + "/big.json"]).status == 0)
+        sync(box, "big")
+        for round in 0..<8 {
+            #expect(box.cacheInProcess(["sources", "add", "small\(round)", "--kind", "json", "--key", "id", "--url", "file://" + box.folder + "/small.json"]).status == 0)
+            sync(box, "small\(round)")
+        }
+        for round in 0..<8 {
+            let reindex = try box.start(["reindex", "big"])
+            let remove = try box.start(["sources", "remove", "small\(round)", "--yes"])
+            let (reindexed, removed) = (await reindex.finished().0, await remove.finished().0)
+            #expect(reindexed.status == 0 && reindexed.stderr == "Indexed 'big' for search.\n", "round \(round): \(reindexed.stderr)")
+            #expect(removed.status == 0, "round \(round): \(removed.stderr)")
+        }
+        #expect(box.cacheInProcess(["check"]).status == 0)
+    }
 }

@@ -78,6 +78,9 @@ enum MetricsCommand {
         gauge("rows", "Rows cached for the source.") { Double($0.status.rows) }
         gauge("stale_rows", "Cached rows upstream has not confirmed within the source's TTL.") { Double($0.status.staleRows) }
         gauge("stale", "1 when the source's last success is older than its TTL, or it never succeeded.") { $0.status.stale ? 1 : 0 }
+        gauge("search_index_damaged", "1 when a sync could not update the source's search index ('cache reindex' mends it).") {
+            $0.status.indexDamagedAt == nil ? 0 : 1
+        }
         gauge("last_sync_duration_seconds", "How long the source's last sync took.") { $0.lastSyncSeconds }
         gauge("last_sync_bytes", "Body bytes of the source's last sync.") { $0.lastSyncBytes.map(Double.init) }
         gauge("last_http_status", "HTTP status of the source's last sync.") { $0.lastHTTPStatus.map(Double.init) }

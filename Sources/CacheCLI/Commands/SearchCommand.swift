@@ -63,11 +63,11 @@ enum SearchCommand {
         let database = try context.open(create: false)
         let store = SourceStore(database)
         let sources = names.isEmpty ? try store.all() : try names.map { try store.named($0) }
-        let index = SearchIndex(database)
         // FTS5's own index is shared by every source: damaged, it is rebuilt whatever was named.
-        if names.isEmpty || SearchIndex.structureProblem(path: context.databasePath) != nil { try index.rebuildStructure() }
+        if try SearchIndex(database).reindex(sources, everySource: names.isEmpty, path: context.databasePath) {
+            context.console.err("The search index was damaged past FTS5's own rebuild: made again, and every source with search on indexed anew.")
+        }
         for source in sources {
-            try index.rebuild(source)
             context.console.err(source.searchable ? "Indexed '\(source.name)' for search." : "Search is off for '\(source.name)': it keeps no index.")
         }
         return ExitCode.success

@@ -34,6 +34,7 @@ enum StatusCommand {
                     ("last_error", .optional(status.lastError)),
                     ("next_attempt_at", .optional(status.nextAttemptAt)),
                     ("watermark", .optional(status.watermark)), ("last_full_at", .optional(status.lastFullAt)),
+                    ("index_damaged_at", .optional(status.indexDamagedAt)), ("index_damage", .optional(status.indexDamage)),
                     ("read_only", .bool(context.readOnly)), ("database", .string(context.databasePath)),
                 ])
             }))
@@ -68,6 +69,11 @@ enum StatusCommand {
             case "failed": console.out(fit("\(status.source.name): last error: \(error.isEmpty ? "unknown" : error)") + "\n")
             case "held": console.out(fit("\(status.source.name): \(error.isEmpty ? "held by the removal guard" : error)") + "\n")
             default: break
+            }
+            if let since = status.indexDamagedAt.flatMap(Timestamp.parse) {
+                let age = DurationText.age(max(0, Int(-since.timeIntervalSinceNow)))
+                console.out(fit("\(status.source.name): rows synced, but the search index is out of step since \(age) ago "
+                    + "(\(TerminalSafe.escapeControl(status.indexDamage ?? "damaged"))); 'cache reindex \(status.source.name)' mends it") + "\n")
             }
             if let incremental = status.source.layout?.incremental {
                 let sweep = status.lastFullAt.flatMap(Timestamp.parse).map { "last full sync \(DurationText.age(max(0, Int(-$0.timeIntervalSinceNow)))) ago" }

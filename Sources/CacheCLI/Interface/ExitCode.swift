@@ -17,6 +17,7 @@ enum ExitCode {
     static func of(_ error: Error, hadCachedRows: Bool = true) -> Int32 {
         switch error {
         case is UsageError, is ReadOnlyQuery.Refused: return usage
+        case is SearchIndexDamaged: return ioError
         case let error as UpstreamError: return of(error, hadCachedRows: hadCachedRows)
         case let error as CacheError: return of(error)
         case let error as DatabaseError: return of(error)

@@ -35,12 +35,22 @@ package enum Integrity {
         guard try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('search_docs', 'search_index')") == 2 else { return nil }
         let index = SearchIndex(db: db)
         var problems = readOnly ? [] : [SearchIndex.structureProblem(path: path)].compactMap { $0 }
-        for (name, kind, searchable) in try db.query("SELECT name, kind, search FROM sources ORDER BY name",
-                                                     row: { ($0.text(0) ?? "", $0.text(1) ?? "", $0.int(2) != 0) }) {
-            guard let kind = SourceKind(rawValue: kind) else { continue }
-            problems += try index.problems(name, kind, searchable: searchable)
+        // Syncs that landed their rows but could not update the index.
+        for damage in try index.damage() {
+            problems.append("a sync of '\(damage.source)' at \(damage.since) could not update the search index (\(damage.reason)); its search results are out of step")
         }
-        problems += try index.strays()
+        do {
+            for (name, kind, searchable) in try db.query("SELECT name, kind, search FROM sources ORDER BY name",
+                                                         row: { ($0.text(0) ?? "", $0.text(1) ?? "", $0.int(2) != 0) }) {
+                guard let kind = SourceKind(rawValue: kind) else { continue }
+                problems += try index.problems(name, kind, searchable: searchable)
+            }
+            problems += try index.strays()
+        } catch where SearchIndex.isDamage(error) {
+            // An index FTS5 cannot read at all (its config damaged, say), read-only or not.
+            let reading = "the search index cannot be read (\((error as? DatabaseError)?.message ?? "\(error)"))"
+            if !problems.contains(where: { $0.hasPrefix("the search index is damaged") }) { problems.append(reading) }
+        }
         return problems
     }
 }

@@ -15,6 +15,14 @@ package struct SearchQueryError: Error, CustomStringConvertible {
     package var description: String { message }
 }
 
+/// The index itself cannot be read (damaged): not the query's fault; `cache reindex` mends it.
+package struct SearchIndexDamaged: Error, CustomStringConvertible {
+    package var message: String
+    package var description: String {
+        "the search index is damaged (\(message)); 'cache reindex' mends it (the cached rows are unharmed: 'cache list' reads them)"
+    }
+}
+
 /// Full-text search over one source's cached rows, offline (see `SearchIndex`).
 extension CacheReader {
     /// The best `limit` documents of `source` for `query`, in FTS5's query syntax, best first.
@@ -28,9 +36,12 @@ extension CacheReader {
                 """, [.text(source.name), .text(query), .int(Int64(limit))]) {
                 SearchHit(document: $0.text(0) ?? "", snippet: $0.text(1) ?? "", rank: $0.double(2))
             }
-        } catch let error as DatabaseError where error.primaryCode == SQLITE_ERROR {
-            // A statement of our own that SQLite refuses is a query of the user's it cannot parse.
-            throw SearchQueryError(message: error.message)
+        } catch let error as DatabaseError where SearchIndex.isDamage(error) {
+            // A statement of our own that SQLite refuses is a query of the user's it cannot parse,
+            // unless the index refuses a query anyone can read: then the index is damaged.
+            let damaged = error.primaryCode != SQLITE_ERROR
+                || (try? db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH '\"a\"'")) == nil
+            throw damaged ? SearchIndexDamaged(message: error.message) as Error : SearchQueryError(message: error.message)
         }
     }
 

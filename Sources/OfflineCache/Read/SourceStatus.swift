@@ -19,4 +19,8 @@ public struct SourceStatus: Sendable {
     /// For an incremental source: the largest cursor field cached, and its last full sync.
     public var watermark: String?
     public var lastFullAt: String?
+    /// Since when a sync could not bring the search index up to date, and why: its rows are
+    /// cached and current, its search results out of step until `cache reindex`.
+    public var indexDamagedAt: String?
+    public var indexDamage: String?
 }

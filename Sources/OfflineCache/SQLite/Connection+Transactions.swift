@@ -16,17 +16,25 @@ extension Connection {
         try transaction("BEGIN DEFERRED", body)
     }
 
+    /// A transaction that meets SQLITE_SCHEMA (another process changed the schema, such as a
+    /// `sources remove` dropping its view, and SQLite could not prepare a statement again) is
+    /// rolled back whole and run again: the second run is the same as a first one. At most 3 runs.
     private func transaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
-        try execute(begin)
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            if sqlite3_get_autocommit(handle) == 0 {
-                try? execute("ROLLBACK")
+        var runs = 0
+        while true {
+            runs += 1
+            try execute(begin)
+            do {
+                let result = try body()
+                try execute("COMMIT")
+                return result
+            } catch {
+                if sqlite3_get_autocommit(handle) == 0 {
+                    try? execute("ROLLBACK")
+                }
+                if let error = error as? DatabaseError, error.primaryCode == SQLITE_SCHEMA, runs < 3 { continue }
+                throw error
             }
-            throw error
         }
     }
 }

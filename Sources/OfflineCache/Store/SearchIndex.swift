@@ -1,13 +1,48 @@
+import CSQLite
 import FoundationEssentials
 
 /// The full-text index behind `cache search`: `search_index` (FTS5), one document per joke, per
 /// record and per vendor of an account's transactions (`SearchDocuments`), found by source and
 /// key through `search_docs`. Every reconcile brings it up to date in its own transaction.
+///
+/// The index is derived from the rows, so its damage never costs a row: a reconcile that cannot
+/// update it lands its rows all the same and records the damage (`sync_state.index_damaged_at`),
+/// which `check`, `status` and `metrics` report until `cache reindex` mends it; `reindex` mends
+/// any damage, dropping and making the index again when FTS5 cannot rebuild it.
 package struct SearchIndex {
     let db: Connection
 
     package init(_ database: CacheDatabase) { db = database.connection }
     init(db: Connection) { self.db = db }
+
+    /// The index's definition, as migration 18 made it (the tests hold the two equal): what
+    /// `remake` makes again.
+    package static let definition = "CREATE VIRTUAL TABLE search_index USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')"
+
+    /// Whether an error from the index is its damage (a broken page, a config FTS5 refuses, a
+    /// shadow table gone), as opposed to the file or the machine failing: those fail the sync.
+    package static func isDamage(_ error: Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return ![SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_INTERRUPT,
+                 SQLITE_SCHEMA].contains(error.primaryCode)
+    }
+
+    /// Runs `body`, a change to the index inside the caller's transaction (a sync's, a
+    /// `sources set`'s), so that damage to the index never costs the rows: the index's part is
+    /// undone to a savepoint and recorded against `source`, and the transaction goes on.
+    func keepingRows(of source: String, at now: String = Timestamp.now(), _ body: () throws -> Void) throws {
+        try db.execute("SAVEPOINT search_index_change")
+        do {
+            try body()
+            try db.execute("RELEASE search_index_change")
+        } catch where Self.isDamage(error) {
+            try db.execute("ROLLBACK TO search_index_change")
+            try db.execute("RELEASE search_index_change")
+            try db.run("""
+                UPDATE sync_state SET index_damaged_at = coalesce(index_damaged_at, ?), index_damage = ? WHERE source = ?
+                """, [.text(now), .text((error as? DatabaseError)?.message ?? "\(error)"), .text(source)])
+        }
+    }
 
     /// After `runID` reconciled `source`, in the same transaction: the documents its changes
     /// touched are indexed again (every one after a load into an empty cache). Whether search
@@ -27,12 +62,33 @@ package struct SearchIndex {
         try index(source, sourceKind, only: touched)
     }
 
-    /// Every document of `source` indexed again from its rows, in one transaction: `cache reindex`.
+    /// `cache reindex`: each source's documents made again from its rows, and FTS5's shared
+    /// index rebuilt when every source is asked for or it is damaged (at `path`). An index that
+    /// cannot be rebuilt or written is made again whole: true then, every source with search on
+    /// indexed anew.
+    package func reindex(_ sources: [Source], everySource: Bool, path: String) throws -> Bool {
+        if everySource || Self.structureProblem(path: path) != nil, try rebuildStructure() { return true }
+        for source in sources {
+            do {
+                try rebuild(source)
+            } catch where Self.isDamage(error) {
+                try db.inTransaction { try remake() }
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Every document of `source` indexed again from its rows, in one transaction.
     /// A source with search off keeps none: any it has are taken out.
     package func rebuild(_ source: Source) throws {
         try db.inTransaction {
-            guard source.searchable else { return try db.run("DELETE FROM search_docs WHERE source = ?", [.text(source.name)]) }
-            try index(source.name, source.kind, only: nil)
+            if source.searchable {
+                try index(source.name, source.kind, only: nil)
+            } else {
+                try db.run("DELETE FROM search_docs WHERE source = ?", [.text(source.name)])
+            }
+            try db.run("UPDATE sync_state SET index_damaged_at = NULL, index_damage = NULL WHERE source = ?", [.text(source.name)])
         }
     }
 
@@ -78,11 +134,75 @@ package struct SearchIndex {
     }
 
     /// Takes out the entries `strays` counts, and rebuilds FTS5's own index from the text it
-    /// holds, mending a damaged one (`cache reindex` of every source).
-    package func rebuildStructure() throws {
-        try db.inTransaction {
-            try db.run("DELETE FROM search_index WHERE rowid NOT IN (SELECT id FROM search_docs)")
-            try db.run("INSERT INTO search_index (search_index) VALUES ('rebuild')")
+    /// holds, mending a damaged one (`cache reindex` of every source). Where FTS5 cannot do that
+    /// (its config row damaged, a shadow table gone, its text itself unreadable), the index is
+    /// made again whole (`remake`): true then, when every source has been indexed anew.
+    @discardableResult
+    package func rebuildStructure() throws -> Bool {
+        do {
+            try db.inTransaction {
+                try db.run("DELETE FROM search_index WHERE rowid NOT IN (SELECT id FROM search_docs)")
+                try db.run("INSERT INTO search_index (search_index) VALUES ('rebuild')")
+                try db.run("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 0)")
+            }
+            return false
+        } catch where Self.isDamage(error) {
+            try db.inTransaction { try remake() }
+            return true
+        }
+    }
+
+    /// Drops the index and makes it again, then indexes every source with search on, inside the
+    /// caller's transaction. FTS5 must read its config row to drop its table, so a config it
+    /// refuses is replaced first by one it reads (the index is about to go anyway).
+    func remake() throws {
+        // The shadow tables FTS5 opens its table with, made again where they are gone (as FTS5
+        // makes them), and a config it reads.
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS search_index_data (id INTEGER PRIMARY KEY, block BLOB);
+            CREATE TABLE IF NOT EXISTS search_index_idx (segid, term, pgno, PRIMARY KEY (segid, term)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS search_index_content (id INTEGER PRIMARY KEY, c0);
+            CREATE TABLE IF NOT EXISTS search_index_docsize (id INTEGER PRIMARY KEY, sz BLOB);
+            DROP TABLE IF EXISTS search_index_config;
+            CREATE TABLE search_index_config (k PRIMARY KEY, v) WITHOUT ROWID;
+            INSERT INTO search_index_config VALUES ('version', 4);
+            """)
+        if let refused = attempt("DROP TABLE IF EXISTS search_index") {
+            guard Self.isDamage(refused) else { throw refused }
+            // FTS5 cannot open it even so: its schema row is taken out by hand, and the schema
+            // read again without it.
+            try db.execute("PRAGMA writable_schema = ON")
+            let removal = attempt("DELETE FROM sqlite_schema WHERE name = 'search_index'")
+            try db.execute("PRAGMA writable_schema = RESET")  // off again, and the schema read anew
+            if let removal { throw removal }
+        }
+        for shadow in ["data", "idx", "content", "docsize", "config"] {
+            try db.execute("DROP TABLE IF EXISTS search_index_\(shadow)")
+        }
+        try db.execute(Self.definition)
+        try db.execute("DELETE FROM search_docs")
+        for (name, kind) in try db.query("SELECT name, kind FROM sources WHERE search = 1 ORDER BY name", row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
+            guard let kind = SourceKind(rawValue: kind) else { continue }
+            try index(name, kind, only: nil)
+        }
+        try db.execute("UPDATE sync_state SET index_damaged_at = NULL, index_damage = NULL")
+    }
+
+    /// Runs `sql`, giving back its error rather than throwing it.
+    private func attempt(_ sql: String) -> DatabaseError? {
+        do {
+            try db.execute(sql)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The sources whose syncs could not update the index (since when, and why): their
+    /// documents are out of step until `cache reindex`.
+    package func damage() throws -> [(source: String, since: String, reason: String)] {
+        try db.query("SELECT source, index_damaged_at, coalesce(index_damage, '') FROM sync_state WHERE index_damaged_at IS NOT NULL ORDER BY source") {
+            ($0.text(0) ?? "", $0.text(1) ?? "", $0.text(2) ?? "")
         }
     }
 
@@ -103,7 +223,7 @@ package struct SearchIndex {
         do {
             try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 0)")
             return nil
-        } catch where error.isCorruptionOrIO {
+        } catch where isDamage(error) {
             return "the search index is damaged (\(error.message))"
         } catch {
             return nil

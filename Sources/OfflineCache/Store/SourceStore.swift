@@ -74,9 +74,13 @@ package struct SourceStore {
                           .optionalText(after.maxDelete?.description), .optionalInt(after.alertAfterSeconds)]
                           + Self.layoutValues(after.layout) + Self.oauthValues(after.oauth) + [.int(after.searchable ? 1 : 0), .text(name)])
                 // Search turned on: the rows are indexed now; turned off: the index lets them go.
+                // A damaged index is recorded, never a reason to refuse the change.
+                let index = SearchIndex(db: db)
                 if after.searchable != before.searchable {
-                    try after.searchable ? SearchIndex(db: db).index(name, after.kind, only: nil)
-                                         : db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)])
+                    try index.keepingRows(of: name) {
+                        try after.searchable ? index.index(name, after.kind, only: nil)
+                                             : db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)])
+                    }
                 }
                 // Another cursor: the watermark no longer measures it; the next sync is full.
                 if after.layout?.incremental?.cursorField != before.layout?.incremental?.cursorField
@@ -88,7 +92,7 @@ package struct SourceStore {
                     // The change log knows the rows by their old keys: the past before now is not
                     // asked of it any more, and the search index is made again under the new ones.
                     try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now())
-                    if after.searchable { try SearchIndex(db: db).index(name, after.kind, only: nil) }
+                    if after.searchable { try index.keepingRows(of: name) { try index.index(name, after.kind, only: nil) } }
                 }
                 // Another URL, or records found, keyed or split differently: nothing cached is confirmed.
                 if after.url != before.url || after.layout?.rows != before.layout?.rows || after.layout?.key != before.layout?.key
@@ -197,6 +201,14 @@ package struct SourceStore {
             return try db.inTransaction {
                 let gone = try counted(name)
                 try RecordView.drop(db, source: name)
+                // Its documents leave the index first: a damaged index that cannot let them go
+                // is made again, without them, rather than keeping the source.
+                let index = SearchIndex(db: db)
+                try index.keepingRows(of: name) { try db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)]) }
+                if try db.scalarInt("SELECT EXISTS (SELECT 1 FROM search_docs WHERE source = ?)", [.text(name)]) == 1 {
+                    try db.run("UPDATE sources SET search = 0 WHERE name = ?", [.text(name)])
+                    try index.remake()
+                }
                 try db.run("DELETE FROM sources WHERE name = ?", [.text(name)])
                 if db.changes == 0 { throw CacheError.noSuchSource(name) }
                 return gone

@@ -222,8 +222,12 @@ package struct SyncEngine {
                         run.report.wouldHold = reason
                     }
                     // The search index follows in the same transaction: it never finds what is
-                    // gone. (A plan is rolled back: nothing to index.)
-                    if !options.plan { try SearchIndex(db: db).follow(source.name, source.kind, runID: runID) }
+                    // gone. A damaged index is recorded and the rows land all the same. (A plan is
+                    // rolled back: nothing to index.)
+                    if !options.plan {
+                        let index = SearchIndex(db: db)
+                        try index.keepingRows(of: source.name, at: now) { try index.follow(source.name, source.kind, runID: runID) }
+                    }
                     // A replace response is the whole truth: every row it left is confirmed.
                     // A merge response confirms only the rows it returned (their seen_at), but
                     // an incremental one says nothing else changed: every row is confirmed.
