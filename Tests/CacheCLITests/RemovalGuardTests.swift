@@ -29,6 +29,11 @@ import Testing
         let run = try #require(try rows(box.database, "SELECT outcome, error FROM sync_runs ORDER BY id DESC LIMIT 1").first)
         #expect(run["outcome"] == "held" && run["error"]?.contains("would remove 120 of 130") == true)
         #expect(try await box.cache("list", "bank", "--offline", "--json").jsonArray().count == 130)
+        // Held is not fresh: the freshness check fails, naming the hold, however young the rows.
+        let checked = box.cacheInProcess(["status", "--max-age", "1d"])
+        #expect(checked.status == 1 && checked.stdout.hasPrefix("bank: held by the removal guard (its last success "), "\(checked.stdout)")
+        #expect(checked.stdout.contains("would remove 120 of 130"), "\(checked.stdout)")
+        #expect(try box.cacheInProcess(["status", "--max-age", "1d", "--json"]).jsonArray().first?["held"] as? Bool == true)
 
         try upstream.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": []])
         let emptied = try await box.cache("sync", "bank")
@@ -40,6 +45,7 @@ import Testing
         let accepted = try await box.cache("sync", "bank", "--accept-removals")
         #expect(accepted.status == 0, "\(accepted.stderr)")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM transactions").first?["n"] == "0")
+        #expect(box.cacheInProcess(["status", "--max-age", "1d"]).status == 0)
     }
 
     @Test func aSourceMayAllowMore() async throws {

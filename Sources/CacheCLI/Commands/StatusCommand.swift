@@ -94,8 +94,9 @@ enum StatusCommand {
     }
 
     /// `status --max-age DUR`, for monitors: every source (or those named) must have succeeded
-    /// within DUR, or within its own `--alert-after`. One quiet line when all have; otherwise a
-    /// line for each that has not, saying since when, and exit 1.
+    /// within DUR, or within its own `--alert-after`, and not be held by the removal guard (its
+    /// rows grow older while it waits for a person). One quiet line when all pass; otherwise a
+    /// line for each that does not, saying since when or what holds it, and exit 1.
     /// No source at all fails the check too: a monitor pointed at the wrong path or user would
     /// otherwise stay green forever.
     static func check(_ statuses: [SourceStatus], maxAge: Int, json: Bool, database: String, _ console: Console) -> Int32 {
@@ -108,7 +109,7 @@ enum StatusCommand {
             let limit = status.source.alertAfterSeconds ?? maxAge
             // To the millisecond, not the whole seconds `status` shows.
             let age = status.lastSuccessAt.flatMap(Timestamp.parse).map { Date().timeIntervalSince($0) }
-            return (status, limit, age.map { $0 <= Double(limit) } ?? false)
+            return (status, limit, status.lastOutcome != "held" && (age.map { $0 <= Double(limit) } ?? false))
         }
         let late = verdicts.filter { !$0.ok }
         if json {
@@ -118,6 +119,7 @@ enum StatusCommand {
                     ("max_age_s", .int(verdict.limit)), ("last_success_at", .optional(verdict.status.lastSuccessAt)),
                     ("last_success_age_s", .optional(verdict.status.ageSeconds)),
                     ("last_error", .optional(verdict.status.lastError)),
+                    ("held", .bool(verdict.status.lastOutcome == "held")),
                 ])
             }))
         } else if late.isEmpty {
@@ -125,7 +127,10 @@ enum StatusCommand {
         } else {
             for verdict in late {
                 let name = verdict.status.source.name, limit = DurationText.format(verdict.limit)
-                if let since = verdict.status.lastSuccessAt, let age = verdict.status.ageSeconds {
+                if verdict.status.lastOutcome == "held" {
+                    let since = verdict.status.lastSuccessAt.map { " (its last success \(InspectCommands.when($0)))" } ?? ""
+                    console.out("\(name): held by the removal guard\(since): \(TerminalSafe.escapeControl(verdict.status.lastError ?? "held"))\n")
+                } else if let since = verdict.status.lastSuccessAt, let age = verdict.status.ageSeconds {
                     console.out("\(name): no successful sync for \(DurationText.age(age)) (since \(InspectCommands.when(since))), more than \(limit)"
                         + (verdict.status.lastError.map { "; last error: \(TerminalSafe.escapeControl($0))" } ?? "") + "\n")
                 } else {
