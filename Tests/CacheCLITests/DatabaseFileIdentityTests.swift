@@ -65,6 +65,29 @@ import Testing
         return probe.terminationStatus == 0
     }()
 
+    /// On a read-only mount, the commands that write say so, and how to read it instead (77).
+    @Test(.enabled(if: canMount)) func writingOnAReadOnlyMountSaysItIsReadOnly() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
+        #expect(try await box.cache("sync").status == 0)
+        let mount = box.folder + "/mnt"
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        let database = mount + "/cache.sqlite3"
+        var script = "set -u\nmount -t tmpfs -o size=2m tmpfs \(mount)\ncp \(box.database) \(database)\nmount -o remount,ro \(mount)"
+        let commands = [["sync"], ["sources", "set", "bank", "--ttl", "1h"], ["prune", "--keep", "1d"]]
+        for (index, arguments) in commands.enumerated() {
+            script += "\nCACHE_DB=\(database) \(Paths.cacheBinary) \(arguments.joined(separator: " ")) > \(box.folder)/out\(index) 2>&1; echo \"rc \(index) $?\""
+        }
+        let result = try inMountNamespace(box, script)
+        for index in commands.indices {
+            let output = (try? String(contentsOfFile: box.folder + "/out\(index)", encoding: .utf8)) ?? ""
+            #expect(result.stdout.contains("rc \(index) 77\n"), "\(commands[index]): \(result.stdout) \(output)")
+            #expect(output.contains("\(database) is on a read-only file system") && output.contains("read it with --read-only"),
+                    "\(commands[index]): \(output)")
+        }
+    }
+
     /// On a read-only mount, and on a full disk, the commands that read still serve the cache.
     @Test(.enabled(if: canMount), arguments: ["read-only", "full"])
     func readingWorksWhereNothingCanBeWritten(_ place: String) async throws {

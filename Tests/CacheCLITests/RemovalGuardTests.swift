@@ -34,6 +34,9 @@ import Testing
         #expect(checked.status == 1 && checked.stdout.hasPrefix("bank: held by the removal guard (its last success "), "\(checked.stdout)")
         #expect(checked.stdout.contains("would remove 120 of 130"), "\(checked.stdout)")
         #expect(try box.cacheInProcess(["status", "--max-age", "1d", "--json"]).jsonArray().first?["held"] as? Bool == true)
+        // A timer's sync, skipped while the hold waits a TTL, keeps the hold's exit status.
+        let cron = try await box.cache("sync", "--if-stale", "--quiet")
+        #expect(cron.status == 65 && cron.stdout.isEmpty, "\(cron.status) \(cron.stderr)")
 
         try upstream.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": []])
         let emptied = try await box.cache("sync", "bank")

@@ -39,6 +39,11 @@ enum SyncCommand {
             } else if !options.json && !options.quiet {
                 console.out(line(for: report) + "\n")
             }
+            // Skipped while still failing or held: the exit status stays what the trouble's was
+            // (75 or 65), so a timer's status does not flip to 0 and back through one outage.
+            if let trouble = report.skippedWhile, exitCode == ExitCode.success {
+                exitCode = trouble == .held ? ExitCode.dataError : ExitCode.temporaryFailure
+            }
         }
         if workers <= 1 {
             let engine = SyncEngine(database: database, environment: context.environment)

@@ -248,6 +248,10 @@ package final class CacheDatabase {
         }
         let folder = Self.folder(of: path)
         if access(path, W_OK) != 0 || access(folder.isEmpty ? "." : folder, W_OK) != 0 {
+            // A read-only mount is no matter of permission: say what it is, and how to read it.
+            if errno == EROFS {
+                return DatabaseError(extendedCode: SQLITE_PERM, message: "\(path) is on a read-only file system, so nothing can be written there; read it with --read-only (or CACHE_READ_ONLY=1), and write where the file system is writable")
+            }
             return DatabaseError(extendedCode: SQLITE_PERM, message: "permission denied writing \(path) or its folder")
         }
         return error

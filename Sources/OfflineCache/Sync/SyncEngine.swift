@@ -98,6 +98,7 @@ package struct SyncEngine {
             if options.onlyIfStale {
                 if let next = state.nextAttemptAt, next > Timestamp.now() {
                     run.report.outcome = .skipped
+                    run.report.skippedWhile = state.failures == 0 ? .held : .failing
                     let seconds = max(0, Int((Timestamp.parse(next)?.timeIntervalSinceNow ?? 0).rounded(.up)))
                     run.report.note = state.failures == 0
                         ? "held by the removal guard; next try in \(DurationText.age(seconds)) (\(next))"

@@ -53,6 +53,17 @@ public struct SyncReport: Sendable {
     public var failure: Failure?
     /// Why a skipped source was skipped.
     public var note: String?
+    /// A `sync --if-stale` skipped while its source is still in trouble: the outage (or the
+    /// hold) goes on, so the exit status a timer sees says so, as the failed sync's did.
+    public var skippedWhile: Trouble?
+
+    /// What a source is waiting out.
+    public enum Trouble: String, Sendable {
+        /// Backing off after failed syncs.
+        case failing
+        /// The removal guard held its last sync.
+        case held
+    }
     /// Whether the source had cached rows when the sync began (a failure then still leaves a preview).
     public var hadCachedRows = false
     public var durationMs = 0
