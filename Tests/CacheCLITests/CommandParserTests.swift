@@ -29,7 +29,19 @@ import Testing
         let text = try #require(try asOf("2h"))
         let twoHours = try #require(Timestamp.parse(text))
         #expect(abs(twoHours.timeIntervalSinceNow + 7200) < 60)
-        for bad in ["yesterday", "2026-02-30", "2026-11-30T25:00:00Z", "2026-11-30T09:00:00", "2026-11-30T09:00:00+1", "0s"] {
+        // No zone: this machine's local time, as `history` prints it (read back as local, the
+        // same wall clock).
+        let local = try #require(try asOf("2026-11-30 09:00:00"))
+        #expect(try asOf("2026-11-30T09:00:00") == local)
+        let localDate = try #require(Timestamp.parse(local))
+        var seconds = time_t(localDate.timeIntervalSince1970)
+        var wall = tm()
+        localtime_r(&seconds, &wall)
+        #expect((wall.tm_mday, wall.tm_hour, wall.tm_min, wall.tm_sec) == (30, 9, 0, 0), "\(local)")
+        let ninetyText = try #require(try asOf("1h30m"))
+        let ninety = try #require(Timestamp.parse(ninetyText))
+        #expect(abs(ninety.timeIntervalSinceNow + 5400) < 60)
+        for bad in ["yesterday", "2026-02-30", "2026-11-30T25:00:00Z", "2026-02-30 09:00:00", "2026-11-30 09:00", "2026-11-30T09:00:00+1", "0s"] {
             #expect(throws: UsageError.self, "\(bad)") { try CommandParser.parse(["list", "bank", "--as-of", bad]) }
         }
         #expect(throws: UsageError.self) { try CommandParser.parse(["list", "bank", "--as-of", "2999-01-01T00:00:00Z"]) }

@@ -101,7 +101,7 @@ import Testing
         // A duration ago reads the same way: a day ago the source had not been added (66); a
         // time to come is refused as usage.
         let dayAgo = box.cacheInProcess(["list", "jokes", "--as-of", "1d", "--json"])
-        #expect(dayAgo.status == 66 && dayAgo.stderr.contains("the source was added then"), "\(dayAgo.stderr)")
+        #expect(dayAgo.status == 66 && dayAgo.stderr.contains("when the source was added"), "\(dayAgo.stderr)")
         #expect(box.cacheInProcess(["list", "jokes", "--as-of", "2999-01-01T00:00:00Z"]).status == 64)
     }
 
@@ -147,10 +147,59 @@ import Testing
         let refused = box.cacheInProcess(["list", "jokes", "--as-of", "4h"])
         #expect(refused.status == 66, "\(refused.stderr)")
         let horizon = try #require(try HistoryStore(CacheDatabase(path: box.database, access: .read)).horizon(source: "jokes"))
-        #expect(refused.stderr.contains("answers from \(horizon) on"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("answers from \(horizon) on") && refused.stderr.contains("older runs were pruned"), "\(refused.stderr)")
         #expect(refused.stdout.isEmpty)
         // The earliest time it names is answered.
         #expect(box.cacheInProcess(["list", "jokes", "--as-of", horizon]).status == 0)
+    }
+
+    /// The times the tool prints are times it reads: `--as-of` takes the local time `history`
+    /// prints (no zone), and durations such as `1h30m`; a moment before a source was added is
+    /// refused with that one reason; `log` takes a composite key as the values with commas.
+    @Test func timesAndKeysAsTheToolPrintsThem() async throws {
+        let box = try Sandbox()
+        let file = box.folder + "/days.json"
+        try Data(#"[{"code": "PAR", "day": "2026-12-01", "v": 1}, {"code": "N", "day": 7, "v": 2}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(box.cacheInProcess(["sources", "add", "days", "--kind", "json", "--key", "code,day", "--url", "file://" + file]).status == 0)
+        sync(box, "days")
+        // Whole seconds apart: the printed form has no fractions.
+        usleep(1_100_000)
+        let between = moment()
+        usleep(1_100_000)
+        try Data(#"[{"code": "PAR", "day": "2026-12-01", "v": 3}, {"code": "N", "day": 7, "v": 2}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        sync(box, "days")
+        let then = try rows(box, "days", ["--as-of", between])
+        #expect(then.contains { $0.contains(#""v":1"#) }, "\(then)")
+        // `history` prints local times with no zone: the same moment in that form, in a zone
+        // half an hour off the hour, through the binary (TZ is the process's).
+        let date = try #require(Timestamp.parse(between))
+        let local = date.addingTimeInterval(5.5 * 3600)  // Asia/Kolkata, UTC+5:30
+        var seconds = time_t(local.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let printed = String(format: "%04d-%02d-%02d %02d:%02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                             Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        let history = try await box.cache(["history", "days"], environment: ["TZ": "Asia/Kolkata"])
+        #expect(history.stdout.contains(String(printed.prefix(10))), "history prints local dates: \(history.stdout)")
+        let asLocal = try await box.cache(["list", "days", "--json", "--offline", "--as-of", printed], environment: ["TZ": "Asia/Kolkata"])
+        #expect(asLocal.status == 0, "\(printed): \(asLocal.stderr)")
+        let rowsThen = try asLocal.jsonArray().compactMap { ($0["record"] as? [String: Any])?["v"] as? Int }.sorted()
+        #expect(rowsThen == [1, 2], "\(printed): \(rowsThen)")
+        #expect(box.cacheInProcess(["list", "days", "--as-of", "2026-13-01 10:00:00"]).status == 64)
+        // Durations as the tool takes them everywhere: 1h30m ago is before the source was added,
+        // refused with that one reason.
+        let young = box.cacheInProcess(["list", "days", "--as-of", "1h30m"])
+        #expect(young.status == 66 && young.stderr.contains("the history of 'days' starts at ")
+                && young.stderr.contains(", when the source was added"), "\(young.stderr)")
+        #expect(!young.stderr.contains("pruned"), "\(young.stderr)")
+        // A composite key as people write it: the values, with commas between them.
+        for (written, value) in [("PAR,2026-12-01", 3), ("N,7", 2)] {
+            let logged = box.cacheInProcess(["log", "days", written, "--json"])
+            #expect(logged.status == 0, "\(written): \(logged.stderr)")
+            #expect(logged.stdout.contains(#""v":\#(value)"#), "\(written): \(logged.stdout)")
+        }
+        #expect(box.cacheInProcess(["log", "days", "N,8"]).status == 66)
+        #expect(box.cacheInProcess(["log", "days", #"["PAR","2026-12-01"]"#]).status == 0)
     }
 
     /// `age` moves seen_at in the stored rows; the rows read before it move with it.
@@ -332,6 +381,6 @@ import Testing
         #expect(box.cacheInProcess(["sources", "remove", "jokes", "--yes"]).status == 0)
         try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/history-jokes")
         let refused = box.cacheInProcess(["list", "jokes", "--as-of", before])
-        #expect(refused.status == 66 && refused.stderr.contains("the source was added then"), "\(refused.stderr)")
+        #expect(refused.status == 66 && refused.stderr.contains("when the source was added"), "\(refused.stderr)")
     }
 }

@@ -7,7 +7,12 @@ enum LogCommand {
         let database = try context.openForReading()
         let source = try SourceStore(database).named(name)
         let history = HistoryStore(database)
-        let (versions, current) = try history.versions(of: source, key: key)
+        // The key as given, or a composite key as people write it (`PAR,2026-12-01`).
+        var (versions, current) = try history.versions(of: source, key: key)
+        for written in source.compositeKeys(written: key)
+        where versions.isEmpty && current == nil {
+            (versions, current) = try history.versions(of: source, key: written)
+        }
         guard !versions.isEmpty || current != nil else { throw CacheError.noSuchRow(key, source: name) }
         let console = context.console
         let cut = try history.cut(source: name)

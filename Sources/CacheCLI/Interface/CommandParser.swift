@@ -301,16 +301,17 @@ enum CommandParser {
         return limit
     }
 
-    /// A moment: RFC 3339, or a duration ago (`2h`: two hours ago). Not in the future.
+    /// A moment: RFC 3339, a local time as `history` and `diff` print it (`2026-11-30 10:00:00`,
+    /// no zone), or a duration ago (`2h`, `1h30m`: that long ago). Not in the future.
     private static func moment(_ text: String, _ option: String, _ command: String) throws(UsageError) -> String {
         let now = Date()
         let date: Date
         if let seconds = DurationText.seconds(text) {
             date = now.addingTimeInterval(-Double(seconds))
-        } else if let parsed = Timestamp.parseRFC3339(text) {
+        } else if let parsed = Timestamp.parseRFC3339(text, unzonedIsLocal: true) {
             date = parsed
         } else {
-            throw invalid(text, option, "a time such as 2026-11-30T09:00:00Z, or how long ago, such as 2h or 3d", command)
+            throw invalid(text, option, "a time such as 2026-11-30T09:00:00Z, a local time such as 2026-11-30 10:00:00 (as history prints it), or how long ago, such as 2h, 3d or 1h30m", command)
         }
         guard date <= now else {
             throw UsageError(message: "'\(text)' for '\(option)' is in the future: the cache knows what was, not what will be.", command: command)

@@ -73,6 +73,7 @@ indirect enum JSONNode {
         if parts.count == 1, case .string(let text) = parts[0] { return text }
         return parts.count == 1 ? parts[0].canonical : JSONNode.array(parts).canonical
     }
+
 }
 
 /// Reads one page of a generic source: the records at the layout's rows path, each checked for
@@ -370,5 +371,31 @@ extension RecordDecoder {
     /// A number token, checked, as canonical text (for `Canonical`).
     static func numberText(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) -> String {
         try Reader.numberText(&cursor)
+    }
+}
+
+extension Source {
+    /// The keys a composite key written as people write it (`PAR,2026-12-01`: the values with
+    /// commas between them) may stand for, for this source's key fields: each value a string, or,
+    /// where it reads as one, a number. Empty when the text does not split into that many values
+    /// (or is a JSON array already).
+    package func compositeKeys(written text: String) -> [String] {
+        let fieldCount = layout?.key.count ?? 1
+        guard fieldCount > 1, !text.hasPrefix("[") else { return [] }
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard values.count == fieldCount else { return [] }
+        var keys: [[JSONNode]] = [[]]
+        for value in values {
+            var readings = [JSONNode.string(value)]
+            let number = Array(value.utf8).withUnsafeBufferPointer { bytes -> String? in
+                var cursor = JSONCursor(bytes)
+                guard let text = try? RecordDecoder.numberText(&cursor), cursor.position == bytes.count else { return nil }
+                return text
+            }
+            if let number { readings.append(.number(number)) }
+            keys = keys.flatMap { key in readings.map { key + [$0] } }
+            if keys.count > 64 { return [] }  // many numeric-looking values: too many readings to try
+        }
+        return keys.map(JSONNode.recordKey)
     }
 }

@@ -24,7 +24,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     case notACache(path: String, reason: String)
     case noSuchRun(Int, source: String)
     /// `list --as-of` a moment before what the change log still answers for (see `cache prune`).
-    case beforeHistory(source: String, asked: String, earliest: String)
+    case beforeHistory(source: String, asked: String, earliest: String, cause: HorizonCause?)
     /// `cache log` of a key the source has neither cached nor logged.
     case noSuchRow(String, source: String)
     /// The source was removed, or removed and added again, while it synced.
@@ -50,8 +50,13 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
         case let .sourceReplaced(name): "the source '\(name)' was removed or changed during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"
-        case let .beforeHistory(source, asked, earliest):
-            "the change log of '\(source)' answers from \(earliest) on (the source was added then, or older runs were pruned, or its rows re-keyed), not for \(asked); ask for \(earliest) or later"
+        case let .beforeHistory(source, asked, earliest, cause):
+            switch cause {
+            case .added: "the history of '\(source)' starts at \(earliest), when the source was added: nothing was cached at \(asked); ask for \(earliest) or later"
+            case .pruned: "the change log of '\(source)' answers from \(earliest) on, not for \(asked): older runs were pruned ('cache prune'); ask for \(earliest) or later"
+            case .rekeyed: "the change log of '\(source)' answers from \(earliest) on, not for \(asked): its rows were keyed anew then ('sources set --key'), and the log knows older versions by their old keys; ask for \(earliest) or later"
+            case nil: "the change log of '\(source)' answers from \(earliest) on (the source was added then, or older runs were pruned, or its rows re-keyed), not for \(asked); ask for \(earliest) or later"
+            }
         case let .noSuchRow(key, source): "no row '\(key)' in '\(source)', now or in its history"
         case let .sourceExists(name): "a source named '\(name)' already exists; remove it first"
         case let .invalidSource(reason): reason

@@ -111,7 +111,7 @@ package struct HistoryStore {
             for (source, newest, wrote, confirmed) in try db.query("""
                 SELECT source, max(finished_at), max(wrote_at), max(confirmed_at) FROM sync_runs WHERE finished_at < ? GROUP BY source
                 """, [.text(cutoff)], row: { ($0.text(0) ?? "", $0.text(1) ?? "", $0.text(2), $0.text(3)) }) {
-                try Self.raiseHorizon(db, source: source, to: newest, wrote: wrote, confirmed: confirmed)
+                try Self.raiseHorizon(db, source: source, to: newest, cause: .pruned, wrote: wrote, confirmed: confirmed)
             }
             // Loads count as entries of the change log too.
             let changes = Int(try db.scalarInt("""

@@ -454,7 +454,7 @@ CREATE TRIGGER search_docs_deleted AFTER DELETE ON search_docs BEGIN
 END;
 
 """####),
-        (file: "0020_held_sweeps_and_index_damage.sql", sql: ####"""
+        (file: "0020_held_sweeps_index_damage_and_horizon_causes.sql", sql: ####"""
 -- A full sweep of an incremental source that the removal guard held (`sync --full`, or one due by
 -- --full-every) stays due until a full sweep lands: the next sync sweeps again, and the
 -- `sync NAME --accept-removals` that the held message names applies it.
@@ -466,6 +466,11 @@ ALTER TABLE sync_state ADD COLUMN sweep_held INTEGER NOT NULL DEFAULT 0 CHECK (s
 -- `metrics` report it.
 ALTER TABLE sync_state ADD COLUMN index_damaged_at TEXT;
 ALTER TABLE sync_state ADD COLUMN index_damage TEXT;
+
+-- Why each source's history starts where it does, so a moment before it is refused with the one
+-- real reason: 'added' (the source was added then), 'pruned' (older runs were pruned) or
+-- 'rekeyed' (its rows were keyed anew). Horizons from before are left unexplained (NULL).
+ALTER TABLE history_horizon ADD COLUMN cause TEXT CHECK (cause IN ('added', 'pruned', 'rekeyed'));
 
 """####),
     ]

@@ -18,6 +18,16 @@ package struct RowVersion: Sendable, Equatable {
     }
 }
 
+/// Why a source's history starts where it does.
+public enum HorizonCause: String, Sendable {
+    /// The source was added then: before it, it had no rows.
+    case added
+    /// Older runs were pruned (`cache prune`).
+    case pruned
+    /// Its rows were keyed anew (`sources set --key`): the log knows them by their old keys.
+    case rekeyed
+}
+
 /// The past of rows: how far back the change log answers (`list --as-of`), and one row's versions
 /// (`cache log`).
 extension HistoryStore {
@@ -36,23 +46,30 @@ extension HistoryStore {
             """, [.text(source)])
     }
 
-    /// Refuses a moment the change log can no longer answer for, naming the earliest it can.
+    /// Refuses a moment the change log can no longer answer for, naming the earliest it can and
+    /// why the history starts there.
     package func checkAnswerable(source: String, at moment: String) throws {
-        if let since = try horizon(source: source), moment < since {
-            throw CacheError.beforeHistory(source: source, asked: moment, earliest: since)
+        let horizon = try db.query("SELECT since_at, cause FROM history_horizon WHERE source = ?", [.text(source)]) {
+            ($0.text(0) ?? "", $0.text(1).flatMap(HorizonCause.init(rawValue:)))
+        }.first
+        if let (since, cause) = horizon, moment < since {
+            throw CacheError.beforeHistory(source: source, asked: moment, earliest: since, cause: cause)
         }
     }
 
-    /// Moves the horizon of `source` to `moment`, unless it is already later, keeping the newest
-    /// write and confirmation of the runs it leaves behind (`wrote`, `confirmed`: from the runs
-    /// a prune deletes).
-    static func raiseHorizon(_ db: Connection, source: String, to moment: String, wrote: String? = nil, confirmed: String? = nil) throws {
+    /// Moves the horizon of `source` to `moment` for `cause`, unless it is already later, keeping
+    /// the newest write and confirmation of the runs it leaves behind (`wrote`, `confirmed`:
+    /// from the runs a prune deletes).
+    static func raiseHorizon(_ db: Connection, source: String, to moment: String, cause: HorizonCause,
+                             wrote: String? = nil, confirmed: String? = nil) throws {
         try db.run("""
-            INSERT INTO history_horizon (source, since_at, wrote_at, confirmed_at) VALUES (?1, ?2, ?3, ?4)
-            ON CONFLICT (source) DO UPDATE SET since_at = max(since_at, excluded.since_at),
+            INSERT INTO history_horizon (source, since_at, wrote_at, confirmed_at, cause) VALUES (?1, ?2, ?3, ?4, ?5)
+            ON CONFLICT (source) DO UPDATE SET
+                cause = CASE WHEN excluded.since_at > since_at THEN excluded.cause ELSE cause END,
+                since_at = max(since_at, excluded.since_at),
                 wrote_at = nullif(max(coalesce(wrote_at, ''), coalesce(excluded.wrote_at, '')), ''),
                 confirmed_at = nullif(max(coalesce(confirmed_at, ''), coalesce(excluded.confirmed_at, '')), '')
-            """, [.text(source), .text(moment), .optionalText(wrote), .optionalText(confirmed)])
+            """, [.text(source), .text(moment), .optionalText(wrote), .optionalText(confirmed), .text(cause.rawValue)])
     }
 
     /// The versions of the row of `source` known by `key` (a record's key, a joke's id, a

@@ -35,7 +35,7 @@ package struct SourceStore {
                           + [.int(source.searchable ? 1 : 0)])
                 try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
                 // Its history starts now: a source of this name removed before was another one.
-                try HistoryStore.raiseHorizon(db, source: source.name, to: created)
+                try HistoryStore.raiseHorizon(db, source: source.name, to: created, cause: .added)
             }
         } catch {
             throw Self.cacheError(error)
@@ -91,7 +91,7 @@ package struct SourceStore {
                     try rekey(name, to: after.kind.keyPaths(key))
                     // The change log knows the rows by their old keys: the past before now is not
                     // asked of it any more, and the search index is made again under the new ones.
-                    try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now())
+                    try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now(), cause: .rekeyed)
                     if after.searchable { try index.keepingRows(of: name) { try index.index(name, after.kind, only: nil) } }
                 }
                 // Another URL, or records found, keyed or split differently: nothing cached is confirmed.

@@ -26,7 +26,9 @@ package enum Timestamp {
 
     /// A moment as people write it, RFC 3339: `2026-11-30T09:00:00Z`, with fractions of a second
     /// or an offset (`+01:00`), `t`/`z` or a space for the `T`; or a bare date, its midnight UTC.
-    package static func parseRFC3339(_ text: String) -> Date? {
+    /// With `unzonedIsLocal`, a date and time with no zone (`2026-11-30 10:00:00`, as `history`
+    /// and `diff` print it) is this machine's local time.
+    package static func parseRFC3339(_ text: String, unzonedIsLocal: Bool = false) -> Date? {
         let bytes = Array(text.utf8)
         func number(_ from: Int, _ count: Int) -> Int? {
             guard from + count <= bytes.count else { return nil }
@@ -42,12 +44,12 @@ package enum Timestamp {
               (1...12).contains(month), (1...31).contains(day) else { return nil }
         var hour = 0, minute = 0, second = 0, fraction = 0.0, offset = 0
         if bytes.count > 10 {
-            guard [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(bytes[10]), bytes.count >= 20,
+            guard [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(bytes[10]), bytes.count >= 19,
                   bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
                   let h = number(11, 2), let m = number(14, 2), let s = number(17, 2), h < 24, m < 60, s < 61 else { return nil }
             (hour, minute, second) = (h, m, min(s, 59))
             var index = 19
-            if bytes[index] == UInt8(ascii: ".") {
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
                 var scale = 0.1
                 index += 1
                 let start = index
@@ -58,7 +60,11 @@ package enum Timestamp {
                 }
                 guard index > start else { return nil }
             }
-            guard index < bytes.count else { return nil }
+            if index == bytes.count {
+                guard unzonedIsLocal else { return nil }
+                return localTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+                    .map { $0.addingTimeInterval(fraction) }
+            }
             switch bytes[index] {
             case UInt8(ascii: "Z"), UInt8(ascii: "z"):
                 guard index + 1 == bytes.count else { return nil }
@@ -79,5 +85,17 @@ package enum Timestamp {
         gmtime_r(&seconds, &check)
         guard Int(check.tm_mday) == day else { return nil }
         return Date(timeIntervalSince1970: Double(seconds - offset) + fraction)
+    }
+
+    /// A wall-clock time in this machine's time zone (TZ), as mktime reads it; nil for a day the
+    /// month does not have.
+    private static func localTime(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900); parts.tm_mon = Int32(month - 1); parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour); parts.tm_min = Int32(minute); parts.tm_sec = Int32(second)
+        parts.tm_isdst = -1  // the zone's own rule for that day
+        let seconds = mktime(&parts)
+        guard seconds != -1, Int(parts.tm_mday) == day else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds))
     }
 }

@@ -9,3 +9,8 @@ ALTER TABLE sync_state ADD COLUMN sweep_held INTEGER NOT NULL DEFAULT 0 CHECK (s
 -- `metrics` report it.
 ALTER TABLE sync_state ADD COLUMN index_damaged_at TEXT;
 ALTER TABLE sync_state ADD COLUMN index_damage TEXT;
+
+-- Why each source's history starts where it does, so a moment before it is refused with the one
+-- real reason: 'added' (the source was added then), 'pruned' (older runs were pruned) or
+-- 'rekeyed' (its rows were keyed anew). Horizons from before are left unexplained (NULL).
+ALTER TABLE history_horizon ADD COLUMN cause TEXT CHECK (cause IN ('added', 'pruned', 'rekeyed'));
