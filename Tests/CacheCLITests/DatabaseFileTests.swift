@@ -16,6 +16,30 @@ import Testing
         #expect(try rows(path, "PRAGMA journal_mode").first?["journal_mode"] == "wal")
     }
 
+    /// A FIFO or a folder at `--db` is no cache: every command says so in one line and exits 78,
+    /// read-only or not, and none waits on the FIFO for a writer (each runs under a 10 s limit).
+    @Test func aFIFOOrAFolderAtTheDatabasePathIsRefusedAtOnce() async throws {
+        let box = try Sandbox()
+        let fifo = box.folder + "/fifo", folder = box.folder + "/folder"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let commands = [["list", "bank"], ["status"], ["status", "--max-age", "1h"], ["sources", "list"], ["sql", "SELECT 1"], ["check"],
+                        ["sync"], ["metrics"], ["history"], ["search", "bank", "x"], ["sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/"]]
+        for path in [fifo, folder] {
+            for command in commands {
+                for flags in [[], ["--read-only"]] {
+                    let result = try await box.run("/usr/bin/timeout", ["10", Paths.cacheBinary] + flags + ["--db", path] + command)
+                    #expect(result.status == 78, "\(path) \(flags) \(command): \(result.status) \(result.stderr)")
+                    // (A command that writes is refused in read-only mode before the file is looked at.)
+                    let writes = ["sync", "sources"].contains(command[0]) && command[1...].first != "list"
+                    let said = writes && !flags.isEmpty ? "is read-only here" : "\(path) is not a cache database (it is a "
+                    #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(said),
+                            "\(path) \(flags) \(command): \(result.stderr)")
+                }
+            }
+        }
+    }
+
     @Test func anUncreatableDatabaseExits73() async throws {
         let box = try Sandbox()
         let blocker = box.folder + "/file"

@@ -101,6 +101,7 @@ package final class CacheDatabase {
     ///   for a file that is not ours, `.newerSchema` before anything is written.
     package init(path: String, access: Access) throws(CacheError) {
         self.path = path
+        try Self.refuseIfNotAFile(path)
         let fileManager = FileManager.default
         if !fileManager.fileExists(atPath: path) {
             guard access == .create else { throw .noDatabase(path: path) }
@@ -191,6 +192,7 @@ package final class CacheDatabase {
     /// refuses it, and an empty file is no database yet.
     static func openForInspection(_ path: String, readOnly: Bool = false) throws(CacheError) -> Connection {
         guard access(path, F_OK) == 0 else { throw .noDatabase(path: path) }
+        try refuseIfNotAFile(path)
         let db: Connection
         do {
             db = readOnly ? try Connection.readingWithoutCreating(path) : try Connection.reading(path)
@@ -267,6 +269,24 @@ package final class CacheDatabase {
             return String(cString: strerror(underlying.code.rawValue))
         }
         return "\(error)"
+    }
+
+    /// Something other than a regular file at the path (a FIFO, a folder, a device, a socket) is
+    /// no cache: refused before anything opens it, since opening a FIFO waits for a writer that
+    /// may never come (a cron check pointed at the wrong path must alert, not hang). A link to
+    /// a regular file is followed.
+    static func refuseIfNotAFile(_ path: String) throws(CacheError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }  // nothing there yet: the caller says what that means
+        let what: String? = switch info.st_mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "it is a folder"
+        case S_IFIFO: "it is a FIFO (a named pipe)"
+        case S_IFSOCK: "it is a socket"
+        case S_IFCHR, S_IFBLK: "it is a device"
+        default: "it is not a regular file"
+        }
+        if let what { throw .notACache(path: path, reason: what + "; point --db or CACHE_DB at the cache's SQLite file") }
     }
 
     /// The folder part of a path: `a/b/c` → `a/b`, `/c` → `/`, `c` → ``.
