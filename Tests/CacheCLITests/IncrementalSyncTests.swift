@@ -1,4 +1,5 @@
 import Foundation
+import OfflineCache
 import Testing
 
 /// Incremental json sources against the loopback upstream's `?updated_since=` filter, over real
@@ -92,6 +93,35 @@ import Testing
         #expect(accepted["deleted"] as? Int == 200 && accepted["outcome"] as? String == "updated", "\(accepted)")
         #expect(try accepted["note"] as? String == "full sweep" && keys(box).count == 100, "\(accepted)")
         // Applied, the sweep is no longer due: syncs are incremental again.
+        #expect((try sync(box)["note"] as? String)?.hasPrefix("incremental") == true)
+    }
+
+    /// A clock that was once ahead left the last full sync in the future: the sweep is due, not
+    /// put off until the clock catches up. A cursor value no URL can carry (a megabyte) is bad
+    /// data, said before any request, and `sync --full` syncs without it.
+    @Test func aFutureFullSyncIsDueAndAWatermarkTooLongToSendIsBadData() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        add(upstream, box)
+        _ = try sync(box)
+        #expect((try sync(box)["note"] as? String)?.hasPrefix("incremental") == true)
+        let db = try Connection(path: box.database)
+        try db.execute("UPDATE sync_state SET last_full_at = '2099-01-01T00:00:00.000Z'")
+        #expect(try sync(box)["note"] as? String == "full sweep")
+
+        var items = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(string: upstream.baseURL + "/api/items?per_page=300")!)) as? [[String: Any]])
+        items[0]["updated_at"] = "9" + String(repeating: "x", count: 1 << 20)
+        try upstream.setItems(items)
+        #expect(try sync(box, ["--full"])["outcome"] as? String == "updated")
+        let requests = try upstreamRequests(upstream, "/api/items").count
+        let wedged = box.cacheInProcess(["sync", "items"])
+        #expect(wedged.status == 65, "\(wedged.stderr)")
+        #expect(wedged.stderr.contains("the watermark from updated_at is 1048577 bytes long, more than a URL can carry (8192)"), "\(wedged.stderr)")
+        #expect(try upstreamRequests(upstream, "/api/items").count == requests)
+        // Upstream mends the record: a full sync recovers, and incremental syncs follow.
+        items[0]["updated_at"] = "2026-11-01T10:00:00Z"
+        try upstream.setItems(items)
+        #expect(try sync(box, ["--full"])["outcome"] as? String == "updated")
         #expect((try sync(box)["note"] as? String)?.hasPrefix("incremental") == true)
     }
 

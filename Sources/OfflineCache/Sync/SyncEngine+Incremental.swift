@@ -17,6 +17,18 @@ extension SyncEngine {
         return (since, "incremental: \(incremental.sinceParam)=\(since)")
     }
 
+    /// The longest watermark sent back in a URL: past this, servers and libcurl refuse the
+    /// request line, and the sync would say it cannot reach upstream, for good.
+    static let longestWatermark = 8192
+
+    /// A watermark that no URL can carry is bad data upstream sent (a cursor field of a
+    /// megabyte), said as such before any request; `sync --full` asks without it.
+    static func checkSendable(_ since: String, of incremental: RecordLayout.Incremental) throws(UpstreamError) {
+        let length = since.utf8.count
+        guard length > longestWatermark else { return }
+        throw .badData("the watermark from \(incremental.cursorField.dotted) is \(length) bytes long, more than a URL can carry (\(longestWatermark)); 'cache sync --full' syncs without it")
+    }
+
     /// After a sync lands (in its transaction): the watermark is the largest cursor field
     /// cached (SQLite's order: numbers, then text), and a full sync is the last full one (which
     /// also applies a held full sweep: `sweep_held` is cleared).

@@ -135,6 +135,7 @@ package struct SyncEngine {
         do throws(UpstreamError) {
             var request = try fetchRequest(for: source, timeout: options.timeout, deadline: deadline)
             if let since, let incremental = source.layout?.incremental {
+                try Self.checkSendable(since, of: incremental)
                 request.url = try Pager.url(request.url, setting: incremental.sinceParam, to: since)
             }
             if let progress = options.progress {
