@@ -99,3 +99,34 @@ import Testing
 private func FileManagerExists(_ path: String) -> Bool {
     access(path, F_OK) == 0
 }
+
+/// Every message shows what it echoes safely: an escape sequence or a bidirectional override in
+/// a source name, an option's value, a query, a `--columns` name or an upstream field name is
+/// written as a visible escape, never obeyed by the terminal.
+@Suite struct EchoedTextTests {
+    @Test func messagesEscapeWhatTheyEcho() throws {
+        let box = try Sandbox()
+        let file = box.folder + "/items.json"
+        try Data("[{\"id\": 1, \"na\u{202E}me\": \"x\"}]".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(box.cacheInProcess(["sources", "add", "items", "--kind", "json", "--key", "id", "--url", "file://" + file]).status == 0)
+        #expect(box.cacheInProcess(["sync", "items"]).status == 0)
+        let hostile: [[String]] = [
+            ["sources", "add", "bad\u{1B}[31mname", "--kind", "jokes", "--url", "http://127.0.0.1:9/"],
+            ["list", "items", "--as-of", "\u{1B}[2J"],
+            ["--color", "\u{1B}]0;owned\u{07}", "list", "items"],
+            ["search", "items", "\"\u{1B}[31m"],
+            ["list", "items", "--columns", "a\u{1B}b"],
+            ["list", "items", "--columns", "nope"],  // lists the fields, one holding U+202E
+            ["list", "it\u{202E}ems"],
+            ["log", "items", "\u{1B}[1mkey"],
+        ]
+        for arguments in hostile {
+            let result = box.cacheInProcess(arguments)
+            #expect(result.status != 0, "\(arguments.debugDescription)")
+            let shown = result.stderr + result.stdout
+            #expect(!shown.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E },
+                    "\(arguments.debugDescription): \(shown.debugDescription)")
+            #expect(shown.contains("\\u{1b}") || shown.contains("\\u{202e}"), "\(arguments.debugDescription): \(shown.debugDescription)")
+        }
+    }
+}

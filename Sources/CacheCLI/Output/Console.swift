@@ -68,10 +68,14 @@ final class Console {
         if outBuffer.count >= 1 << 16 { flush() }
     }
 
-    /// A line on stderr, after flushing stdout so the two interleave in order.
+    /// A line on stderr, after flushing stdout so the two interleave in order. A message may
+    /// echo anything it was given (a source name, an option's value, a query, an upstream field
+    /// name), so its controls and bidirectional overrides are shown as escapes, never obeyed;
+    /// its own line breaks stay. (Terminal control goes through `errRaw`.)
     func err(_ line: String) {
         flush()
-        writeErr(Array((line + "\n").utf8))
+        let lines = line.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalSafe.escapeControl(String($0)) }
+        writeErr(Array((lines.joined(separator: "\n") + "\n").utf8))
     }
 
     /// Text for the terminal (status lines, cursor moves) on stderr, without a newline.
