@@ -119,11 +119,23 @@ import Testing
          "Invalid --oauth-token-url: credentials in the URL are not stored; pass a token with --token-env VAR or a --header."),
         (["--oauth-token-url", "http://127.0.0.1:9/token", "--client-id-env", "NOT-A-NAME", "--client-secret-env", "SECRET"],
          "Invalid value 'NOT-A-NAME' for '--client-id-env': expected an environment variable name."),
+        // The client secret only over TLS, but to this machine.
+        (["--oauth-token-url", "http://auth.example/token", "--client-id-env", "ID", "--client-secret-env", "SECRET"],
+         "Invalid value 'http://auth.example/token' for '--oauth-token-url': expected an https URL: over http the client secret would cross the network in clear"),
+        (["--oauth-token-url", "http://127.0.0.1.example.com/token", "--client-id-env", "ID", "--client-secret-env", "SECRET"],
+         "Invalid value 'http://127.0.0.1.example.com/token' for '--oauth-token-url': expected an https URL"),
     ] as [([String], String)])
     func incompleteOptionsAreRefused(_ options: [String], _ message: String) throws {
         let box = try Sandbox()
         let add = box.cacheInProcess(["sources", "add", "x", "--kind", "json", "--url", "http://127.0.0.1:9/", "--key", "id"] + options)
         #expect(add.status == 64 && add.stderr.hasPrefix("cache: " + message.prefix(1).lowercased() + message.dropFirst()), "\(add.stderr)")
+        // `sources set` refuses the same, changing nothing.
+        #expect(box.cacheInProcess(["sources", "add", "y", "--kind", "json", "--url", "http://127.0.0.1:9/", "--key", "id"]).status == 0)
+        if options.contains("http://auth.example/token") {
+            let set = box.cacheInProcess(["sources", "set", "y"] + options)
+            #expect(set.status == 64 && set.stderr.contains("expected an https URL"), "\(set.stderr)")
+            #expect(try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().first?["oauth_token_url"] is NSNull)
+        }
     }
 
     /// The README's OAuth2 recipe, run as written but for the URLs' hosts and paths.

@@ -106,6 +106,11 @@ extension SourceSettings {
             guard ["http", "https"].contains(parsed.scheme?.lowercased() ?? "") else {
                 throw invalid(text, "--oauth-token-url", "an http or https URL")
             }
+            // The client secret goes to the token endpoint: RFC 6749 (3.2) requires TLS there.
+            // Plain http only to this machine, for tests and local tools.
+            if parsed.scheme?.lowercased() == "http", !Self.isLoopback(parsed.host ?? "") {
+                throw invalid(text, "--oauth-token-url", "an https URL: over http the client secret would cross the network in clear (RFC 6749 requires TLS for the token endpoint; http is allowed to a loopback address only)")
+            }
             checked.oauthTokenURL = parsed
         }
         for (value, option) in [(clientIDEnv, "--client-id-env"), (clientSecretEnv, "--client-secret-env")] {
@@ -192,5 +197,13 @@ extension SourceSettings {
         }
         if layout.hasMore != nil, layout.next != .lastKey { return problem("'--has-more' is for '--next last-key'.") }
         return nil
+    }
+
+    /// `localhost`, 127.0.0.0/8 or ::1: an address that never leaves this machine.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = String(host.lowercased().drop { $0 == "[" }.reversed().drop { $0 == "]" }.reversed())
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 }
