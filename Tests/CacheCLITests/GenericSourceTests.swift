@@ -298,3 +298,52 @@ private func isoDate(_ text: String) -> Date? {
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     return formatter.date(from: text)
 }
+
+/// One rule for keys in every kind: compared by their bytes, as SQLite compares them. `é` and
+/// `e` + U+0301 are two records in a json source and two rows of a csv table, synced, kept and
+/// re-synced as two; and a path that indexes an array is refused, not read as a key's name.
+@Suite struct KeyRulesTests {
+    static let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+
+    @Test func keysThatLookAlikeButDifferInTheirBytesAreTwoRowsInEveryKind() throws {
+        #expect(Self.composed == Self.decomposed)  // Swift's String calls them one
+        let box = try Sandbox()
+        let json = box.folder + "/records.json", csv = box.folder + "/table.csv"
+        func write(_ version: Int) throws {
+            try Data("[{\"id\": \"\(Self.composed)\", \"v\": \(version)}, {\"id\": \"\(Self.decomposed)\", \"v\": \(version * 10)}]".utf8)
+                .write(to: URL(fileURLWithPath: json))
+            try Data("id,v\n\(Self.composed),\(version)\n\(Self.decomposed),\(version * 10)\n".utf8).write(to: URL(fileURLWithPath: csv))
+        }
+        try write(1)
+        #expect(box.cacheInProcess(["sources", "add", "records", "--kind", "json", "--key", "id", "--url", "file://" + json]).status == 0)
+        #expect(box.cacheInProcess(["sources", "add", "table", "--kind", "csv", "--key", "id", "--url", "file://" + csv]).status == 0)
+        for version in [1, 2] {
+            try write(version)
+            for source in ["records", "table"] {
+                let synced = box.cacheInProcess(["sync", source])
+                #expect(synced.status == 0, "\(source) v\(version): \(synced.stderr)")
+                let values = try rows(box.database, "SELECT key, json_extract(record, '$.v') AS v FROM records WHERE source = '\(source)' ORDER BY key")
+                #expect(values.map { Array($0["key"]!.utf8) } == [Array(Self.decomposed.utf8), Array(Self.composed.utf8)].sorted { $0.lexicographicallyPrecedes($1) },
+                        "\(source) v\(version): \(values)")
+                #expect(Set(values.compactMap { $0["v"] }) == ["\(version)", "\(version * 10)"], "\(source) v\(version): \(values)")
+            }
+        }
+        // Two header names that look alike are two columns, as two member names of a json object are.
+        let header = box.folder + "/header.csv"
+        try Data("id,\(Self.composed),\(Self.decomposed)\n1,a,b\n".utf8).write(to: URL(fileURLWithPath: header))
+        #expect(box.cacheInProcess(["sources", "add", "header", "--kind", "csv", "--key", "id", "--url", "file://" + header]).status == 0)
+        let synced = box.cacheInProcess(["sync", "header"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+    }
+
+    @Test(arguments: [["--next", "$.a[0]"], ["--next", "$.a["], ["--next", "$.a[-1]"], ["--rows", "$.data[0]"],
+                      ["--has-more", "$.meta[0].more"], ["--key", "ids[0]"]])
+    func aPathThatIndexesAnArrayIsRefused(_ option: [String]) throws {
+        let box = try Sandbox()
+        let add = box.cacheInProcess(["sources", "add", "x", "--kind", "json", "--url", "http://127.0.0.1:9/", "--key", "id"]
+                                     .filter { option[0] != "--key" || ($0 != "--key" && $0 != "id") } + option)
+        #expect(add.status == 64 && add.stderr.contains("paths do not index arrays"), "\(option): \(add.stderr)")
+        // A key whose name holds brackets is written quoted.
+        #expect(box.cacheInProcess(["sources", "add", "y", "--kind", "json", "--url", "http://127.0.0.1:9/", "--key", "id", "--rows", "$['data[0]']"]).status == 0)
+    }
+}

@@ -121,18 +121,19 @@ struct JSONCursor {
         }
     }
 
-    /// The keys an object has shown so far. Records have a handful, looked through as a list;
-    /// past 16 they go into a set, so an object of 160,000 keys is read in linear time.
+    /// The keys an object has shown so far, told apart by their bytes (`ExactText`: `é` and
+    /// `e` + U+0301 are two keys). Records have a handful, looked through as a list; past 16 they
+    /// go into a set, so an object of 160,000 keys is read in linear time.
     struct SeenKeys {
         private var few: [String] = []
-        private var many: Set<String>?
+        private var many: Set<ExactText>?
 
         /// False when the key was seen before.
         mutating func insert(_ key: String) -> Bool {
-            if many != nil { return many!.insert(key).inserted }
-            if few.contains(key) { return false }
+            if many != nil { return many!.insert(ExactText(key)).inserted }
+            if few.contains(where: { $0.utf8.elementsEqual(key.utf8) }) { return false }
             few.append(key)
-            if few.count > 16 { many = Set(few); few = [] }
+            if few.count > 16 { many = Set(few.map(ExactText.init)); few = [] }
             return true
         }
     }

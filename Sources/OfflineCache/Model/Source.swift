@@ -246,6 +246,27 @@ public struct JSONPath: Sendable, Equatable, Hashable {
 
     private static func opensBracket(_ text: Substring) -> Bool { text.hasPrefix("['") || text.hasPrefix("[\"") }
 
+    /// Whether `text` holds a `[` or `]` outside a quoted name (`$.a[0]`, `$.a[`, `$.a[-1]`):
+    /// an array index, which paths do not follow. Such a path, given as an option, is refused
+    /// rather than read as a key literally named `a[0]`; a key with brackets in its name is
+    /// written quoted, `$['a[0]']`. (Stored paths from before brackets were read still load.)
+    package static func indexesAnArray(_ text: String) -> Bool {
+        var rest = Substring(text)
+        while let first = rest.first {
+            if opensBracket(rest) {
+                let quote = rest[rest.index(after: rest.startIndex)]
+                rest = rest.dropFirst(2)
+                guard let close = rest.firstIndex(of: quote) else { return false }  // malformed: JSONPath refuses it
+                rest = rest[rest.index(after: close)...].dropFirst()  // the quote, then its `]`
+            } else if first == "[" || first == "]" {
+                return true
+            } else {
+                rest = rest.dropFirst()
+            }
+        }
+        return false
+    }
+
     /// Key fields as written after `--key`: `id`, or `user.id,repo`, commas inside brackets kept.
     package static func fields(_ text: String) -> [JSONPath?] {
         var fields: [String] = [], current = "", quote: Character?

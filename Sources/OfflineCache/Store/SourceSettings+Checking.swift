@@ -15,6 +15,12 @@ extension SourceSettings {
             return seconds
         }
         var checked = Checked()
+        // Paths follow object keys only: an index such as `[0]` is refused, not read as a name.
+        for (text, option) in [(rows, "--rows"), (next, "--next"), (hasMore, "--has-more"), (key, "--key"), (cursorField, "--cursor-field")] {
+            if let text, JSONPath.indexesAnArray(text) {
+                throw invalid(text, option, "a path of object keys (paths do not index arrays: '[0]' would be read as part of a key's name; a key holding brackets is written quoted, such as $['a[0]'])")
+            }
+        }
         if let text = delimiter {
             guard let byte = RecordLayout.delimiter(text) else { throw invalid(text, "--delimiter", "one character such as , ; | or tab (not a quote)") }
             checked.delimiter = byte

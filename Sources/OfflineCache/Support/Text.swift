@@ -82,3 +82,20 @@ extension String {
         return String(validating: bytes, as: UTF8.self)
     }
 }
+
+/// Text compared and hashed by its UTF-8 bytes, as SQLite compares text: `é` and `e` + U+0301
+/// are two keys here, where Swift's `String` calls them one (canonical equivalence). Record keys,
+/// CSV header names and a JSON object's member names are told apart this way, so the cache never
+/// merges two rows (or two fields) that its tables keep apart.
+package struct ExactText: Hashable, Sendable {
+    package let text: String
+
+    package init(_ text: String) { self.text = text }
+
+    package static func == (a: ExactText, b: ExactText) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+
+    package func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}

@@ -20,13 +20,14 @@ enum CSVDecoder {
     static func decode(_ body: Data, layout: RecordLayout, deadline: DecodeDeadline?) throws(UpstreamError) -> RecordPage {
         let rows = try self.rows(body, delimiter: layout.delimiter ?? UInt8(ascii: ","), deadline: deadline)
         guard let header = rows.first else { throw .badData("the CSV body is empty: no header row") }
-        var seen: Set<String> = []
+        // Names and keys by their bytes, as a json source's are (see ExactText).
+        var seen: Set<ExactText> = []
         for (column, name) in header.fields.enumerated() {
             guard !name.isEmpty else { throw .badData("line \(header.line): column \(column + 1) of the header has no name") }
-            guard seen.insert(name).inserted else { throw .badData("line \(header.line): two columns are named '\(name)'") }
+            guard seen.insert(ExactText(name)).inserted else { throw .badData("line \(header.line): two columns are named '\(name)'") }
         }
         let keyColumns = try layout.key.map { field throws(UpstreamError) -> Int in
-            guard let column = header.fields.firstIndex(of: field.dotted) else {
+            guard let column = header.fields.firstIndex(where: { $0.utf8.elementsEqual(field.dotted.utf8) }) else {
                 throw .badData("the key column '\(field.dotted)' is not in the header (its columns: \(header.fields.prefix(20).joined(separator: ", ")))")
             }
             return column
@@ -42,7 +43,7 @@ enum CSVDecoder {
         }
 
         var page = RecordPage(records: RecordArena(), positions: [], fields: header.fields, next: nil)
-        var lineOfKey: [String: (line: Int, json: Range<Int>)] = [:]
+        var lineOfKey: [ExactText: (line: Int, json: Range<Int>)] = [:]
         for (index, row) in records.enumerated() {
             if index & 0xFFF == 0xFFF, let deadline, ContinuousClock.now >= deadline.instant { throw deadline.error }
             let values = row.fields.map { text in canonicalNumber(text).map(JSONNode.number) ?? .string(text) }
@@ -52,14 +53,14 @@ enum CSVDecoder {
             let start = page.records.bytes.count
             record.write(into: &page.records.bytes)
             let json = start..<page.records.bytes.count
-            if let first = lineOfKey[key] {
+            if let first = lineOfKey[ExactText(key)] {
                 guard page.records.bytes[first.json].elementsEqual(page.records.bytes[json]) else {
                     throw .badData("lines \(first.line) and \(row.line) have the same key (\(key)) and different contents")
                 }
                 page.records.bytes.removeSubrange(json)  // the same row twice is kept once
                 continue
             }
-            lineOfKey[key] = (row.line, json)
+            lineOfKey[ExactText(key)] = (row.line, json)
             page.records.append(key: key, json: json)
             page.positions.append(row.line)
         }

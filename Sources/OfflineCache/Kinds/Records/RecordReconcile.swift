@@ -6,11 +6,12 @@ import FoundationEssentials
 extension Reconciler {
     func applyRecords(_ set: RecordSet) throws -> ChangeCounts {
         let name = SQLValue.text(source.name)
-        var cached: [String: String] = [:]
+        // By the keys' bytes, as the table's primary key tells them apart.
+        var cached: [ExactText: String] = [:]
         let read = try db.cachedStatement("SELECT key, record FROM records WHERE source = ?")
         defer { read.reset() }
         try read.bind([name])
-        while try read.step() { cached[read.text(0) ?? ""] = read.text(1) ?? "" }
+        while try read.step() { cached[ExactText(read.text(0) ?? "")] = read.text(1) ?? "" }
 
         var counts = ChangeCounts()
         let loading = cached.isEmpty
@@ -24,7 +25,7 @@ extension Reconciler {
         for index in 0..<total {
             let record = set.records[index]
             if index % 10_000 == 0, total > 10_000 { progress?(.reconciling(rows: index, total: total)) }
-            if let before = cached.removeValue(forKey: record.key) {
+            if let before = cached.removeValue(forKey: ExactText(record.key)) {
                 if before != record.json {
                     try db.run("UPDATE records SET record = ?, seen_at = ? WHERE source = ? AND key = ?",
                                [.text(record.json), .text(now), name, .text(record.key)])
@@ -42,7 +43,8 @@ extension Reconciler {
         }
         if !merging {
             // What is left of the cached records was not in the response (logged in key order).
-            for (key, before) in cached.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            for (exact, before) in cached.sorted(by: { $0.key.text.utf8.lexicographicallyPrecedes($1.key.text.utf8) }) {
+                let key = exact.text
                 try db.run("DELETE FROM records WHERE source = ? AND key = ?", [name, .text(key)])
                 try logRecord(key, "removed", before: before, after: nil)
                 counts.deleted += 1
