@@ -117,6 +117,31 @@ import Testing
         #expect(try String(contentsOfFile: prefix + "/share/cache/litestream.yml", encoding: .utf8).contains("- path: /var/lib/cache/cache.sqlite3"))
         try await Self.verify([units + "/cache-sync.service", units + "/cache-sync.timer", units + "/cache-prune.service",
                                units + "/cache-prune.timer"], prefix: prefix, box)
+        let systemUnits = prefix + "/share/cache/system"
+        try await Self.verify([systemUnits + "/cache-sync.service", systemUnits + "/cache-sync.timer",
+                               systemUnits + "/cache-prune.service", systemUnits + "/cache-prune.timer"], prefix: prefix, box)
+        #expect(service.contains("Documentation=file://\(prefix)/share/man/man1/cache.1"), "\(service)")
+        // The system units are hardened: systemd's own score of their exposure is below 5.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") {
+            for unit in ["cache-sync.service", "cache-prune.service"] {
+                let scored = try await box.run("/usr/bin/systemd-analyze", ["security", "--offline=true", systemUnits + "/" + unit])
+                let line = scored.stdout.split(separator: "\n").last { $0.contains("Overall exposure level") } ?? ""
+                let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
+                #expect(try #require(score, "\(unit): \(scored.stdout.suffix(300)) \(scored.stderr)") < 5, "\(unit): \(line)")
+            }
+        }
+    }
+
+    /// `Scripts/build-release --help` prints its help and builds nothing; an unknown argument
+    /// is a usage error.
+    @Test func buildReleaseHasHelp() async throws {
+        let box = try Sandbox()
+        let started = ContinuousClock.now
+        let help = try await box.run(Paths.repository + "/Scripts/build-release", ["--help"])
+        #expect(help.status == 0 && help.stdout.hasPrefix("Usage: Scripts/build-release") && help.stdout.contains("CACHE_BUILD_DIR"), "\(help.stdout)")
+        #expect(ContinuousClock.now - started < .seconds(10), "--help took as long as a build")
+        let wrong = try await box.run(Paths.repository + "/Scripts/build-release", ["--prefix", "x"])
+        #expect(wrong.status == 64 && wrong.stderr.contains("unknown argument '--prefix'"), "\(wrong.stderr)")
     }
 
     /// `systemd-analyze verify`, where the machine has it.
@@ -125,8 +150,11 @@ import Testing
             print("systemd-analyze is not installed: the units were not verified")
             return
         }
+        // Whether or not the prefix's man folder is on MANPATH.
         let verify = try await box.run("/usr/bin/systemd-analyze", ["verify"] + files, environment: ["MANPATH": prefix + "/share/man"])
         #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+        let bare = try await box.run("/usr/bin/env", ["-u", "MANPATH", "/usr/bin/systemd-analyze", "verify"] + files)
+        #expect(bare.status == 0, "without MANPATH: \(bare.stdout) \(bare.stderr)")
     }
 
     /// A prefix holding a space, '&' and '%', installed with HOME unset: every unit and line

@@ -50,9 +50,14 @@ import Testing
         return line.hasPrefix("cache: ") ? String(line.dropFirst("cache: ".count)) : line
     }
 
+    /// The same sentence, as the command line prints it (its controls shown as escapes).
     static func same(_ said: String, _ error: any Error) -> Bool {
         let message = "\(error)"
-        return said == message.prefix(1).lowercased() + message.dropFirst()
+        let escaped = (message.prefix(1).lowercased() + message.dropFirst()).unicodeScalars.map { scalar in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+                ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+        }.joined()
+        return said == escaped
     }
 
     static let url = "http://127.0.0.1:9/data"

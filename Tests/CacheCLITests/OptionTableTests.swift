@@ -23,7 +23,7 @@ import Testing
         case "--first-page": return json + ["--next", "page", "--next-param", "p"]
         case "--has-more": return json + ["--next", "last-key", "--next-param", "p", "--has-more", "$.has_more"]
         case "--oauth-token-url", "--client-id-env", "--client-secret-env", "--scope":
-            return ["x", "--kind", "jokes", "--url", "http://h/", "--oauth-token-url", "http://h/token", "--client-id-env", "ID",
+            return ["x", "--kind", "jokes", "--url", "http://h/", "--oauth-token-url", "https://h/token", "--client-id-env", "ID",
                     "--client-secret-env", "SECRET"]
         case "--since-param", "--cursor-field", "--lag", "--full-every":
             return json + ["--since-param", "since", "--cursor-field", "updated"]
@@ -37,7 +37,7 @@ import Testing
         if option.name == "--has-more" { return "$.more" }
         if option.name == "--next" { return "link" }
         return switch option.value ?? "" {
-        case "url": "http://other/"
+        case "url": "https://other/"
         case "duration": "3h"
         case "mode": "merge"
         case "header": "X-Api-Version: 2"
