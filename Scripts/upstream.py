@@ -44,6 +44,7 @@ Generic JSON APIs, for json sources (?per_page=N, default 100; 300 generated ite
     /api/pages   {"data": [...], "page": N} (?page=N&size=S; ?base=0 numbers pages from 0)
     /api/stripe  Stripe style: {"object": "list", "data": [...], "has_more": B} (?limit=L&starting_after=ID)
     /api/odata   OData style: {"value": [...], "@odata.nextLink": URL} (?skip=N)
+    /api/items.csv  the same records as one CSV table (id,name,price,in_stock,updated_at,owner), for csv sources
   every generic route takes ?updated_since=T: only the records whose updated_at is T or later
   faults (POST /_control fields): "fail_page": N answers 500 for page N;
   "ignore_paging": true answers every request with the first page; "has_more_value": V sends V
@@ -66,6 +67,8 @@ http://127.0.0.1:PORT" names a plain IPv4 port with the same routes, for the con
 closes (--exit-on-eof).
 """
 import argparse
+import csv
+import io
 import base64
 import secrets
 import gzip
@@ -211,6 +214,19 @@ def make_handler(state):
         def read_json(self):
             length = int(self.headers.get("Content-Length") or 0)
             return json.loads(self.rfile.read(length) or b"{}")
+
+        def csv_items(self):
+            """The generic records as one CSV table (RFC 4180, a header row): for csv sources."""
+            with state.lock:
+                items = list(state.items)
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\r\n")
+            writer.writerow(["id", "name", "price", "in_stock", "updated_at", "owner"])
+            for item in items:
+                owner = item.get("owner")
+                writer.writerow([item.get("id"), item.get("name"), item.get("price"), str(item.get("in_stock", "")).lower(),
+                                 item.get("updated_at"), owner.get("login") if isinstance(owner, dict) else owner])
+            return self.send(200, out.getvalue(), "text/csv; charset=utf-8")
 
         # -- a generic JSON API, three ways of paging ------------------------
         def generic_api(self, path, faults):
@@ -483,6 +499,8 @@ def make_handler(state):
             if fault == "html":
                 return self.send(200, "<!doctype html><title>Maintenance</title><h1>Back soon</h1>", "text/html")
 
+            if path == "/api/items.csv":
+                return self.csv_items()
             if path.startswith("/api/"):
                 if self.token_refused():
                     return

@@ -5,16 +5,22 @@ import Testing
 /// The README is the contract users rely on: these hold it to the program.
 @Suite(.gated) struct ReadmeTests {
     static let readme: String = (try? String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)) ?? ""
+    /// The reference the README links to: every command and option, every exit code.
+    static let reference: String = (try? String(contentsOfFile: Paths.repository + "/docs/reference.md", encoding: .utf8)) ?? ""
 
-    /// The commands table has a row for every command, naming each of its options.
+    /// The reference's commands table has a row for every command, naming each of its options,
+    /// and the README names every command.
     @Test func theCommandsTableNamesEveryCommandAndOption() async throws {
-        let rows = Self.readme.split(separator: "\n").filter { $0.hasPrefix("| `cache ") }.map(String.init)
+        let rows = Self.reference.split(separator: "\n").filter { $0.hasPrefix("| `cache ") }.map(String.init)
+        #expect(Self.readme.contains("[docs/reference.md](docs/reference.md#commands)"))
         for spec in CommandTable.commands where !["", "sources"].contains(spec.name) {
             let row = try #require(rows.first { $0.hasPrefix("| `cache \(spec.name) ") || $0.hasPrefix("| `cache \(spec.name)`") },
                                    "no row for 'cache \(spec.name)' in the README's commands table")
             for option in spec.options {
-                #expect(row.contains(option.name), "the README's row for 'cache \(spec.name)' does not name \(option.name)")
+                #expect(row.contains(option.name), "the reference's row for 'cache \(spec.name)' does not name \(option.name)")
             }
+            let word = spec.name.split(separator: " ").last.map(String.init) ?? spec.name
+            #expect(Self.readme.contains("`\(word)`") || Self.readme.contains("`cache \(spec.name)"), "the README does not name '\(spec.name)'")
         }
     }
 
@@ -86,5 +92,47 @@ import Testing
             if character != "\"" && !character.isWhitespace && character != ":" { lastString = nil }
         }
         return keys
+    }
+
+    /// The front door, "Your own API and a CSV in two minutes", run as written: the loopback
+    /// upstream on a free port instead of 8765, the built binary for the `swift build` line
+    /// (the suite holds the build folder), the sandbox's database for the one in /tmp.
+    @Test func theFrontDoorRunsAsWritten() async throws {
+        let start = try #require(Self.readme.range(of: "## Your own API and a CSV in two minutes"))
+        let after = Self.readme[start.upperBound...]
+        let open = try #require(after.range(of: "```sh\n"))
+        let block = String(after[open.upperBound..<(try #require(after[open.upperBound...].range(of: "```"))).lowerBound])
+        #expect(block.split(separator: "\n").count <= 15, "the front door is more than 15 lines")
+        for step in ["cache sync", "cache list items", "cache list shop", "cache search items", "cache log items"] {
+            #expect(block.contains(step), "the front door does not show \(step)")
+        }
+        let box = try Sandbox()
+        let port = try freePort()
+        let script = block.split(separator: "\n").filter { !$0.hasPrefix("swift build") }.joined(separator: "\n")
+            .replacingOccurrences(of: "8765", with: String(port))
+            .replacingOccurrences(of: ".build/debug/cache", with: Paths.cacheBinary)
+            .replacingOccurrences(of: "/tmp/cache-tour.sqlite3", with: box.database)
+        let ran = try await box.run("/bin/bash", ["-e", "-c", "cd '\(Paths.repository)'\n" + script])
+        #expect(ran.status == 0, "\(ran.stdout)\n\(ran.stderr)")
+        #expect(ran.stdout.contains("items: updated (300 inserted") && ran.stdout.contains("shop: updated (300 inserted"), "\(ran.stdout)")
+        #expect(ran.stdout.contains("item-1 ") && ran.stdout.contains("[user7]") && ran.stdout.contains("loaded"), "\(ran.stdout)")
+        // After the upstream stopped, the table's rows came from the cache: the last line is one.
+        let last = ran.stdout.split(separator: "\n").last ?? ""
+        #expect(last.contains("item-10") && last.contains("user10"), "\(ran.stdout)")
+    }
+
+    /// A port nothing listens on now (the kernel's pick, let go).
+    func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestFailure("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
