@@ -347,3 +347,35 @@ private func isoDate(_ text: String) -> Date? {
         #expect(box.cacheInProcess(["sources", "add", "y", "--kind", "json", "--url", "http://127.0.0.1:9/", "--key", "id", "--rows", "$['data[0]']"]).status == 0)
     }
 }
+
+/// What new users met, said with what to do: records with no key field name their fields and
+/// a composite key; a CSV header split by another delimiter names it; a search word holding
+/// punctuation works unquoted, and a hit says which field matched.
+@Suite struct NewUserHintsTests {
+    @Test func hintsSayWhatToDo() throws {
+        let box = try Sandbox()
+        let json = box.folder + "/days.json", csv = box.folder + "/semi.csv"
+        try Data(#"[{"code": "PAR", "day": "2026-12-01", "note": "knock-knock, who is there? mail me@example.com"}]"#.utf8).write(to: URL(fileURLWithPath: json))
+        try Data("id;name;price\n1;a;2\n".utf8).write(to: URL(fileURLWithPath: csv))
+        #expect(box.cacheInProcess(["sources", "add", "days", "--kind", "json", "--key", "id", "--url", "file://" + json]).status == 0)
+        let keyless = box.cacheInProcess(["sync", "days"])
+        #expect(keyless.status == 65 && keyless.stderr.contains("record 0 has no key field id (its fields: code, day, note)")
+                && keyless.stderr.contains("such as --key code,day"), "\(keyless.stderr)")
+        #expect(box.cacheInProcess(["sources", "add", "semi", "--kind", "csv", "--key", "id", "--url", "file://" + csv]).status == 0)
+        let semi = box.cacheInProcess(["sync", "semi"])
+        #expect(semi.status == 65 && semi.stderr.contains("the header looks separated by ';': 'cache sources set NAME --delimiter ';''"), "\(semi.stderr)")
+        #expect(box.cacheInProcess(["sources", "set", "semi", "--delimiter", ";"]).status == 0)
+        #expect(box.cacheInProcess(["sync", "semi"]).status == 0)
+
+        #expect(box.cacheInProcess(["sources", "set", "days", "--key", "code,day"]).status == 0)
+        #expect(box.cacheInProcess(["sync", "days"]).status == 0)
+        for query in ["knock-knock", "me@example.com", "example.com", "(knock-knock OR nothing)", "knock-kn*"] {
+            let found = box.cacheInProcess(["search", "days", query, "--json"])
+            #expect(found.status == 0, "\(query): \(found.stderr)")
+            let hit = try found.jsonArray().first
+            #expect(hit?["field"] as? String == "note", "\(query): \(found.stdout)")
+        }
+        let table = box.cacheInProcess(["search", "days", "who"])
+        #expect(table.stdout.hasPrefix("KEY") && table.stdout.contains(" note "), "\(table.stdout)")
+    }
+}

@@ -66,7 +66,8 @@ import Testing
         #expect((hit["rank"] as? Double).map { $0 < 0 } == true)
         #expect(try box.cacheInProcess(["search", "jokes", "the", "--limit", "1", "--json"]).jsonArray().count == 1)
         let table = box.cacheInProcess(["search", "jokes", "duck"]).stdout
-        #expect(table.hasPrefix("ID  MATCH\n1   Why did the [duck] cross"), "\(table)")
+        #expect(table.hasPrefix("ID  FIELD  MATCH\n1   setup  Why did the [duck] cross"), "\(table)")
+        #expect(try box.cacheInProcess(["search", "jokes", "duck", "--json"]).jsonArray().first?["field"] as? String == "setup")
         let none = box.cacheInProcess(["search", "jokes", "walrus"])
         #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.contains("Nothing in 'jokes' matches walrus"))
     }

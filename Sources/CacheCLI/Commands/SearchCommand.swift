@@ -21,7 +21,7 @@ enum SearchCommand {
         // Each hit's rows as `list --json` shows them: one row, or a vendor's transactions.
         let asRecords = source.kind.keepsRecords
         // The key as text (an id as its digits), and the row as JSON only when JSON is printed.
-        var found: [(key: String, numeric: Bool, row: String, hit: SearchHit)] = []
+        var found: [(key: String, numeric: Bool, row: String, hit: SearchHit, field: String?)] = []
         var writer: RowBytes?
         for hit in hits where found.count < options.limit {
             try reader.forEachRow(of: source, document: hit.document, limit: options.limit - found.count, asRecords: asRecords) { columns, row in
@@ -35,7 +35,11 @@ enum SearchCommand {
                     json = String(decoding: bytes, as: UTF8.self)
                 }
                 let numeric = if case .int = row.value(0) { true } else { false }
-                found.append((row.text(0) ?? "", numeric, json, hit))
+                let texts = columns.indices.dropFirst().compactMap { index -> (name: String, text: String)? in
+                    guard case .text(let text) = row.value(index), !["seen_at", "key"].contains(columns[index]) else { return nil }
+                    return (columns[index], text)
+                }
+                found.append((row.text(0) ?? "", numeric, json, hit, CacheReader.matchedField(snippet: hit.snippet, fields: texts)))
             }
         }
         let console = context.console
@@ -43,7 +47,7 @@ enum SearchCommand {
         if options.json {
             console.out(JSONValue.lines(found.map { found in
                 .object([(keyName, found.numeric ? .raw(found.key) : .string(found.key)), ("row", .raw(found.row)),
-                         ("snippet", .string(found.hit.snippet)), ("rank", .double(found.hit.rank))])
+                         ("snippet", .string(found.hit.snippet)), ("field", .optional(found.field)), ("rank", .double(found.hit.rank))])
             }))
             return ExitCode.success
         }
@@ -51,9 +55,10 @@ enum SearchCommand {
             console.err("Nothing in '\(source.name)' matches \(options.query).")
             return ExitCode.success
         }
-        let table = TextTable(header: [keyName.uppercased(), "MATCH"])
+        let table = TextTable(header: [keyName.uppercased(), "FIELD", "MATCH"])
         for found in found {
-            table.add([TerminalSafe.escapeControl(found.key), TerminalSafe.escapeControl(found.hit.snippet.replacingScalars { $0 == "\n" ? " " : nil })])
+            table.add([TerminalSafe.escapeControl(found.key), TerminalSafe.escapeControl(found.field ?? "-"),
+                       TerminalSafe.escapeControl(found.hit.snippet.replacingScalars { $0 == "\n" ? " " : nil })])
         }
         console.out(table.render(columns: console.terminalColumns))
         return ExitCode.success

@@ -232,8 +232,9 @@ enum RecordDecoder {
             for field in layout.key {
                 guard let entry = entries.first(where: { scratch[$0.key].elementsEqual(field.keys[0].utf8) }),
                       entry.kind == .string || entry.kind == .number else {
+                    let present = entries.contains { scratch[$0.key].elementsEqual(field.keys[0].utf8) }
                     throw JSONCursor.Failure(message: "record \(index)\(where_) has no key field \(field.dotted)"
-                        + (entries.contains { scratch[$0.key].elementsEqual(field.keys[0].utf8) } ? " holding a string or number" : ""))
+                        + (present ? " holding a string or number" : Self.keyHint(entries.map { Canonical.name($0, scratch) })))
                 }
                 parts.append(entry)
             }
@@ -264,8 +265,10 @@ enum RecordDecoder {
             var parts: [JSONNode] = []
             for field in layout.key {
                 guard let value = record.at(field), value.isKey else {
+                    var names: [String] = []
+                    if case .object(let keys, _) = record { names = keys }
                     throw JSONCursor.Failure(message: "record \(index)\(where_) has no key field \(field.dotted)"
-                        + (record.at(field) == nil ? "" : " holding a string or number"))
+                        + (record.at(field) == nil ? Self.keyHint(names) : " holding a string or number"))
                 }
                 parts.append(value)
             }
@@ -290,6 +293,16 @@ enum RecordDecoder {
                 next += 1
             }
             return next == names.count
+        }
+
+        /// What a record without its key field has instead, and what to do: name the field that
+        /// identifies a record, or several when no one field does.
+        static func keyHint(_ names: [String]) -> String {
+            guard !names.isEmpty else { return "" }
+            let shown = names.prefix(12).joined(separator: ", ") + (names.count > 12 ? ", …" : "")
+            let pair = names.prefix(2).joined(separator: ",")
+            return " (its fields: \(shown)); give '--key' the field that identifies a record"
+                + (names.count > 1 ? ", or several when no one field does, such as --key \(pair)" : "")
         }
 
         /// The response index of each record, for messages.

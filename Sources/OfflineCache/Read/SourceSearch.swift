@@ -25,6 +25,48 @@ package struct SearchIndexDamaged: Error, CustomStringConvertible {
 
 /// Full-text search over one source's cached rows, offline (see `SearchIndex`).
 extension CacheReader {
+    /// The query with each word that holds punctuation FTS5 does not take in a bare word
+    /// (`knock-knock`, `doesn't`, `v1.2`, `me@example.com`) quoted as the phrase its tokens make,
+    /// so such words work as people type them. FTS5's own syntax is left as it is: `"phrases"`,
+    /// `AND`/`OR`/`NOT`/`NEAR`, parentheses, `prefix*`, `^first`, `column:`, `+`.
+    package static func quotingWords(_ query: String) -> String {
+        func isBare(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value >= 0x80 || scalar == "_" || scalar == "\u{1A}" || (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
+        }
+        let syntax = Set<Unicode.Scalar>(["(", ")", "*", "^", "\"", ":", "{", "}", "+"])
+        var out = "", word = "", inQuotes = false
+        func flush() {
+            defer { word = "" }
+            guard !word.isEmpty else { return }
+            let scalars = Array(word.unicodeScalars)
+            // Punctuation FTS5 has no use for, and none of its syntax: quoted whole (keeping
+            // a leading `(`, a trailing `)` or `*`).
+            guard scalars.contains(where: { !isBare($0) && !syntax.contains($0) }),
+                  !scalars.contains(where: { ["\"", ":", "{", "}", "^", "+"].contains($0) }) else { return out += word }
+            let lead = scalars.prefix { $0 == "(" }.count
+            let trail = scalars.reversed().prefix { $0 == ")" || $0 == "*" }.count
+            let core = String(String.UnicodeScalarView(scalars[lead..<(scalars.count - trail)]))
+            out += String(repeating: "(", count: lead) + "\"" + core + "\"" + String(String.UnicodeScalarView(scalars[(scalars.count - trail)...]))
+        }
+        for scalar in query.unicodeScalars {
+            if inQuotes {
+                out.unicodeScalars.append(scalar)
+                if scalar == "\"" { inQuotes = false }
+            } else if scalar == "\"" {
+                flush()
+                out.unicodeScalars.append(scalar)
+                inQuotes = true
+            } else if scalar == " " || scalar == "\t" || scalar == "\n" {
+                flush()
+                out.unicodeScalars.append(scalar)
+            } else {
+                word.unicodeScalars.append(scalar)
+            }
+        }
+        flush()
+        return out
+    }
+
     /// The best `limit` documents of `source` for `query`, in FTS5's query syntax, best first.
     package func search(_ source: Source, query: String, limit: Int) throws -> [SearchHit] {
         do {
@@ -33,7 +75,7 @@ extension CacheReader {
                 FROM search_index JOIN search_docs d ON d.id = search_index.rowid
                 WHERE search_index MATCH ?2 AND d.source = ?1
                 ORDER BY search_index.rank LIMIT ?3
-                """, [.text(source.name), .text(query), .int(Int64(limit))]) {
+                """, [.text(source.name), .text(Self.quotingWords(query)), .int(Int64(limit))]) {
                 SearchHit(document: $0.text(0) ?? "", snippet: $0.text(1) ?? "", rank: $0.double(2))
             }
         } catch let error as DatabaseError where SearchIndex.isDamage(error) {
@@ -43,6 +85,45 @@ extension CacheReader {
                 || (try? db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH '\"a\"'")) == nil
             throw damaged ? SearchIndexDamaged(message: error.message) as Error : SearchQueryError(message: error.message)
         }
+    }
+
+    /// Which field of a found row holds the snippet's first match (`name`, `owner.login`): the
+    /// first string field, in the row's order, whose text holds the matched words, compared
+    /// without case. `fields` are the row's columns (a record's JSON is looked into, nested
+    /// fields too); nil when none is found (a match that only folding accents made, say).
+    package static func matchedField(snippet: String, fields: [(name: String, text: String)]) -> String? {
+        guard let open = snippet.firstIndex(of: "["), let close = snippet[open...].firstIndex(of: "]") else { return nil }
+        let term = snippet[snippet.index(after: open)..<close].lowercased()
+        guard !term.isEmpty else { return nil }
+        for field in fields {
+            if field.name == "record", let strings = Self.strings(ofRecord: field.text) {
+                if let hit = strings.first(where: { $0.value.lowercased().contains(term) }) { return hit.path }
+            } else if field.text.lowercased().contains(term) {
+                return field.name
+            }
+        }
+        return nil
+    }
+
+    /// A record's string values with their dotted paths, in the record's order.
+    static func strings(ofRecord json: String) -> [(path: String, value: String)]? {
+        var bytes = Array(json.utf8)
+        let node: JSONNode? = bytes.withUnsafeMutableBufferPointer { buffer in
+            var cursor = JSONCursor(UnsafeBufferPointer(buffer))
+            return try? RecordDecoder.node(&cursor)
+        }
+        guard let node else { return nil }
+        var out: [(String, String)] = []
+        func walk(_ node: JSONNode, _ path: String) {
+            switch node {
+            case .string(let text): out.append((path, text))
+            case .object(let keys, let values): for (key, value) in zip(keys, values) { walk(value, path.isEmpty ? key : path + "." + key) }
+            case .array(let items): for item in items { walk(item, path) }
+            default: break
+            }
+        }
+        walk(node, "")
+        return out
     }
 
     /// The rows of one document `search` found, as `forEachRow` gives them: one row, or for a

@@ -17,6 +17,17 @@ import FoundationEssentials
 enum CSVDecoder {
     static let quote = UInt8(ascii: "\""), cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n")
 
+    /// A header read as one column that another delimiter would split (`id;name;price`): what
+    /// to add to the source.
+    static func delimiterHint(_ header: [String], current: UInt8) -> String {
+        guard header.count == 1, let only = header.first else { return "" }
+        for (byte, written) in [(UInt8(ascii: ";"), "';'"), (UInt8(ascii: "\t"), "tab"), (UInt8(ascii: "|"), "'|'"), (UInt8(ascii: ","), "','")]
+        where byte != current && only.utf8.contains(byte) {
+            return "; the header looks separated by \(written): 'cache sources set NAME --delimiter \(written)'"
+        }
+        return ""
+    }
+
     static func decode(_ body: Data, layout: RecordLayout, deadline: DecodeDeadline?) throws(UpstreamError) -> RecordPage {
         let rows = try self.rows(body, delimiter: layout.delimiter ?? UInt8(ascii: ","), deadline: deadline)
         guard let header = rows.first else { throw .badData("the CSV body is empty: no header row") }
@@ -28,7 +39,8 @@ enum CSVDecoder {
         }
         let keyColumns = try layout.key.map { field throws(UpstreamError) -> Int in
             guard let column = header.fields.firstIndex(where: { $0.utf8.elementsEqual(field.dotted.utf8) }) else {
-                throw .badData("the key column '\(field.dotted)' is not in the header (its columns: \(header.fields.prefix(20).joined(separator: ", ")))")
+                throw .badData("the key column '\(field.dotted)' is not in the header (its columns: \(header.fields.prefix(20).joined(separator: ", ")))"
+                    + delimiterHint(header.fields, current: layout.delimiter ?? UInt8(ascii: ",")))
             }
             return column
         }
