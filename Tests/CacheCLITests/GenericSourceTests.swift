@@ -378,4 +378,19 @@ private func isoDate(_ text: String) -> Date? {
         let table = box.cacheInProcess(["search", "days", "who"])
         #expect(table.stdout.hasPrefix("KEY") && table.stdout.contains(" note "), "\(table.stdout)")
     }
+
+    /// The same record twice (a page overlapping the one before, a repeated CSV line) is cached
+    /// once, never without a word: the sync says how many came again.
+    @Test func repeatedRecordsAreCachedOnceAndSaidSo() throws {
+        let box = try Sandbox()
+        let json = box.folder + "/twice.json", csv = box.folder + "/twice.csv"
+        try Data(#"[{"id": 1, "a": 1}, {"id": 2}, {"id": 1, "a": 1}, {"id": 2}]"#.utf8).write(to: URL(fileURLWithPath: json))
+        try Data("id,n\n1,a\n1,a\n2,b\n".utf8).write(to: URL(fileURLWithPath: csv))
+        #expect(box.cacheInProcess(["sources", "add", "twice", "--kind", "json", "--key", "id", "--url", "file://" + json]).status == 0)
+        #expect(box.cacheInProcess(["sources", "add", "table", "--kind", "csv", "--key", "id", "--url", "file://" + csv]).status == 0)
+        let json1 = box.cacheInProcess(["sync", "twice"])
+        #expect(json1.stdout.contains("updated (2 inserted, 0 updated, 0 deleted)") && json1.stdout.contains("; 2 records came more than once, the same each time, and are cached once"), "\(json1.stdout)")
+        let table = try #require(try box.cacheInProcess(["sync", "table", "--json"]).jsonArray().first)
+        #expect(table["repeated"] as? Int == 1 && table["inserted"] as? Int == 2, "\(table)")
+    }
 }

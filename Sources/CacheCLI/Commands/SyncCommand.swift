@@ -77,13 +77,19 @@ enum SyncCommand {
         switch report.outcome {
         case .updated:
             let c = report.counts
-            return "\(report.source): updated (\(c.inserted) inserted, \(c.updated) updated, \(c.deleted) deleted) in \(report.durationMs) ms"
-        case .unchanged: return "\(report.source): unchanged in \(report.durationMs) ms"
+            return "\(report.source): updated (\(c.inserted) inserted, \(c.updated) updated, \(c.deleted) deleted) in \(report.durationMs) ms" + repeated(report)
+        case .unchanged: return "\(report.source): unchanged in \(report.durationMs) ms" + repeated(report)
         case .skipped: return "\(report.source): skipped (\(report.note ?? "not due"))"
         case .failed: return "\(report.source): failed: \(report.errorText ?? "unknown error")"
         case .held: return "\(report.source): \(report.errorText ?? "held")"
         case .planned: return planText(for: report)
         }
+    }
+
+    /// Repeated records are kept once, never merged without a word.
+    static func repeated(_ report: SyncReport) -> String {
+        let n = report.repeatedRecords
+        return n == 0 ? "" : "; \(n) record\(n == 1 ? "" : "s") came more than once, the same each time, and \(n == 1 ? "is" : "are") cached once"
     }
 
     /// `sync --plan`: the counts, each change as `cache diff` shows it, and the guard's verdict.
@@ -106,6 +112,7 @@ enum SyncCommand {
             ("attempts", .int(report.attempts)), ("note", .optional(report.note)),
             ("not_modified", .bool(report.httpStatus == 304)),
             ("retry_after_wait_s", .double((report.retryAfterWait * 1000).rounded() / 1000)),
+            ("repeated", .int(report.repeatedRecords)),
         ]
         if report.outcome == .planned {
             fields.append(("plan", .array((report.plan ?? []).map(InspectCommands.json))))

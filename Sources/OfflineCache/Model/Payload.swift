@@ -66,6 +66,9 @@ package struct RecordSet: Sendable, Equatable {
     /// Each page's first record and its records' indexes in the response, for messages.
     private var pages: [(first: Int, positions: [Int])] = []
     private var fieldSet: Set<String> = []
+    /// Records that came more than once, the same each time (a page overlapping the one before,
+    /// a repeated row): each is cached once, and the sync says how many were.
+    package private(set) var repeats = 0
 
     /// Record `index` as messages name it: its index in its page's response, and the page.
     private func origin(_ index: Int) -> String {
@@ -81,6 +84,7 @@ package struct RecordSet: Sendable, Equatable {
     mutating func add(_ page: RecordPage, number: Int) {
         pages.append((records.count, page.positions))
         records.append(page.records)
+        repeats += page.repeats
         for field in page.fields where fieldSet.insert(field).inserted { fields.append(field) }
         nested.merge(page.nested)
     }
@@ -89,6 +93,7 @@ package struct RecordSet: Sendable, Equatable {
     /// one record: the same record twice is kept once; two different ones are bad data.
     mutating func finish() throws(UpstreamError) {
         let spans = records.spans
+        var repeated = 0
         let failure: UpstreamError? = records.bytes.withUnsafeBufferPointer { bytes in
             func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[range]) }
             func order(_ a: Range<Int>, _ b: Range<Int>) -> Int32 { compareBytes(bytes, a, b) }
@@ -104,6 +109,7 @@ package struct RecordSet: Sendable, Equatable {
                     guard slice(spans[previous].json).elementsEqual(slice(spans[index].json)) else {
                         return .badData("records \(origin(previous)) and \(origin(index)) have the same key (\(records.key(index))) and different contents")
                     }
+                    repeated += 1
                     continue
                 }
                 kept.append(spans[index])
@@ -113,6 +119,7 @@ package struct RecordSet: Sendable, Equatable {
             return nil
         }
         if let failure { throw failure }
+        repeats += repeated
         pages = []
     }
 }

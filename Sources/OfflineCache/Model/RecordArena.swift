@@ -66,6 +66,8 @@ package struct RecordPage: Sendable, Equatable {
     package var nested = NestedShapes()
     /// With `next = .body`: the value found at that path (a URL or a cursor); nil at the end.
     package var next: String?
+    /// Rows the decoder kept once because they came again, the same (a CSV table's repeated line).
+    package var repeats = 0
 }
 
 /// Byte order of two ranges of one buffer, as SQLite compares text (memcmp, then length): the

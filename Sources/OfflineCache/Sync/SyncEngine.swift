@@ -172,6 +172,7 @@ package struct SyncEngine {
             let sameBody = bodyHash != nil && bodyHash == state.bodyHash && run.report.hadCachedRows && source.layout?.incremental == nil
             if !bodies.isEmpty && !sameBody {
                 payload = try source.kind.definition.payload(&bodies, layout: source.layout, deadline: decodeDeadline)
+                if case .records(let set)? = payload { run.report.repeatedRecords = set.repeats }
             }
         } catch {
             if case .httpStatus(let status, _, _) = error { run.report.httpStatus = status }

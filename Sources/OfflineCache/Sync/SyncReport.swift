@@ -53,6 +53,8 @@ public struct SyncReport: Sendable {
     public var failure: Failure?
     /// Why a skipped source was skipped.
     public var note: String?
+    /// Records (or CSV rows) that came more than once, the same each time: each was cached once.
+    public var repeatedRecords = 0
     /// A `sync --if-stale` skipped while its source is still in trouble: the outage (or the
     /// hold) goes on, so the exit status a timer sees says so, as the failed sync's did.
     public var skippedWhile: Trouble?

@@ -69,7 +69,8 @@ enum CSVDecoder {
                 guard page.records.bytes[first.json].elementsEqual(page.records.bytes[json]) else {
                     throw .badData("lines \(first.line) and \(row.line) have the same key (\(key)) and different contents")
                 }
-                page.records.bytes.removeSubrange(json)  // the same row twice is kept once
+                page.records.bytes.removeSubrange(json)  // the same row twice is kept once, and counted
+                page.repeats += 1
                 continue
             }
             lineOfKey[ExactText(key)] = (row.line, json)
