@@ -116,6 +116,9 @@ import Testing
         #expect(ran.status == 0, "\(ran.stdout)\n\(ran.stderr)")
         #expect(ran.stdout.contains("items: updated (300 inserted") && ran.stdout.contains("shop: updated (300 inserted"), "\(ran.stdout)")
         #expect(ran.stdout.contains("item-1 ") && ran.stdout.contains("[user7]") && ran.stdout.contains("loaded"), "\(ran.stdout)")
+        // A json boolean reads as the word, in the table as in the CSV table's text.
+        let itemRow = ran.stdout.split(separator: "\n").first { $0.contains("item-1 ") && $0.contains("owner") == false && $0.contains("user1") }
+        #expect(itemRow.map { $0.contains(" true ") || $0.contains(" false ") } == true, "\(ran.stdout)")
         // After the upstream stopped, the table's rows came from the cache: the last line is one.
         let last = ran.stdout.split(separator: "\n").last ?? ""
         #expect(last.contains("item-10") && last.contains("user10"), "\(ran.stdout)")

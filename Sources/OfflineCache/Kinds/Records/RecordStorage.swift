@@ -33,7 +33,7 @@ struct RecordStorage: StorageDefinition {
         let paths = try RecordView.columnPaths(db, source: source)
         let columns = paths.map(\.name)
         // The length in bytes, once per row (length() of text counts characters, every time).
-        let extracts = paths.map { ", CASE WHEN NOT wide THEN \(RecordView.extract(path: $0.path)) END" }.joined()
+        let extracts = paths.map { ", CASE WHEN NOT wide THEN \(RecordView.displayExtract(path: $0.path)) END" }.joined()
         var rows = try db.query("""
             \(with)SELECT key, record, seen_at, age_s, stale, wide\(extracts)
             FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide FROM (\(picked)))
@@ -50,16 +50,17 @@ struct RecordStorage: StorageDefinition {
     }
 
     /// A wide record's fields for `columns`, from one `json_each` over it (a nested column's from
-    /// its own `json_extract`): the same values, as the same text, that `json_extract` gives.
+    /// its own `displayExtract`): the same values, as the same text, that `displayExtract` gives.
     static func wideFields(_ db: Connection, source: String, record: String, columns: [(name: String, path: String)]) throws -> [String?] {
         let topLevel = columns.enumerated().filter { $0.element.path == RecordView.jsonPath([$0.element.name]) }
         let position = Dictionary(topLevel.map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         var fields = [String?](repeating: nil, count: columns.count)
         for (index, column) in columns.enumerated() where position[column.name] != index {
-            fields[index] = try db.scalarText("SELECT \(RecordView.extract(path: column.path, from: "?"))", [.text(record)])
+            fields[index] = try db.scalarText("SELECT \(RecordView.displayExtract(path: column.path, from: "?1"))", [.text(record)])
         }
         let scan = try db.cachedStatement("""
-            SELECT j.key, j.value FROM json_each(?2) j WHERE j.key IN (SELECT name FROM record_fields WHERE source = ?1)
+            SELECT j.key, CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE j.value END
+            FROM json_each(?2) j WHERE j.key IN (SELECT name FROM record_fields WHERE source = ?1)
             """)
         defer { scan.reset() }
         try scan.bind([.text(source), .text(record)])

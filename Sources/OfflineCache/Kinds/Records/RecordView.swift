@@ -189,6 +189,13 @@ package struct RecordView {
         "json_extract(\(column), \(literal(path)))"
     }
 
+    /// The same value as people read it: a JSON boolean as `true` or `false` (where
+    /// `json_extract`, and so the view, gives 1 or 0), anything else as `extract` gives it. For
+    /// the rows `list` prints and an app reads, not for the view SQL clients filter on.
+    package static func displayExtract(path: String, from column: String = "record") -> String {
+        "CASE json_type(\(column), \(literal(path))) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE \(extract(path: path, from: column)) END"
+    }
+
     /// The SQL that reads the top-level `field` from a record.
     package static func extract(_ field: String) -> String { extract(path: jsonPath([field])) }
 
