@@ -192,8 +192,11 @@ package struct RecordView {
     /// The same value as people read it: a JSON boolean as `true` or `false` (where
     /// `json_extract`, and so the view, gives 1 or 0), anything else as `extract` gives it. For
     /// the rows `list` prints and an app reads, not for the view SQL clients filter on.
+    /// (A searched CASE, not `CASE json_type(…) WHEN`: SQLite computes that form's operand even
+    /// where an outer CASE never takes the branch, parsing a wide record once per column.)
     package static func displayExtract(path: String, from column: String = "record") -> String {
-        "CASE json_type(\(column), \(literal(path))) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE \(extract(path: path, from: column)) END"
+        let type = "json_type(\(column), \(literal(path)))"
+        return "CASE WHEN \(type) = 'true' THEN 'true' WHEN \(type) = 'false' THEN 'false' ELSE \(extract(path: path, from: column)) END"
     }
 
     /// The SQL that reads the top-level `field` from a record.
