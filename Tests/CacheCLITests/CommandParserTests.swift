@@ -38,6 +38,7 @@ import Testing
         var wall = tm()
         localtime_r(&seconds, &wall)
         #expect((wall.tm_mday, wall.tm_hour, wall.tm_min, wall.tm_sec) == (30, 9, 0, 0), "\(local)")
+        #expect(local.hasSuffix(".999Z"), "a whole second with no zone means that whole second: \(local)")
         let ninetyText = try #require(try asOf("1h30m"))
         let ninety = try #require(Timestamp.parse(ninetyText))
         #expect(abs(ninety.timeIntervalSinceNow + 5400) < 60)

@@ -369,7 +369,7 @@ private func isoDate(_ text: String) -> Date? {
 
         #expect(box.cacheInProcess(["sources", "set", "days", "--key", "code,day"]).status == 0)
         #expect(box.cacheInProcess(["sync", "days"]).status == 0)
-        for query in ["knock-knock", "me@example.com", "example.com", "(knock-knock OR nothing)", "knock-kn*"] {
+        for query in ["knock-knock", "me@example.com", "example.com", "(knock-knock OR nothing)", "knock-kn*", "NEAR(knock who, 5)", "NEAR(knock who,5)"] {
             let found = box.cacheInProcess(["search", "days", query, "--json"])
             #expect(found.status == 0, "\(query): \(found.stderr)")
             let hit = try found.jsonArray().first

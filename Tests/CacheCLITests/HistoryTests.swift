@@ -186,6 +186,11 @@ import Testing
         let rowsThen = try asLocal.jsonArray().compactMap { ($0["record"] as? [String: Any])?["v"] as? Int }.sorted()
         #expect(rowsThen == [1, 2], "\(printed): \(rowsThen)")
         #expect(box.cacheInProcess(["list", "days", "--as-of", "2026-13-01 10:00:00"]).status == 64)
+        // The WHEN `history` prints for the first run, pasted back as it is: that run's rows.
+        let firstRun = try #require(history.stdout.split(separator: "\n").first { $0.hasPrefix("1 ") })
+        let when = firstRun.split(separator: " ", omittingEmptySubsequences: true)[1...2].joined(separator: " ")
+        let pasted = try await box.cache(["list", "days", "--json", "--offline", "--as-of", when], environment: ["TZ": "Asia/Kolkata"])
+        #expect(try pasted.status == 0 && pasted.jsonArray().count == 2, "\(when): \(pasted.stderr)")
         // Durations as the tool takes them everywhere: 1h30m ago is before the source was added,
         // refused with that one reason.
         let young = box.cacheInProcess(["list", "days", "--as-of", "1h30m"])

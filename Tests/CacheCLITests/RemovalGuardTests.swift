@@ -51,6 +51,20 @@ import Testing
         #expect(box.cacheInProcess(["status", "--max-age", "1d"]).status == 0)
     }
 
+    /// A hold after a failure is still a hold: a timer's skipped sync says so and exits 65,
+    /// not "backing off after 1 failure" and 75 (a hold does not reset the failures before it).
+    @Test func aHoldAfterAFailureIsSaidAsAHold() async throws {
+        let (upstream, box) = try bankWith(130)
+        try upstream.control(["status": 500])
+        #expect(try await box.cache("sync", "bank").status == 75)
+        try upstream.control(["reset": true])
+        try upstream.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": transactions(10)])
+        #expect(try await box.cache("sync", "bank").status == 65)
+        let cron = try await box.cache("sync", "--if-stale", "--json")
+        let skipped = try #require(try cron.jsonArray().first)
+        #expect(cron.status == 65 && (skipped["note"] as? String)?.hasPrefix("held by the removal guard") == true, "\(cron.status) \(skipped)")
+    }
+
     @Test func aSourceMayAllowMore() async throws {
         let (upstream, box) = try bankWith(10, ["--max-delete", "100%"])
         try upstream.setAccount(["name": "Guarded", "currentBalance": 5, "transactions": []])

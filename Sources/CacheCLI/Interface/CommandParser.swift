@@ -309,7 +309,10 @@ enum CommandParser {
         if let seconds = DurationText.seconds(text) {
             date = now.addingTimeInterval(-Double(seconds))
         } else if let parsed = Timestamp.parseRFC3339(text, unzonedIsLocal: true) {
-            date = parsed
+            // `history` prints a run's time cut to the second: pasted back, it means that whole
+            // second (up to its end, never past now), so the run it names counts as done by then.
+            let wholeSecondNoZone = text.utf8.count == 19
+            date = wholeSecondNoZone ? min(parsed.addingTimeInterval(0.999), now) : parsed
         } else {
             throw invalid(text, option, "a time such as 2026-11-30T09:00:00Z, a local time such as 2026-11-30 10:00:00 (as history prints it), or how long ago, such as 2h, 3d or 1h30m", command)
         }

@@ -28,12 +28,13 @@ extension CacheReader {
     /// The query with each word that holds punctuation FTS5 does not take in a bare word
     /// (`knock-knock`, `doesn't`, `v1.2`, `me@example.com`) quoted as the phrase its tokens make,
     /// so such words work as people type them. FTS5's own syntax is left as it is: `"phrases"`,
-    /// `AND`/`OR`/`NOT`/`NEAR`, parentheses, `prefix*`, `^first`, `column:`, `+`.
+    /// `AND`/`OR`/`NOT`, `NEAR(a b, 5)` (a word holding a comma is left alone), parentheses,
+    /// `prefix*`, `^first`, `column:`, `+`.
     package static func quotingWords(_ query: String) -> String {
         func isBare(_ scalar: Unicode.Scalar) -> Bool {
             scalar.value >= 0x80 || scalar == "_" || scalar == "\u{1A}" || (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
         }
-        let syntax = Set<Unicode.Scalar>(["(", ")", "*", "^", "\"", ":", "{", "}", "+"])
+        let syntax = Set<Unicode.Scalar>(["(", ")", "*", "^", "\"", ":", "{", "}", "+", ","])
         var out = "", word = "", inQuotes = false
         func flush() {
             defer { word = "" }
@@ -42,7 +43,7 @@ extension CacheReader {
             // Punctuation FTS5 has no use for, and none of its syntax: quoted whole (keeping
             // a leading `(`, a trailing `)` or `*`).
             guard scalars.contains(where: { !isBare($0) && !syntax.contains($0) }),
-                  !scalars.contains(where: { ["\"", ":", "{", "}", "^", "+"].contains($0) }) else { return out += word }
+                  !scalars.contains(where: { ["\"", ":", "{", "}", "^", "+", ","].contains($0) }) else { return out += word }
             let lead = scalars.prefix { $0 == "(" }.count
             let trail = scalars.reversed().prefix { $0 == ")" || $0 == "*" }.count
             let core = String(String.UnicodeScalarView(scalars[lead..<(scalars.count - trail)]))

@@ -35,7 +35,9 @@ extension SyncEngine {
     ///
     /// The watermark is kept as the record holds it, never through a REAL: a number as its JSON
     /// text (`1700000000.123456` keeps its 16 digits, an integer above 2^63 every digit), a
-    /// string unquoted. Numbers that tie as REALs are told apart by their text.
+    /// string unquoted. Numbers that tie as REALs (integers past 2^53) are told apart by their
+    /// text's length, then its bytes: right for non-negative integers; for fractions or negatives
+    /// that tie, the smaller may be kept, which only asks for a little more again.
     func recordWatermark(_ incremental: RecordLayout.Incremental, source: String, fullSync: Bool, at now: String) throws {
         try db.run("""
             UPDATE sync_state SET

@@ -98,9 +98,11 @@ package struct SyncEngine {
             if options.onlyIfStale {
                 if let next = state.nextAttemptAt, next > Timestamp.now() {
                     run.report.outcome = .skipped
-                    run.report.skippedWhile = state.failures == 0 ? .held : .failing
+                    // The last outcome says which: a hold does not reset the failures before it.
+                    let held = state.lastOutcome == "held"
+                    run.report.skippedWhile = held ? .held : .failing
                     let seconds = max(0, Int((Timestamp.parse(next)?.timeIntervalSinceNow ?? 0).rounded(.up)))
-                    run.report.note = state.failures == 0
+                    run.report.note = held
                         ? "held by the removal guard; next try in \(DurationText.age(seconds)) (\(next))"
                         : "backing off after \(state.failures) failure\(state.failures == 1 ? "" : "s"); next try in \(DurationText.age(seconds)) (\(next))"
                     return run.finished()
@@ -447,14 +449,17 @@ struct SyncState {
     var lastFullAt: String?
     /// The removal guard held a full sweep, and none has landed since.
     var sweepHeld = false
+    /// How the last sync ended (`held`, `failed`, …).
+    var lastOutcome: String?
 
     static func load(_ db: Connection, source: String) throws -> SyncState {
         try db.query("""
-            SELECT etag, last_modified, body_hash, failures, next_attempt_at, watermark, last_full_at, sweep_held
+            SELECT etag, last_modified, body_hash, failures, next_attempt_at, watermark, last_full_at, sweep_held, last_outcome
             FROM sync_state WHERE source = ?
             """, [.text(source)]) {
             SyncState(etag: $0.text(0), lastModified: $0.text(1), bodyHash: $0.text(2), failures: $0.int(3),
-                      nextAttemptAt: $0.text(4), watermark: $0.text(5), lastFullAt: $0.text(6), sweepHeld: $0.int(7) == 1)
+                      nextAttemptAt: $0.text(4), watermark: $0.text(5), lastFullAt: $0.text(6), sweepHeld: $0.int(7) == 1,
+                      lastOutcome: $0.text(8))
         }.first ?? SyncState()
     }
 }
