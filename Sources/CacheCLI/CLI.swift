@@ -63,15 +63,17 @@ public enum CLI {
             report(error, console: console)
             return ExitCode.usage
         } catch {
-            console.err("cache: \(TerminalSafe.escapeControl(String(describing: error)))" + suggestion(for: error, context))
+            var checking = false
+            if case .check = invocation.command { checking = true }
+            console.err("cache: \(TerminalSafe.escapeControl(String(describing: error)))" + suggestion(for: error, context, checking: checking))
             return ExitCode.of(error)
         }
     }
 
     /// "Did you mean 'bank'?" for a source name one or two keystrokes off, as for commands; for
     /// a damaged page, what a replica can do about it.
-    static func suggestion(for error: Error, _ context: Context) -> String {
-        if let malformed = malformedPageHint(error, context) { return malformed }
+    static func suggestion(for error: Error, _ context: Context, checking: Bool = false) -> String {
+        if let malformed = malformedPageHint(error, context, checking: checking) { return malformed }
         guard case CacheError.noSuchSource(let name) = error,
               let names = try? context.openForReadingIfPresent().map({ try SourceStore($0).all().map(\.name) }),
               let best = names.min(by: { editDistance($0, name) < editDistance($1, name) }),
@@ -82,7 +84,7 @@ public enum CLI {
 
     /// "database disk image is malformed" is also what a reader of a Litestream replica meets
     /// when the file was written to behind the follower, or while a restore was still writing it.
-    static func malformedPageHint(_ error: Error, _ context: Context) -> String? {
+    static func malformedPageHint(_ error: Error, _ context: Context, checking: Bool) -> String? {
         let database: DatabaseError? = switch error {
         case let error as DatabaseError: error
         case CacheError.database(let error): error
@@ -91,8 +93,8 @@ public enum CLI {
         guard let database, database.isMalformed else { return nil }
         let path = context.databasePath
         return ". If \(path) is a Litestream replica, a restore still writing it or a write made to it behind the follower shows this: "
-            + "stop the follower and restore it again ('litestream restore -o \(path) REPLICA', after moving the damaged file aside); "
-            + "otherwise 'cache check' says what is damaged"
+            + "stop the follower and restore it again ('litestream restore -o \(path) REPLICA', after moving the damaged file aside)"
+            + (checking ? "" : "; otherwise 'cache check' says what is damaged")
     }
 
     /// The data format a command writes to stdout, whose upstream text is escaped when stdout is

@@ -310,4 +310,45 @@ import Testing
         }
         #expect(box.cacheInProcess(["check"]).status == 0)
     }
+
+    /// A damaged page of the index itself (SQLite's own "malformed", where FTS5's checks above
+    /// meet a readable page): SQLite then refuses every write of the transaction, so the sync
+    /// runs again without the index, lands its rows, and records the damage.
+    @Test func aDamagedPageOfTheIndexNeverStopsTheRows() async throws {
+        let box = try Sandbox()
+        let file = box.folder + "/notes.json"
+        func write(_ version: Int) throws {
+            let records = (0..<400).map { ["id": $0, "text": "note \($0) version \(version) " + String(repeating: "word\($0 % 7) ", count: 20)] as [String: Any] }
+            try JSONSerialization.data(withJSONObject: records).write(to: URL(fileURLWithPath: file))
+        }
+        try write(1)
+        #expect(box.cacheInProcess(["sources", "add", "notes", "--kind", "json", "--key", "id", "--url", "file://" + file]).status == 0)
+        sync(box, "notes")
+        // Every page of the index's data overwritten: the file's own pages are damaged there.
+        let (root, pageSize) = try { () throws -> (Int64, Int64) in
+            let db = try Connection(path: box.database, readOnly: true)
+            return (try #require(try db.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'search_index_data'")),
+                    try #require(try db.scalarInt("PRAGMA page_size")))
+        }()
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: box.database))
+        try handle.seek(toOffset: UInt64((root - 1) * pageSize))
+        try handle.write(contentsOf: Data(repeating: 0xFF, count: Int(pageSize)))
+        try handle.close()
+
+        try write(2)
+        let synced = box.cacheInProcess(["sync", "notes"])
+        #expect(synced.status == 0 && synced.stdout.contains("400 updated"), "\(synced.stdout) \(synced.stderr)")
+        let listed = try box.cacheInProcess(["list", "notes", "--json", "--offline", "--limit", "1"]).jsonArray()
+        #expect((listed.first?["record"] as? [String: Any])?["text"].map { "\($0)".contains("version 2") } == true, "\(listed)")
+        #expect(try box.cacheInProcess(["status", "--json"]).jsonArray().first?["index_damaged_at"] is String)
+        // check says what is damaged (it no longer stops at the first bad page) ...
+        let checked = box.cacheInProcess(["check"])
+        #expect(checked.status == 74 && checked.stderr.contains("Page \(root)"), "\(checked.stdout) \(checked.stderr)")
+        // ... and reindex makes the index again beside the pages it cannot drop, and says so.
+        let reindexed = box.cacheInProcess(["reindex"])
+        #expect(reindexed.status == 0 && reindexed.stderr.contains("made again beside them"), "\(reindexed.stderr)")
+        #expect(try found(box, "notes", "version") .count == 20)
+        #expect(box.cacheInProcess(["check"]).stdout.contains("search index: ok"))
+        #expect(box.cacheInProcess(["sources", "remove", "notes", "--yes"]).status == 0)
+    }
 }

@@ -39,7 +39,7 @@ enum SearchCommand {
                     guard case .text(let text) = row.value(index), !["seen_at", "key"].contains(columns[index]) else { return nil }
                     return (columns[index], text)
                 }
-                found.append((row.text(0) ?? "", numeric, json, hit, CacheReader.matchedField(snippet: hit.snippet, fields: texts)))
+                found.append((row.text(0) ?? "", numeric, json, hit, CacheReader.matchedField(of: source, snippet: hit.snippet, fields: texts)))
             }
         }
         let console = context.console
@@ -69,8 +69,12 @@ enum SearchCommand {
         let store = SourceStore(database)
         let sources = names.isEmpty ? try store.all() : try names.map { try store.named($0) }
         // FTS5's own index is shared by every source: damaged, it is rebuilt whatever was named.
-        if try SearchIndex(database).reindex(sources, everySource: names.isEmpty, path: context.databasePath) {
+        switch try SearchIndex(database).reindex(sources, everySource: names.isEmpty, path: context.databasePath) {
+        case .rebuilt: break
+        case .remade:
             context.console.err("The search index was damaged past FTS5's own rebuild: made again, and every source with search on indexed anew.")
+        case .remadeBesideDamagedPages:
+            context.console.err("The search index's pages were damaged past dropping: it was made again beside them, and every source with search on indexed anew. The old pages stay in the file, unused, until it is rebuilt ('sqlite3 FILE VACUUM' on a file no Litestream follows, or a restore from a replica); 'cache check' counts them until then.")
         }
         for source in sources {
             context.console.err(source.searchable ? "Indexed '\(source.name)' for search." : "Search is off for '\(source.name)': it keeps no index.")

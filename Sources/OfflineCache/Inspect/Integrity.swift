@@ -21,12 +21,33 @@ package enum Integrity {
     /// a `DatabaseError` (SQLITE_CORRUPT or SQLITE_NOTADB).
     package static func check(path: String, readOnly: Bool = false) throws -> IntegrityReport {
         let db = try CacheDatabase.openForInspection(path, readOnly: readOnly)
-        let problems = try db.query("PRAGMA integrity_check") { $0.text(0) ?? "" }.filter { $0 != "ok" }
+        // What integrity_check found before it gave up on a page too damaged to walk, kept.
+        var problems: [String] = []
+        if let stopped = integrityFindings(db, into: &problems) {
+            guard stopped.isCorruptionOrIO else { throw stopped }
+            problems.append("the check stopped at a page too damaged to read (\(stopped.message))")
+        }
         let foreignKeys = try db.query("PRAGMA foreign_key_check") {
             "\($0.text(0) ?? "?") row \($0.isNull(1) ? "?" : String($0.int(1))) → \($0.text(2) ?? "?")"
         }
         return IntegrityReport(problems: problems, foreignKeyProblems: foreignKeys, searchProblems: try searchProblems(db, path: path, readOnly: readOnly),
                                schemaVersion: try Migrator.appliedVersion(db), knownVersion: Migrator().latestVersion)
+    }
+
+    /// `PRAGMA integrity_check`'s findings, one a line, into `problems`; the error it stopped
+    /// at, if it did.
+    private static func integrityFindings(_ db: Connection, into problems: inout [String]) -> DatabaseError? {
+        let check: Statement
+        do { check = try db.cachedStatement("PRAGMA integrity_check") } catch { return error }
+        defer { check.reset() }
+        do {
+            while try check.step() {
+                if let text = check.text(0), text != "ok" { problems += text.split(separator: "\n").map(String.init) }
+            }
+        } catch {
+            return error
+        }
+        return nil
     }
 
     /// The search index against the rows of every source whose kind this binary knows; FTS5's

@@ -7,6 +7,9 @@ struct SearchDocuments: Sendable {
     let changedDocument: String
     /// The view column (of `cached_*`) that holds a row's document key.
     let column: String
+    /// The columns of a row `search` shows whose text the document holds (`record`: the string
+    /// values inside a record's JSON): where a hit's match is looked for, to name its field.
+    let indexed: [String]
     /// `SELECT doc, text` of the source `?1`'s documents, every one or (`only`) those whose key
     /// is in the JSON array `?2`. A document without text is left out.
     let documents: @Sendable (_ only: Bool) -> String

@@ -92,7 +92,12 @@ extension CacheReader {
     /// first string field, in the row's order, whose text holds the matched words, compared
     /// without case. `fields` are the row's columns (a record's JSON is looked into, nested
     /// fields too); nil when none is found (a match that only folding accents made, say).
-    package static func matchedField(snippet: String, fields: [(name: String, text: String)]) -> String? {
+    package static func matchedField(of source: Source, snippet: String, fields: [(name: String, text: String)]) -> String? {
+        let indexed = source.kind.storage.definition.search.indexed
+        return matchedField(snippet: snippet, fields: fields.filter { indexed.contains($0.name) })
+    }
+
+    static func matchedField(snippet: String, fields: [(name: String, text: String)]) -> String? {
         guard let open = snippet.firstIndex(of: "["), let close = snippet[open...].firstIndex(of: "]") else { return nil }
         let term = snippet[snippet.index(after: open)..<close].lowercased()
         guard !term.isEmpty else { return nil }

@@ -30,18 +30,34 @@ package struct SearchIndex {
     /// Runs `body`, a change to the index inside the caller's transaction (a sync's, a
     /// `sources set`'s), so that damage to the index never costs the rows: the index's part is
     /// undone to a savepoint and recorded against `source`, and the transaction goes on.
+    ///
+    /// A damaged page (SQLITE_CORRUPT itself, not FTS5's own SQLITE_CORRUPT_VTAB) is different:
+    /// after it SQLite refuses every write of the transaction, so it is thrown as `PagesDamaged`
+    /// for the caller to roll back whole and run again without the index.
     func keepingRows(of source: String, at now: String = Timestamp.now(), _ body: () throws -> Void) throws {
         try db.execute("SAVEPOINT search_index_change")
         do {
             try body()
             try db.execute("RELEASE search_index_change")
+        } catch let error as DatabaseError where error.extendedCode == SQLITE_CORRUPT {
+            throw PagesDamaged(message: error.message)
         } catch where Self.isDamage(error) {
             try db.execute("ROLLBACK TO search_index_change")
             try db.execute("RELEASE search_index_change")
-            try db.run("""
-                UPDATE sync_state SET index_damaged_at = coalesce(index_damaged_at, ?), index_damage = ? WHERE source = ?
-                """, [.text(now), .text((error as? DatabaseError)?.message ?? "\(error)"), .text(source)])
+            try recordDamage(of: source, (error as? DatabaseError)?.message ?? "\(error)", at: now)
         }
+    }
+
+    /// The index's pages are damaged: the transaction that met them must end (see `keepingRows`).
+    package struct PagesDamaged: Error {
+        let message: String
+    }
+
+    /// Records that `source`'s documents are out of step since `now` (the first time), and why.
+    func recordDamage(of source: String, _ reason: String, at now: String) throws {
+        try db.run("""
+            UPDATE sync_state SET index_damaged_at = coalesce(index_damaged_at, ?), index_damage = ? WHERE source = ?
+            """, [.text(now), .text(reason), .text(source)])
     }
 
     /// After `runID` reconciled `source`, in the same transaction: the documents its changes
@@ -66,17 +82,19 @@ package struct SearchIndex {
     /// index rebuilt when every source is asked for or it is damaged (at `path`). An index that
     /// cannot be rebuilt or written is made again whole: true then, every source with search on
     /// indexed anew.
-    package func reindex(_ sources: [Source], everySource: Bool, path: String) throws -> Bool {
-        if everySource || Self.structureProblem(path: path) != nil, try rebuildStructure() { return true }
+    package func reindex(_ sources: [Source], everySource: Bool, path: String) throws -> Mend {
+        if everySource || Self.structureProblem(path: path) != nil {
+            let mend = try rebuildStructure()
+            if mend != .rebuilt { return mend }
+        }
         for source in sources {
             do {
                 try rebuild(source)
             } catch where Self.isDamage(error) {
-                try db.inTransaction { try remake() }
-                return true
+                return try remakeWhole()
             }
         }
-        return false
+        return .rebuilt
     }
 
     /// Every document of `source` indexed again from its rows, in one transaction.
@@ -138,19 +156,53 @@ package struct SearchIndex {
     /// (its config row damaged, a shadow table gone, its text itself unreadable), the index is
     /// made again whole (`remake`): true then, when every source has been indexed anew.
     @discardableResult
-    package func rebuildStructure() throws -> Bool {
+    package func rebuildStructure() throws -> Mend {
         do {
             try db.inTransaction {
                 try db.run("DELETE FROM search_index WHERE rowid NOT IN (SELECT id FROM search_docs)")
                 try db.run("INSERT INTO search_index (search_index) VALUES ('rebuild')")
                 try db.run("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 0)")
             }
-            return false
+            return .rebuilt
         } catch where Self.isDamage(error) {
-            try db.inTransaction { try remake() }
-            return true
+            return try remakeWhole()
         }
     }
+
+    /// How `reindex` mended the index.
+    package enum Mend: Sendable {
+        /// FTS5 rebuilt it from its own text, or only the named sources' documents were made again.
+        case rebuilt
+        /// Dropped and made again, every source indexed anew.
+        case remade
+        /// Made again beside its old pages, which were damaged past dropping: they stay in the
+        /// file, unused (`check` counts them), until it is rebuilt (VACUUM, or a restore).
+        case remadeBesideDamagedPages
+    }
+
+    /// `remake` in a transaction of its own; where the old index's pages are too damaged to drop
+    /// (SQLite's own "malformed", after which it refuses the transaction's writes), in another
+    /// that takes the old index out of the schema without reading its pages.
+    func remakeWhole() throws -> Mend {
+        do {
+            try db.inTransaction { try remake() }
+            return .remade
+        } catch let error as DatabaseError where error.primaryCode == SQLITE_CORRUPT {
+            try db.inTransaction {
+                try db.execute("PRAGMA writable_schema = ON")
+                let removal = attempt("""
+                    DELETE FROM sqlite_schema WHERE name IN \(Self.tables) OR tbl_name IN \(Self.tables)
+                    """)
+                try db.execute("PRAGMA writable_schema = RESET")
+                if let removal { throw removal }
+                try remake()
+            }
+            return .remadeBesideDamagedPages
+        }
+    }
+
+    /// The index's table and its shadow tables, as an SQL list.
+    static let tables = "('search_index', 'search_index_data', 'search_index_idx', 'search_index_content', 'search_index_docsize', 'search_index_config')"
 
     /// Drops the index and makes it again, then indexes every source with search on, inside the
     /// caller's transaction. FTS5 must read its config row to drop its table, so a config it

@@ -200,6 +200,10 @@ package struct SyncEngine {
             // setting cannot change inside one) and on again after it.
             try db.execute("PRAGMA foreign_keys=OFF")
             defer { try? db.execute("PRAGMA foreign_keys=ON") }
+            // The reconcile, in one transaction; `indexing` false once the index's pages turned out
+            // damaged (see below).
+            var indexing = true
+            func reconcile() throws {
             try db.inTransaction {
                 // The very source row this sync started with, not just one of the same name.
                 let identity = try db.query("SELECT \(SourceStore.identitySQL) FROM sources WHERE name = ?",
@@ -229,7 +233,7 @@ package struct SyncEngine {
                     // The search index follows in the same transaction: it never finds what is
                     // gone. A damaged index is recorded and the rows land all the same. (A plan is
                     // rolled back: nothing to index.)
-                    if !options.plan {
+                    if !options.plan && indexing {
                         let index = SearchIndex(db: db)
                         try index.keepingRows(of: source.name, at: now) { try index.follow(source.name, source.kind, runID: runID) }
                     }
@@ -272,6 +276,17 @@ package struct SyncEngine {
                 if let incremental = source.layout?.incremental {
                     try recordWatermark(incremental, source: source.name, fullSync: since == nil, at: now)
                 }
+            }
+            }
+            do {
+                try reconcile()
+            } catch let damaged as SearchIndex.PagesDamaged {
+                // A damaged page of the index makes SQLite refuse every later write of the
+                // transaction: it was rolled back whole, and runs once more without the index,
+                // whose damage is then recorded on its own.
+                indexing = false
+                try reconcile()
+                try db.inTransaction { try SearchIndex(db: db).recordDamage(of: source.name, damaged.message, at: now) }
             }
             options.progress?(.finished)
         } catch is PlanRollback {

@@ -76,7 +76,7 @@ struct AccountStorage: StorageDefinition {
 
     /// One document per vendor: its transactions are the hits.
     var search: SearchDocuments {
-        SearchDocuments(changedDocument: "coalesce(c.after, c.before) ->> '$.vendor'", column: "vendor") { only in
+        SearchDocuments(changedDocument: "coalesce(c.after, c.before) ->> '$.vendor'", column: "vendor", indexed: ["vendor"]) { only in
             """
             SELECT DISTINCT vendor AS doc, vendor AS text FROM transactions
             WHERE source = ?1\(only ? " AND vendor IN (SELECT value FROM json_each(?2))" : "")

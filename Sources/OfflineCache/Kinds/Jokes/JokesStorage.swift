@@ -48,7 +48,7 @@ struct JokesStorage: StorageDefinition {
 
     /// A joke's setup and punchline, by its id.
     var search: SearchDocuments {
-        SearchDocuments(changedDocument: "c.row_id", column: "id") { only in
+        SearchDocuments(changedDocument: "c.row_id", column: "id", indexed: ["setup", "punchline"]) { only in
             """
             SELECT CAST(id AS TEXT) AS doc, setup || ' ' || punchline AS text FROM jokes
             WHERE source = ?1\(only ? " AND id IN (SELECT CAST(value AS INTEGER) FROM json_each(?2))" : "")

@@ -90,7 +90,7 @@ struct RecordStorage: StorageDefinition {
 
     /// A record's string values, wherever they are in it, by its key.
     var search: SearchDocuments {
-        SearchDocuments(changedDocument: "c.row_id", column: "key") { only in
+        SearchDocuments(changedDocument: "c.row_id", column: "key", indexed: ["record"]) { only in
             """
             SELECT doc, text FROM (
                 SELECT key AS doc, cache_strings(record) AS text
