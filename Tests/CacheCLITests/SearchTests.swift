@@ -324,16 +324,20 @@ import Testing
         try write(1)
         #expect(box.cacheInProcess(["sources", "add", "notes", "--kind", "json", "--key", "id", "--url", "file://" + file]).status == 0)
         sync(box, "notes")
-        // Every page of the index's data overwritten: the file's own pages are damaged there.
-        let (root, pageSize) = try { () throws -> (Int64, Int64) in
-            let db = try Connection(path: box.database, readOnly: true)
-            return (try #require(try db.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'search_index_data'")),
-                    try #require(try db.scalarInt("PRAGMA page_size")))
-        }()
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: box.database))
-        try handle.seek(toOffset: UInt64((root - 1) * pageSize))
-        try handle.write(contentsOf: Data(repeating: 0xFF, count: Int(pageSize)))
-        try handle.close()
+        // The root page of the index's data overwritten: the file's own page is damaged there.
+        func damage() throws -> Int64 {
+            let (root, pageSize) = try { () throws -> (Int64, Int64) in
+                let db = try Connection(path: box.database, readOnly: true)
+                return (try #require(try db.scalarInt("SELECT rootpage FROM sqlite_schema WHERE name = 'search_index_data'")),
+                        try #require(try db.scalarInt("PRAGMA page_size")))
+            }()
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: box.database))
+            try handle.seek(toOffset: UInt64((root - 1) * pageSize))
+            try handle.write(contentsOf: Data(repeating: 0xFF, count: Int(pageSize)))
+            try handle.close()
+            return root
+        }
+        let root = try damage()
 
         try write(2)
         let synced = box.cacheInProcess(["sync", "notes"])
@@ -349,6 +353,13 @@ import Testing
         #expect(reindexed.status == 0 && reindexed.stderr.contains("made again beside them"), "\(reindexed.stderr)")
         #expect(try found(box, "notes", "version") .count == 20)
         #expect(box.cacheInProcess(["check"]).stdout.contains("search index: ok"))
-        #expect(box.cacheInProcess(["sources", "remove", "notes", "--yes"]).status == 0)
+        // Damaged again: a change to the source is not refused for the index's sake either.
+        _ = try damage()
+        let set = box.cacheInProcess(["sources", "set", "notes", "--search", "off"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(box.cacheInProcess(["sources", "set", "notes", "--search", "on"]).status == 0)
+        _ = try damage()
+        let removed = box.cacheInProcess(["sources", "remove", "notes", "--yes"])
+        #expect(removed.status == 0, "\(removed.stderr)")
     }
 }

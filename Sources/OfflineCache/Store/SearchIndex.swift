@@ -49,8 +49,21 @@ package struct SearchIndex {
     }
 
     /// The index's pages are damaged: the transaction that met them must end (see `keepingRows`).
-    package struct PagesDamaged: Error {
+    package struct PagesDamaged: Error, CustomStringConvertible {
         let message: String
+        package var description: String { "pages of the search index are damaged (\(message)); 'cache reindex' makes it again" }
+    }
+
+    /// Runs `transaction`; should it meet damaged pages of the index, the index is made again
+    /// (`remakeWhole`) and the transaction run once more: a change to a source (`sources set`,
+    /// `remove`) is never refused for the index's sake.
+    func mendingDamagedPages<T>(_ transaction: () throws -> T) throws -> T {
+        do {
+            return try transaction()
+        } catch is PagesDamaged {
+            _ = try remakeWhole()
+            return try transaction()
+        }
     }
 
     /// Records that `source`'s documents are out of step since `now` (the first time), and why.

@@ -49,7 +49,7 @@ package struct SourceStore {
     @discardableResult
     package func update(_ name: String, _ change: (inout Source) -> Void) throws(CacheError) -> (before: Source, after: Source) {
         do {
-            return try db.inTransaction {
+            return try SearchIndex(db: db).mendingDamagedPages { try db.inTransaction {
                 let before = try named(name)
                 var after = before
                 change(&after)
@@ -111,7 +111,7 @@ package struct SourceStore {
                     }
                 }
                 return (before, try named(name))
-            }
+            } }
         } catch {
             throw Self.cacheError(error)
         }
@@ -198,7 +198,7 @@ package struct SourceStore {
     @discardableResult
     package func remove(_ name: String) throws(CacheError) -> Belongings {
         do {
-            return try db.inTransaction {
+            return try SearchIndex(db: db).mendingDamagedPages { try db.inTransaction {
                 let gone = try counted(name)
                 try RecordView.drop(db, source: name)
                 // Its documents leave the index first: a damaged index that cannot let them go
@@ -212,7 +212,7 @@ package struct SourceStore {
                 try db.run("DELETE FROM sources WHERE name = ?", [.text(name)])
                 if db.changes == 0 { throw CacheError.noSuchSource(name) }
                 return gone
-            }
+            } }
         } catch {
             throw Self.cacheError(error)
         }
