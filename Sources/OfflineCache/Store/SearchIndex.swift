@@ -93,8 +93,8 @@ package struct SearchIndex {
 
     /// `cache reindex`: each source's documents made again from its rows, and FTS5's shared
     /// index rebuilt when every source is asked for or it is damaged (at `path`). An index that
-    /// cannot be rebuilt or written is made again whole: true then, every source with search on
-    /// indexed anew.
+    /// cannot be rebuilt or written is made again whole, every source with search on indexed
+    /// anew; the answer says which was done.
     package func reindex(_ sources: [Source], everySource: Bool, path: String) throws -> Mend {
         if everySource || Self.structureProblem(path: path) != nil {
             let mend = try rebuildStructure()
@@ -167,7 +167,7 @@ package struct SearchIndex {
     /// Takes out the entries `strays` counts, and rebuilds FTS5's own index from the text it
     /// holds, mending a damaged one (`cache reindex` of every source). Where FTS5 cannot do that
     /// (its config row damaged, a shadow table gone, its text itself unreadable), the index is
-    /// made again whole (`remake`): true then, when every source has been indexed anew.
+    /// made again whole (`remakeWhole`); the answer says which was done.
     @discardableResult
     package func rebuildStructure() throws -> Mend {
         do {
