@@ -336,6 +336,21 @@ private func isoDate(_ text: String) -> Date? {
         #expect(synced.status == 0, "\(synced.stderr)")
     }
 
+    /// Two field names that differ only in their bytes are two fields to `diff` and `log`.
+    @Test func lookAlikeFieldNamesAreTwoFieldsInTheChangeLog() throws {
+        let box = try Sandbox()
+        let file = box.folder + "/fields.json"
+        try Data("[{\"id\": 1, \"\(Self.composed)\": \"a\", \"\(Self.decomposed)\": \"b\"}]".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(box.cacheInProcess(["sources", "add", "fields", "--kind", "json", "--key", "id", "--url", "file://" + file]).status == 0)
+        #expect(box.cacheInProcess(["sync", "fields"]).status == 0)
+        try Data("[{\"id\": 1, \"\(Self.composed)\": \"a\", \"\(Self.decomposed)\": \"changed\"}]".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(box.cacheInProcess(["sync", "fields"]).status == 0)
+        let versions = try box.cacheInProcess(["log", "fields", "1", "--json"]).jsonArray()
+        let fields = ((versions.first?["fields"] as? [[String: Any]]) ?? []).compactMap { $0["field"] as? String }
+        #expect(fields.map { Array($0.utf8) } == [Array(Self.decomposed.utf8)], "\(versions)")
+        #expect(box.cacheInProcess(["diff", "fields"]).stdout.contains("\"b\" → \"changed\""))
+    }
+
     @Test(arguments: [["--next", "$.a[0]"], ["--next", "$.a["], ["--next", "$.a[-1]"], ["--rows", "$.data[0]"],
                       ["--has-more", "$.meta[0].more"], ["--key", "ids[0]"]])
     func aPathThatIndexesAnArrayIsRefused(_ option: [String]) throws {

@@ -121,7 +121,7 @@ enum RecordDecoder {
         let page: Int
         var records = RecordArena()
         var fields: [String] = []
-        var fieldSet: Set<String> = []
+        var fieldSet: Set<ExactText> = []
         var nested = NestedShapes()
         /// Nested shapes already walked, by field (see `ShapeSkeleton`), and a buffer for the next.
         var walkedShapes: Set<[UInt8]> = []
@@ -244,7 +244,7 @@ enum RecordDecoder {
             // Records of one API mostly have the same fields: checked once per shape.
             if !Self.sameScalars(entries, scratch, lastScalars) {
                 let scalars = entries.filter { $0.kind != .container && $0.kind != .null }.map { Canonical.name($0, scratch) }
-                for name in scalars where fieldSet.insert(name).inserted { fields.append(name) }
+                for name in scalars where fieldSet.insert(ExactText(name)).inserted { fields.append(name) }
                 lastScalars = scalars
             }
             // Nested objects and lists, for the columns and child views they make.
@@ -274,7 +274,7 @@ enum RecordDecoder {
             }
             let key = JSONNode.recordKey(parts)
             if case .object(let keys, let values) = record {
-                for (name, value) in zip(keys, values) where value.isScalar && fieldSet.insert(name).inserted { fields.append(name) }
+                for (name, value) in zip(keys, values) where value.isScalar && fieldSet.insert(ExactText(name)).inserted { fields.append(name) }
                 for (name, value) in zip(keys, values) { nested.visit(name, value) }
             }
             positions.append(index)

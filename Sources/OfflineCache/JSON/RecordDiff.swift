@@ -11,14 +11,15 @@ package enum RecordDiff {
     }
 
     package static func changes(before: String, after: String) -> [FieldChange] {
+        // Field names by their bytes (ExactText), as the record keeps them apart.
         let old = fields(before), new = fields(after)
-        var names = old.map(\.0)
+        var names = old.map { ExactText($0.0) }
         var named = Set(names)
-        for (name, _) in new where named.insert(name).inserted { names.append(name) }
-        let oldValues = Dictionary(old, uniquingKeysWith: { first, _ in first })
-        let newValues = Dictionary(new, uniquingKeysWith: { first, _ in first })
+        for (name, _) in new where named.insert(ExactText(name)).inserted { names.append(ExactText(name)) }
+        let oldValues = Dictionary(old.map { (ExactText($0.0), $0.1) }, uniquingKeysWith: { first, _ in first })
+        let newValues = Dictionary(new.map { (ExactText($0.0), $0.1) }, uniquingKeysWith: { first, _ in first })
         return names.compactMap { name in
-            oldValues[name] == newValues[name] ? nil : FieldChange(field: name, before: oldValues[name], after: newValues[name])
+            oldValues[name] == newValues[name] ? nil : FieldChange(field: name.text, before: oldValues[name], after: newValues[name])
         }
     }
 

@@ -65,7 +65,7 @@ package struct RecordSet: Sendable, Equatable {
     package private(set) var nested = NestedShapes()
     /// Each page's first record and its records' indexes in the response, for messages.
     private var pages: [(first: Int, positions: [Int])] = []
-    private var fieldSet: Set<String> = []
+    private var fieldSet: Set<ExactText> = []
     /// Records that came more than once, the same each time (a page overlapping the one before,
     /// a repeated row): each is cached once, and the sync says how many were.
     package private(set) var repeats = 0
@@ -85,7 +85,7 @@ package struct RecordSet: Sendable, Equatable {
         pages.append((records.count, page.positions))
         records.append(page.records)
         repeats += page.repeats
-        for field in page.fields where fieldSet.insert(field).inserted { fields.append(field) }
+        for field in page.fields where fieldSet.insert(ExactText(field)).inserted { fields.append(field) }
         nested.merge(page.nested)
     }
 
