@@ -79,7 +79,7 @@ extension CacheReader {
                 """, [.text(source.name), .text(Self.quotingWords(query)), .int(Int64(limit))]) {
                 SearchHit(document: $0.text(0) ?? "", snippet: $0.text(1) ?? "", rank: $0.double(2))
             }
-        } catch let error as DatabaseError where SearchIndex.isDamage(error) {
+        } catch let error as DatabaseError where error.primaryCode == SQLITE_ERROR || error.primaryCode == SQLITE_CORRUPT {
             // A statement of our own that SQLite refuses is a query of the user's it cannot parse,
             // unless the index refuses a query anyone can read: then the index is damaged.
             let damaged = error.primaryCode != SQLITE_ERROR

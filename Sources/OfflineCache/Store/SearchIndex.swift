@@ -20,11 +20,14 @@ package struct SearchIndex {
     package static let definition = "CREATE VIRTUAL TABLE search_index USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')"
 
     /// Whether an error from the index is its damage (a broken page, a config FTS5 refuses, a
-    /// shadow table gone), as opposed to the file or the machine failing: those fail the sync.
+    /// shadow table gone, a definition it cannot load), as opposed to the file or the machine
+    /// failing, or a statement of ours being wrong: those fail the sync, as any other would.
     package static func isDamage(_ error: Error) -> Bool {
         guard let error = error as? DatabaseError else { return false }
-        return ![SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_INTERRUPT,
-                 SQLITE_SCHEMA].contains(error.primaryCode)
+        if error.primaryCode == SQLITE_CORRUPT { return true }
+        guard error.primaryCode == SQLITE_ERROR else { return false }
+        let message = error.message.lowercased()
+        return ["fts5", "search_index", "vtable", "tokenizer", "malformed"].contains { message.contains($0) }
     }
 
     /// Runs `body`, a change to the index inside the caller's transaction (a sync's, a
