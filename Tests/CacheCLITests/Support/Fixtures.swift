@@ -44,6 +44,21 @@ func changedAccount(_ account: [String: Any]) throws -> [String: Any] {
     return changed
 }
 
+/// Whether the `nobody` user can run a copy of the binary through setpriv (root, setpriv, and
+/// a copy it may execute): the permission tests need it, and are skipped, as skipped, without.
+let nobodyRunsTheBinary: Bool = {
+    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-nobody-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)) != nil,
+          (try? FileManager.default.copyItem(atPath: Paths.cacheBinary, toPath: folder + "/cache")) != nil else { return false }
+    chmod(folder, 0o755)
+    chmod(folder + "/cache", 0o755)
+    let run = try? RunningProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", folder + "/cache", "--version"],
+                                  environment: [:]).wait().0
+    return run?.status == 0
+}()
+
 /// The running processes whose command line or environment names `text` (a sandbox's database
 /// path, say): how a test sees a background refresh that has started and not yet ended.
 func processesMentioning(_ text: String) -> [Int32] {
