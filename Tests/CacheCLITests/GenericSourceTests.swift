@@ -339,10 +339,7 @@ private func isoDate(_ text: String) -> Date? {
     /// Two field names that differ only in their bytes are two fields to `diff` and `log`.
     @Test func lookAlikeFieldNamesAreTwoFieldsInTheChangeLog() throws {
         let box = try Sandbox()
-        let file = box.folder + "/fields.json"
-        try Data("[{\"id\": 1, \"\(Self.composed)\": \"a\", \"\(Self.decomposed)\": \"b\"}]".utf8).write(to: URL(fileURLWithPath: file))
-        #expect(box.cacheInProcess(["sources", "add", "fields", "--kind", "json", "--key", "id", "--url", "file://" + file]).status == 0)
-        #expect(box.cacheInProcess(["sync", "fields"]).status == 0)
+        let file = try box.syncedFileSource("fields", "[{\"id\": 1, \"\(Self.composed)\": \"a\", \"\(Self.decomposed)\": \"b\"}]")
         try Data("[{\"id\": 1, \"\(Self.composed)\": \"a\", \"\(Self.decomposed)\": \"changed\"}]".utf8).write(to: URL(fileURLWithPath: file))
         #expect(box.cacheInProcess(["sync", "fields"]).status == 0)
         let versions = try box.cacheInProcess(["log", "fields", "1", "--json"]).jsonArray()

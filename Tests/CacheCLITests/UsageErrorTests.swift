@@ -106,10 +106,7 @@ private func FileManagerExists(_ path: String) -> Bool {
 @Suite struct EchoedTextTests {
     @Test func messagesEscapeWhatTheyEcho() throws {
         let box = try Sandbox()
-        let file = box.folder + "/items.json"
-        try Data("[{\"id\": 1, \"na\u{202E}me\": \"x\"}]".utf8).write(to: URL(fileURLWithPath: file))
-        #expect(box.cacheInProcess(["sources", "add", "items", "--kind", "json", "--key", "id", "--url", "file://" + file]).status == 0)
-        #expect(box.cacheInProcess(["sync", "items"]).status == 0)
+        try box.syncedFileSource("items", "[{\"id\": 1, \"na\u{202E}me\": \"x\"}]")
         let hostile: [[String]] = [
             ["sources", "add", "bad\u{1B}[31mname", "--kind", "jokes", "--url", "http://127.0.0.1:9/"],
             ["list", "items", "--as-of", "\u{1B}[2J"],

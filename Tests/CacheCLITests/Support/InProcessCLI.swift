@@ -1,3 +1,5 @@
+import Foundation
+import Testing
 @testable import CacheCLI
 
 extension Sandbox {
@@ -11,5 +13,17 @@ extension Sandbox {
         let status = CLI.run(arguments: arguments, environment: ["CACHE_DB": database].merging(environment) { $1 }, console: console)
         console.flush()
         return RunResult(status: status, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// A json source `name` reading `body` from a file of the sandbox (a `file:` URL), keyed by
+    /// `id`, added and synced in-process; the file's path, to write the next version into.
+    @discardableResult
+    func syncedFileSource(_ name: String, _ body: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let file = folder + "/\(name).json"
+        try Data(body.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(cacheInProcess(["sources", "add", name, "--kind", "json", "--key", "id", "--url", "file://" + file]).status == 0,
+                sourceLocation: sourceLocation)
+        #expect(cacheInProcess(["sync", name]).status == 0, sourceLocation: sourceLocation)
+        return file
     }
 }
