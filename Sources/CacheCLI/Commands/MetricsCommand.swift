@@ -79,7 +79,7 @@ enum MetricsCommand {
         gauge("stale_rows", "Cached rows upstream has not confirmed within the source's TTL.") { Double($0.status.staleRows) }
         gauge("stale", "1 when the source's last success is older than its TTL, or it never succeeded.") { $0.status.stale ? 1 : 0 }
         gauge("held", "1 while the removal guard holds the source's syncs ('cache sync NAME --accept-removals' applies the held one).") {
-            $0.status.lastOutcome == "held" ? 1 : 0
+            $0.status.isHeld ? 1 : 0
         }
         gauge("search_index_damaged", "1 when a sync could not update the source's search index ('cache reindex' mends it).") {
             $0.status.indexDamagedAt == nil ? 0 : 1

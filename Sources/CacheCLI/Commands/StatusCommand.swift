@@ -109,7 +109,7 @@ enum StatusCommand {
             let limit = status.source.alertAfterSeconds ?? maxAge
             // To the millisecond, not the whole seconds `status` shows.
             let age = status.lastSuccessAt.flatMap(Timestamp.parse).map { Date().timeIntervalSince($0) }
-            return (status, limit, status.lastOutcome != "held" && (age.map { $0 <= Double(limit) } ?? false))
+            return (status, limit, !status.isHeld && (age.map { $0 <= Double(limit) } ?? false))
         }
         let late = verdicts.filter { !$0.ok }
         if json {
@@ -119,7 +119,7 @@ enum StatusCommand {
                     ("max_age_s", .int(verdict.limit)), ("last_success_at", .optional(verdict.status.lastSuccessAt)),
                     ("last_success_age_s", .optional(verdict.status.ageSeconds)),
                     ("last_error", .optional(verdict.status.lastError)),
-                    ("held", .bool(verdict.status.lastOutcome == "held")),
+                    ("held", .bool(verdict.status.isHeld)),
                 ])
             }))
         } else if late.isEmpty {
@@ -127,7 +127,7 @@ enum StatusCommand {
         } else {
             for verdict in late {
                 let name = verdict.status.source.name, limit = DurationText.format(verdict.limit)
-                if verdict.status.lastOutcome == "held" {
+                if verdict.status.isHeld {
                     let since = verdict.status.lastSuccessAt.map { " (its last success \(InspectCommands.when($0)))" } ?? ""
                     console.out("\(name): held by the removal guard\(since): \(TerminalSafe.escapeControl(verdict.status.lastError ?? "held"))\n")
                 } else if let since = verdict.status.lastSuccessAt, let age = verdict.status.ageSeconds {

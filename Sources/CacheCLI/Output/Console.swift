@@ -71,7 +71,9 @@ final class Console {
     /// A line on stderr, after flushing stdout so the two interleave in order. A message may
     /// echo anything it was given (a source name, an option's value, a query, an upstream field
     /// name), so its controls and bidirectional overrides are shown as escapes, never obeyed;
-    /// its own line breaks stay. (Terminal control goes through `errRaw`.)
+    /// its own line breaks stay. (Terminal control goes through `errRaw`. A message that echoes
+    /// text which may itself hold a line break, such as upstream's, escapes that text first, so
+    /// it stays one line.)
     func err(_ line: String) {
         flush()
         let lines = line.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalSafe.escapeControl(String($0)) }

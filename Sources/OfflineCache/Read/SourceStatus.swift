@@ -23,4 +23,7 @@ public struct SourceStatus: Sendable {
     /// cached and current, its search results out of step until `cache reindex`.
     public var indexDamagedAt: String?
     public var indexDamage: String?
+
+    /// The removal guard held the last sync: it waits for a person (`--accept-removals`).
+    public var isHeld: Bool { lastOutcome == "held" }
 }
