@@ -380,6 +380,6 @@ import Testing
             guard let bytes = FileManager.default.contents(atPath: box.database + suffix) else { continue }
             #expect(bytes.range(of: Data(canary.utf8)) == nil, "the token is in cache.sqlite3\(suffix)")
         }
-        #expect(try rows(box.database, "SELECT token_env FROM sources").first?["token_env"] == "BANK_TOKEN")
+        #expect(try rows(box.database, "SELECT settings ->> '$.\"token-env\"' AS token_env FROM sources").first?["token_env"] == "BANK_TOKEN")
     }
 }

@@ -38,7 +38,7 @@ import Testing
         let file = box.folder + "/jokes.json"
         try Data(#"[{"id": 1, "type": "general", "setup": "Why?", "punchline": "Because."}]"#.utf8).write(to: URL(fileURLWithPath: file))
         #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", "file://" + file).status == 0)
-        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET max_bytes = 9223372036854775807"])
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET settings = json_set(settings, '$.\"max-bytes\"', '9223372036854775807')"])
         let synced = try await box.cache("sync", "jokes")
         #expect(synced.status == 0, "\(synced.stderr)")
         #expect(try rows(box.database, "SELECT count(*) AS n FROM jokes").first?["n"] == "1")
@@ -51,13 +51,13 @@ import Testing
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try await bank(upstream, box, ["--max-bytes", "17179869184"])
-        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET max_bytes = 1000000000000"])
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET settings = json_set(settings, '$.\"max-bytes\"', '1000000000000')"])
         try upstream.control(["fault": "announce", "announce": 107_374_182_400])
         let refused = try await box.cache("sync", "bank")
         #expect(refused.status == 65, "\(refused.status): \(refused.stderr)")
         #expect(refused.stderr.contains("body larger than the 17179869184-byte cap"), "\(refused.stderr)")
 
-        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET max_bytes = 17179869184"])
+        _ = try await box.run("/usr/bin/env", ["sqlite3", box.database, "UPDATE sources SET settings = json_set(settings, '$.\"max-bytes\"', '17179869184')"])
         try upstream.control(["fault": "announce", "announce": 16_106_127_360])
         // Under a 4 GiB address-space limit, as on a smaller machine: reserving the 15 GiB
         // announced would fail there and crash the sync.
@@ -473,7 +473,7 @@ import Testing
         let box = try Sandbox()
         try await bank(upstream, box, ["--header", "X-Good: yes"])
         _ = try await box.run("/usr/bin/env", ["sqlite3", box.database,
-            "UPDATE sources SET headers = json_array('X-Good: yes', 'X-Bad: a' || char(13) || 'Injected: 1')"])
+            "UPDATE sources SET settings = json_set(settings, '$.header', json_array('X-Good: yes', 'X-Bad: a' || char(13) || 'Injected: 1'))"])
         let listed = try await box.cache("sources", "list")
         #expect(listed.status == 0)
         #expect(listed.stderr.contains("bank: stored header 'X-Bad' is not valid (a control character?) and not sent"), "\(listed.stderr)")

@@ -6,42 +6,17 @@ import Testing
 /// without `@testable`), the same checks as the command line, and a preview that reads what a
 /// screen shows.
 @Suite(.gated) struct LibraryTests {
-    /// The command-line options a `SourceSettings` stands for.
+    /// The command-line options a `SourceSettings` stands for: each option's flag, from the
+    /// library's own declarations.
     static func options(_ settings: SourceSettings) -> [String] {
-        var arguments: [String] = []
-        func add(_ option: String, _ value: String?) { if let value { arguments += [option, value] } }
-        add("--url", settings.url)
-        add("--ttl", settings.ttl)
-        add("--mode", settings.mode)
-        if let headers = settings.headers {
-            arguments += headers.isEmpty ? ["--no-headers"] : headers.flatMap { ["--header", $0] }
+        SourceOption.all.flatMap { option -> [String] in
+            switch settings[option] {
+            case .text(let text)?: [option.flag, text]
+            case .list(let texts)?: texts.flatMap { [option.flag, $0] }
+            case .on?: [option.flag]
+            case nil: []
+            }
         }
-        add("--token-env", settings.tokenEnv)
-        if settings.noToken { arguments.append("--no-token") }
-        add("--oauth-token-url", settings.oauthTokenURL)
-        add("--client-id-env", settings.clientIDEnv)
-        add("--client-secret-env", settings.clientSecretEnv)
-        add("--scope", settings.scope)
-        if settings.noOAuth { arguments.append("--no-oauth") }
-        add("--max-bytes", settings.maxBytes)
-        add("--ca-cert", settings.caCert)
-        if settings.noCACert { arguments.append("--no-ca-cert") }
-        add("--max-delete", settings.maxDelete)
-        add("--alert-after", settings.alertAfter)
-        add("--rows", settings.rows)
-        add("--key", settings.key)
-        add("--next", settings.next)
-        add("--next-param", settings.nextParam)
-        add("--first-page", settings.firstPage)
-        add("--has-more", settings.hasMore)
-        add("--max-pages", settings.maxPages)
-        add("--since-param", settings.sinceParam)
-        add("--cursor-field", settings.cursorField)
-        add("--lag", settings.lag)
-        add("--full-every", settings.fullEvery)
-        if settings.noIncremental { arguments.append("--no-incremental") }
-        add("--delimiter", settings.delimiter)
-        return arguments
     }
 
     /// What the command line says first (after `cache: `), as the library's message reads.
@@ -67,50 +42,50 @@ import Testing
     @Test(arguments: [
         ("bad name!", "jokes", SourceSettings()),
         ("a/b", "jokes", SourceSettings()),
-        ("ok", "jokes", SourceSettings(url: "not a url")),
-        ("ok", "jokes", SourceSettings(url: "http://user:secret@127.0.0.1:9/j")),
-        ("ok", "jokes", SourceSettings(url: "http:///j")),
-        ("ok", "jokes", SourceSettings(url: "http://127.0.0.1:99999/j")),
-        ("ok", "jokes", SourceSettings(url: "http://127.0.0.1:99999999999999999999/j")),
-        ("ok", "jokes", SourceSettings(url: "ftp://127.0.0.1/j")),
-        ("ok", "jokes", SourceSettings(ttl: "0")),
-        ("ok", "jokes", SourceSettings(ttl: "1h30")),
-        ("ok", "jokes", SourceSettings(mode: "sometimes")),
-        ("ok", "jokes", SourceSettings(headers: ["no colon"])),
-        ("ok", "jokes", SourceSettings(headers: ["X-Id: a\u{1}b"])),
-        ("ok", "jokes", SourceSettings(tokenEnv: "NOT-A-NAME")),
-        ("ok", "jokes", SourceSettings(maxBytes: "0")),
-        ("ok", "jokes", SourceSettings(maxBytes: "99999999999999999999")),
-        ("ok", "jokes", SourceSettings(caCert: "/nonexistent/ca.pem")),
-        ("ok", "jokes", SourceSettings(maxDelete: "150%")),
-        ("ok", "jokes", SourceSettings(alertAfter: "soon")),
-        ("ok", "jokes", SourceSettings(key: "id")),
-        ("ok", "account", SourceSettings(delimiter: ";")),
+        ("ok", "jokes", [.url: "not a url"]),
+        ("ok", "jokes", [.url: "http://user:secret@127.0.0.1:9/j"]),
+        ("ok", "jokes", [.url: "http:///j"]),
+        ("ok", "jokes", [.url: "http://127.0.0.1:99999/j"]),
+        ("ok", "jokes", [.url: "http://127.0.0.1:99999999999999999999/j"]),
+        ("ok", "jokes", [.url: "ftp://127.0.0.1/j"]),
+        ("ok", "jokes", [.ttl: "0"]),
+        ("ok", "jokes", [.ttl: "1h30"]),
+        ("ok", "jokes", [.mode: "sometimes"]),
+        ("ok", "jokes", [.header: ["no colon"]]),
+        ("ok", "jokes", [.header: ["X-Id: a\u{1}b"]]),
+        ("ok", "jokes", [.tokenEnv: "NOT-A-NAME"]),
+        ("ok", "jokes", [.maxBytes: "0"]),
+        ("ok", "jokes", [.maxBytes: "99999999999999999999"]),
+        ("ok", "jokes", [.caCert: "/nonexistent/ca.pem"]),
+        ("ok", "jokes", [.maxDelete: "150%"]),
+        ("ok", "jokes", [.alertAfter: "soon"]),
+        ("ok", "jokes", [.key: "id"]),
+        ("ok", "account", [.delimiter: ";"]),
         ("ok", "json", SourceSettings()),
-        ("ok", "json", SourceSettings(rows: "results", key: "id")),
-        ("ok", "json", SourceSettings(key: "a,,b")),
-        ("ok", "json", SourceSettings(key: "id", next: "next")),
-        ("ok", "json", SourceSettings(key: "id", next: "link", nextParam: "cursor")),
-        ("ok", "json", SourceSettings(key: "id", maxPages: "0")),
-        ("ok", "json", SourceSettings(key: "id", delimiter: ";")),
-        ("ok", "csv", SourceSettings(key: "id", delimiter: "\"")),
-        ("ok", "json", SourceSettings(key: "id", next: "page", nextParam: "p", firstPage: "-1")),
-        ("ok", "json", SourceSettings(key: "id", next: "last-key", nextParam: "after")),
-        ("ok", "json", SourceSettings(key: "id", sinceParam: "since")),
-        ("ok", "jokes", SourceSettings(oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID")),
-        ("ok", "jokes", SourceSettings(tokenEnv: "T", oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID", clientSecretEnv: "S")),
+        ("ok", "json", [.rows: "results", .key: "id"]),
+        ("ok", "json", [.key: "a,,b"]),
+        ("ok", "json", [.key: "id", .next: "next"]),
+        ("ok", "json", [.key: "id", .next: "link", .nextParam: "cursor"]),
+        ("ok", "json", [.key: "id", .maxPages: "0"]),
+        ("ok", "json", [.key: "id", .delimiter: ";"]),
+        ("ok", "csv", [.key: "id", .delimiter: "\""]),
+        ("ok", "json", [.key: "id", .next: "page", .nextParam: "p", .firstPage: "-1"]),
+        ("ok", "json", [.key: "id", .next: "last-key", .nextParam: "after"]),
+        ("ok", "json", [.key: "id", .sinceParam: "since"]),
+        ("ok", "jokes", [.oauthTokenURL: "http://127.0.0.1:9/token", .clientIDEnv: "ID"]),
+        ("ok", "jokes", [.tokenEnv: "T", .oauthTokenURL: "http://127.0.0.1:9/token", .clientIDEnv: "ID", .clientSecretEnv: "S"]),
         // Accepted by both, and stored alike.
-        ("ok", "json", SourceSettings(ttl: "1h", headers: ["Accept: application/json"], key: "id", next: "link", maxPages: "5")),
-        ("ok", "csv", SourceSettings(key: "id,day", delimiter: "tab")),
-        ("ok", "account", SourceSettings(mode: "merge", tokenEnv: "BANK_TOKEN", maxBytes: "1000", maxDelete: "20%", alertAfter: "2h")),
-        ("ok", "json", SourceSettings(key: "id", next: "last-key", nextParam: "after", hasMore: "$.has_more", sinceParam: "since",
-                                      cursorField: "updated_at", lag: "5m", fullEvery: "12h")),
-        ("ok", "jokes", SourceSettings(oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID", clientSecretEnv: "S", scope: "read")),
+        ("ok", "json", [.ttl: "1h", .header: ["Accept: application/json"], .key: "id", .next: "link", .maxPages: "5"]),
+        ("ok", "csv", [.key: "id,day", .delimiter: "tab"]),
+        ("ok", "account", [.mode: "merge", .tokenEnv: "BANK_TOKEN", .maxBytes: "1000", .maxDelete: "20%", .alertAfter: "2h"]),
+        ("ok", "json", [.key: "id", .next: "last-key", .nextParam: "after", .hasMore: "$.has_more", .sinceParam: "since", .cursorField: "updated_at", .lag: "5m", .fullEvery: "12h"]),
+        ("ok", "jokes", [.oauthTokenURL: "http://127.0.0.1:9/token", .clientIDEnv: "ID", .clientSecretEnv: "S", .scope: "read"]),
     ] as [(String, String, SourceSettings)])
     func addingChecksAsTheCommandLineDoes(_ name: String, _ kind: String, _ settings: SourceSettings) async throws {
-        let url = settings.url ?? Self.url
+        var url = Self.url
+        if case .text(let text)? = settings[.url] { url = text }
         var rest = settings
-        rest.url = nil
+        rest[.url] = nil
         let command = try Sandbox()
         let said = command.cacheInProcess(["sources", "add", name, "--kind", kind, "--url", url] + Self.options(rest))
         let app = try Sandbox()
@@ -130,18 +105,18 @@ import Testing
     /// `Cache.setSource` checks and changes as `cache sources set` does.
     @Test(arguments: [
         ("j", SourceSettings()),
-        ("j", SourceSettings(rows: "$.x")),
-        ("j", SourceSettings(ttl: "0")),
-        ("items", SourceSettings(key: "a,,b")),
-        ("items", SourceSettings(delimiter: ";")),
-        ("nosuch", SourceSettings(ttl: "1h")),
-        ("j", SourceSettings(ttl: "30m", headers: ["X-Team: app"], tokenEnv: "JOKES_TOKEN", maxDelete: "5")),
-        ("j", SourceSettings(headers: [], noToken: true)),
-        ("items", SourceSettings(url: "http://127.0.0.1:9/other", rows: "$.data", key: "id,kind", next: "$.next", nextParam: "after")),
-        ("items", SourceSettings(next: "offset")),
-        ("items", SourceSettings(sinceParam: "since", cursorField: "updated_at", lag: "0")),
-        ("j", SourceSettings(noToken: true, oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID", clientSecretEnv: "S")),
-        ("j", SourceSettings(oauthTokenURL: "http://127.0.0.1:9/token", clientIDEnv: "ID", clientSecretEnv: "S")),
+        ("j", [.rows: "$.x"]),
+        ("j", [.ttl: "0"]),
+        ("items", [.key: "a,,b"]),
+        ("items", [.delimiter: ";"]),
+        ("nosuch", [.ttl: "1h"]),
+        ("j", [.ttl: "30m", .header: ["X-Team: app"], .tokenEnv: "JOKES_TOKEN", .maxDelete: "5"]),
+        ("j", [.noHeaders: true, .noToken: true]),
+        ("items", [.url: "http://127.0.0.1:9/other", .rows: "$.data", .key: "id,kind", .next: "$.next", .nextParam: "after"]),
+        ("items", [.next: "offset"]),
+        ("items", [.sinceParam: "since", .cursorField: "updated_at", .lag: "0"]),
+        ("j", [.noToken: true, .oauthTokenURL: "http://127.0.0.1:9/token", .clientIDEnv: "ID", .clientSecretEnv: "S"]),
+        ("j", [.oauthTokenURL: "http://127.0.0.1:9/token", .clientIDEnv: "ID", .clientSecretEnv: "S"]),
     ] as [(String, SourceSettings)])
     func settingChecksAsTheCommandLineDoes(_ name: String, _ settings: SourceSettings) async throws {
         let command = try Sandbox(), app = try Sandbox()
@@ -169,7 +144,7 @@ import Testing
         let file = box.folder + "/items.json"
         try Data(#"[{"id": 1, "name": "item 1", "price": 1.5}]"#.utf8).write(to: URL(fileURLWithPath: file))
         let cache = try Cache(path: box.database)
-        try cache.addSource(name: "items", kind: .json, url: "file://" + file, SourceSettings(key: "id"))
+        try cache.addSource(name: "items", kind: .json, url: "file://" + file, [.key: "id"])
         #expect(try cache.sync("items").outcome == .updated)
         // 199,999 more records as a sync would store them, written by SQLite itself (a sync of
         // 200,000 takes seconds in a debug build, and the preview is what this test measures).

@@ -45,7 +45,7 @@ import Testing
         for kind in SourceKind.allCases {
             #expect(RowStorage.allCases.contains(kind.storage))
             // A kind that keeps records takes a key: its records are found by it.
-            #expect(kind.keepsRecords == kind.layoutOptions.contains("--key"), "\(kind)")
+            #expect(kind.keepsRecords == kind.options.contains(.key), "\(kind)")
         }
         let views = RowStorage.allCases.flatMap(\.views).map(\.name)
         #expect(Set(views).count == views.count)

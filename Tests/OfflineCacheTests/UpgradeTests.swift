@@ -68,7 +68,19 @@ import Testing
         let totals = try db.query("SELECT outcome || '=' || runs FROM run_totals WHERE source = 'bank' ORDER BY outcome") { $0.text(0) ?? "" }
         let counted = try db.query("SELECT outcome || '=' || count(*) FROM sync_runs WHERE source = 'bank' GROUP BY outcome ORDER BY outcome") { $0.text(0) ?? "" }
         #expect(totals == counted && totals.contains { $0.hasPrefix("held=") }, "\(totals) \(counted)")
-        for (name, rows) in before {
+        // Migration 21 moves each source's settings into one document beside the columns SQL
+        // reads; the sources read back as they were.
+        #expect(after["columns sources"] == ["name", "kind", "url", "mode", "ttl_s", "created_at"])
+        #expect(try db.query("SELECT name FROM pragma_table_info('sources')") { $0.text(0) ?? "" }
+                == ["name", "kind", "url", "mode", "ttl_s", "search", "created_at", "settings"])
+        let sources = Dictionary(uniqueKeysWithValues: try SourceStore(database).all().map { ($0.name, $0) })
+        #expect(sources.keys.sorted() == ["Jokes", "bank", "down", "items", "jokes"])
+        #expect(sources["bank"]?.maxDelete == .rows(2) && sources["bank"]?.mode == .replace && sources["bank"]?.ttlSeconds == 900)
+        #expect(sources["Jokes"]?.layout == RecordLayout(rows: JSONPath("$.results")!, key: [JSONPath("id")!], next: .body(JSONPath("$.next")!)))
+        #expect(sources["items"]?.layout == RecordLayout(key: [JSONPath("id")!], next: .link))
+        #expect(sources["jokes"]?.mode == .merge && sources["jokes"]?.layout == nil && sources["jokes"]?.headers == [])
+        #expect(try db.scalarText("SELECT settings FROM sources WHERE name = 'bank'") == #"{"max-delete":"2"}"#)
+        for (name, rows) in before where !["table sources", "columns sources"].contains(name) {
             // Migration 12's one change to a row: a held sync, once recorded as failed, is held.
             let expected = name == "table sync_runs" || name == "table sync_state"
                 ? rows.map { $0.contains("'held: would remove") ? $0.replacingOccurrences(of: "'failed'", with: "'held'") : $0 }.sorted()

@@ -11,23 +11,28 @@ enum SourcesCommand {
     }
 
     /// Changes a source in place and says what changed, setting by setting.
-    static func set(_ name: String, _ given: SourceSettings.Checked, _ context: Context) throws -> Int32 {
-        if let url = given.url, url.scheme?.lowercased() == "file", !FileManager.default.fileExists(atPath: url.path) {
+    static func set(_ name: String, _ given: SourceSettings, _ context: Context) throws -> Int32 {
+        if case .text(let text)? = given[.url], let url = URL(string: text), url.scheme?.lowercased() == "file",
+           !FileManager.default.fileExists(atPath: url.path) {
             context.console.err("cache: note: \(url.path) does not exist yet; the next sync will fail until it does.")
         }
         let store = try SourceStore(context.open(create: false))
-        if let refusal = given.refusal(for: try store.named(name)) {
-            throw UsageError(message: refusal.message, command: "sources set")
+        // Refused as a usage error before the change; checked again inside its transaction.
+        let current = try store.named(name)
+        do throws(SourceRules.Problem) {
+            _ = try given.changing(current)
+        } catch {
+            throw UsageError(message: error.message, command: "sources set")
         }
-        let (before, after) = try store.update(name) { given.apply(to: &$0) }
-        let old = settings(of: before), new = settings(of: after)
-        var changes = old.indices.compactMap { index in
-            old[index].1 == new[index].1 ? nil : "\(old[index].0) \(old[index].1) → \(new[index].1)"
+        let (before, after) = try store.update(name, by: given)
+        let shown = after.kind.options.compactMap(\.shown)
+        var changes = shown.compactMap { label, value in
+            value(before) == value(after) ? nil : TerminalSafe.escapeControl("\(label) \(value(before)) → \(value(after))")
         }
         // Headers are shown by name: the same names with other values are a change too.
-        if before.headers != after.headers, let names = new.first(where: { $0.0 == "headers" })?.1,
-           old.first(where: { $0.0 == "headers" })?.1 == names {
-            changes.append("headers \(names) (new values)")
+        if before.headers != after.headers, before.headers.map(\.name) == after.headers.map(\.name),
+           let headers = SourceOption.header.shown {
+            changes.append("\(headers.label) \(headers.value(after)) (new values)")
         }
         let console = context.console
         if changes.isEmpty {
@@ -35,39 +40,24 @@ enum SourcesCommand {
             return ExitCode.success
         }
         console.err("Changed source '\(name)': " + changes.joined(separator: ", ") + ".")
-        if before.url != after.url || before.layout?.rows != after.layout?.rows {
+        let changed = { (effect: SourceOption.Effects) in
+            after.kind.options.contains { $0.effects.contains(effect) && $0.text(before) != $0.text(after) }
+        }
+        if changed(.unconfirms) && !changed(.rekeys) {
             console.err("Its cached rows are kept but count as stale until 'cache sync \(name)' confirms them.")
-        } else if before.layout?.key != after.layout?.key {
+        } else if changed(.rekeys) {
             console.err("Its cached records are keyed anew from their own fields, and count as stale until 'cache sync \(name)' confirms them.")
         }
         return ExitCode.success
     }
 
-    /// Each setting as people read it, in a fixed order, for saying what `set` changed.
-    private static func settings(of source: Source) -> [(String, String)] {
-        [("url", TerminalSafe.escapeControl(source.displayURL)), ("ttl", DurationText.format(source.ttlSeconds)),
-         ("mode", source.mode.rawValue),
-         ("headers", source.headers.isEmpty ? "none" : source.headers.map(\.name).joined(separator: ", ")),
-         ("token", source.tokenEnv.map { "$\($0)" } ?? "none"),
-         ("oauth-token-url", source.oauth.map { TerminalSafe.escapeControl(Source.redacted($0.tokenURL)) } ?? "none"),
-         ("client-id-env", source.oauth.map { "$" + $0.clientIDEnv } ?? "none"),
-         ("client-secret-env", source.oauth.map { "$" + $0.clientSecretEnv } ?? "none"),
-         ("scope", source.oauth?.scope.map(TerminalSafe.escapeControl) ?? "none"),
-         ("max-bytes", source.maxBytes.map(String.init) ?? "default"),
-         ("ca-cert", source.caCert ?? "system"),
-         ("max-delete", (source.maxDelete ?? .default).description),
-         ("alert-after", source.alertAfterSeconds.map(DurationText.format) ?? "none"),
-         ("search", source.searchable ? "on" : "off"),
-         ("rows", source.layout?.rows.description ?? "-"), ("key", source.layout?.keyDescription ?? "-"),
-         ("next", source.layout?.next?.description ?? "none"), ("next-param", source.layout?.nextParam ?? "none"),
-         ("first-page", source.layout?.firstPage.map(String.init) ?? "-"), ("has-more", source.layout?.hasMore?.description ?? "-"),
-         ("max-pages", source.layout.map { String($0.maxPages) } ?? "-"),
-         ("since-param", source.layout?.incremental?.sinceParam ?? "none"),
-         ("cursor-field", source.layout?.incremental?.cursorField.dotted ?? "none"),
-         ("lag", source.layout?.incremental.map { $0.lagSeconds == 0 ? "0" : DurationText.format($0.lagSeconds) } ?? "-"),
-         ("full-every", source.layout?.incremental.map { DurationText.format($0.fullEverySeconds) } ?? "-"),
-         ("delimiter", source.kind.layoutOptions.contains("--delimiter")
-            ? RecordLayout.delimiterText(source.layout?.delimiter ?? UInt8(ascii: ",")) : "-")]
+    /// A listed setting with what a terminal would obey shown as text (an unsent header's name).
+    private static func escaped(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string(let text): .string(TerminalSafe.escapeControl(text))
+        case .array(let items): .array(items.map(escaped))
+        default: value
+        }
     }
 
     static func list(json: Bool, _ context: Context) throws -> Int32 {
@@ -79,35 +69,10 @@ enum SourcesCommand {
             let items: [JSONValue] = sources.map { source in
                 .object([
                     ("name", .string(source.name)), ("kind", .string(source.kind.rawValue)),
-                    ("url", .string(source.displayURL)), ("mode", .string(source.mode.rawValue)),
-                    ("ttl_s", .int(source.ttlSeconds)),
-                    ("headers", .array(source.headers.map { .string($0.name) })),
-                    ("unsent_headers", .array(source.unsentHeaders.map { .string(TerminalSafe.escapeControl($0)) })),
-                    ("token_env", .optional(source.tokenEnv)),
-                    ("oauth_token_url", .optional(source.oauth.map { Source.redacted($0.tokenURL) })),
-                    ("client_id_env", .optional(source.oauth?.clientIDEnv)), ("client_secret_env", .optional(source.oauth?.clientSecretEnv)),
-                    ("scope", .optional(source.oauth?.scope)),
-                    ("max_bytes", .optional(source.maxBytes)),
-                    ("ca_cert", .optional(source.caCert)),
-                    ("max_delete", .string((source.maxDelete ?? .default).description)),
-                    ("alert_after_s", .optional(source.alertAfterSeconds)),
-                    ("search", .bool(source.searchable)),
-                ] + (source.layout.map { layout in
-                    // The layout's settings this kind takes, with the view they make.
-                    let settings: [(option: String, field: String, value: JSONValue)] = [
-                        ("--rows", "rows", .string(layout.rows.description)), ("--key", "key", .string(layout.keyDescription)),
-                        ("--next", "next", .optional(layout.next?.description)), ("--next-param", "next_param", .optional(layout.nextParam)),
-                        ("--first-page", "first_page", .optional(layout.firstPage)), ("--has-more", "has_more", .optional(layout.hasMore?.description)),
-                        ("--max-pages", "max_pages", .int(layout.maxPages)),
-                        ("--since-param", "since_param", .optional(layout.incremental?.sinceParam)),
-                        ("--cursor-field", "cursor_field", .optional(layout.incremental?.cursorField.dotted)),
-                        ("--lag", "lag_s", .optional(layout.incremental?.lagSeconds)),
-                        ("--full-every", "full_every_s", .optional(layout.incremental?.fullEverySeconds)),
-                        ("--delimiter", "delimiter", .string(RecordLayout.delimiterText(layout.delimiter ?? UInt8(ascii: ",")))),
-                    ]
-                    var fields: [(String, JSONValue)] = settings.filter { source.kind.layoutOptions.contains($0.option) }.map { ($0.field, $0.value) }
+                ] + source.kind.options.flatMap { $0.listed(source) }.map { ($0, escaped($1)) } + (source.layout.map { _ in
+                    var fields: [(String, JSONValue)] = []
                     // An incremental source's watermark and last full sync, beside its settings.
-                    if source.kind.layoutOptions.contains("--since-param") {
+                    if source.kind.options.contains(.sinceParam) {
                         let progress = database.flatMap { try? SourceStore($0).watermark(of: source.name) }
                         fields.append(("watermark", .optional(progress?.watermark)))
                         fields.append(("last_full_at", .optional(progress?.lastFullAt)))

@@ -54,8 +54,8 @@ enum Command: Equatable {
     case completion(shell: String)
     case manpage
     case sourcesAdd(Source)
-    /// Each setting nil leaves it as it is.
-    case sourcesSet(name: String, SourceSettings.Checked)
+    /// The options given; the others stay as they are.
+    case sourcesSet(name: String, SourceSettings)
     case sourcesList(json: Bool)
     case sourcesRemove(String, yes: Bool)
     case sync(Sync)

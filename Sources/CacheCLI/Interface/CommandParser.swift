@@ -128,21 +128,18 @@ enum CommandParser {
                 throw invalid(kindText, "--kind", kinds.dropLast().joined(separator: ", ") + " or " + kinds.last!, name)
             }
             do throws(SourceRules.Problem) {
-                return .sourcesAdd(try sourceSettings(args, clearing: false).newSource(name: sourceName, kind: kind))
+                return .sourcesAdd(try sourceSettings(args, changing: false).newSource(name: sourceName, kind: kind))
             } catch {
                 throw UsageError(message: error.message, command: name)
             }
 
         case "sources set":
             let sourceName = try sourceName(args, name)
-            let settings: SourceSettings.Checked
+            let settings = sourceSettings(args, changing: true)
             do throws(SourceRules.Problem) {
-                settings = try sourceSettings(args, clearing: true).checked()
+                try settings.checkedAlone()
             } catch {
                 throw UsageError(message: error.message, command: name)
-            }
-            if settings.changesNothing {
-                throw UsageError(message: SourceSettings.nothingToChange, command: name)
             }
             return .sourcesSet(name: sourceName, settings)
 
@@ -276,22 +273,13 @@ enum CommandParser {
 
     /// The settings `sources add` and `sources set` share, as given; the library checks them
     /// (`SourceSettings`), for the command line and apps alike.
-    /// `clearing`: the command takes `--no-headers`, `--no-token` and `--no-ca-cert` (`set`).
-    private static func sourceSettings(_ args: ArgumentScanner.Result, clearing: Bool) -> SourceSettings {
-        SourceSettings(url: args.value("--url"), ttl: args.value("--ttl"), mode: args.value("--mode"),
-                       headers: clearing && args.has("--no-headers") ? [] : args.has("--header") ? args.values("--header") : nil,
-                       tokenEnv: args.value("--token-env"), noToken: clearing && args.has("--no-token"), maxBytes: args.value("--max-bytes"),
-                       caCert: args.value("--ca-cert"), noCACert: clearing && args.has("--no-ca-cert"),
-                       oauthTokenURL: args.value("--oauth-token-url"), clientIDEnv: args.value("--client-id-env"),
-                       clientSecretEnv: args.value("--client-secret-env"), scope: args.value("--scope"),
-                       noOAuth: clearing && args.has("--no-oauth"), maxDelete: args.value("--max-delete"),
-                       alertAfter: args.value("--alert-after"), rows: args.value("--rows"), key: args.value("--key"),
-                       next: args.value("--next"), nextParam: args.value("--next-param"), firstPage: args.value("--first-page"),
-                       hasMore: args.value("--has-more"), maxPages: args.value("--max-pages"),
-                       sinceParam: args.value("--since-param"), cursorField: args.value("--cursor-field"),
-                       lag: args.value("--lag"), fullEvery: args.value("--full-every"),
-                       noIncremental: clearing && args.has("--no-incremental"),
-                       delimiter: args.value("--delimiter"), search: args.value("--search"))
+    /// `changing`: the command takes the switches that clear a setting (`set`).
+    private static func sourceSettings(_ args: ArgumentScanner.Result, changing: Bool) -> SourceSettings {
+        var settings = SourceSettings()
+        for option in SourceOption.all where (changing || option.clears.isEmpty) && args.has(option.flag) {
+            settings.given[option.name] = option.isSwitch ? [] : option.repeatable ? args.values(option.flag) : [args.value(option.flag)!]
+        }
+        return settings
     }
 
     private static func limit(_ args: ArgumentScanner.Result, _ command: String) throws(UsageError) -> Int? {

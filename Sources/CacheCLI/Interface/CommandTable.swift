@@ -14,70 +14,22 @@ enum CommandTable {
     static let versionOption = OptionSpec(name: "--version", short: "-V", help: "Show the version of cache, SQLite and libcurl.")
     static let helpOption = OptionSpec(name: "--help", short: "-h", help: "Show help information.")
 
-    static let durationHelp = SourceSettings.durationExamples
+    static let durationHelp = SourceOption.durationExamples
 
-    /// The options `sources add` and `sources set` share: what a source is.
+    /// The options `sources add` and `sources set` share, from the library's declarations of a
+    /// source's options (`SourceOption`); the switches that clear a setting are for `set` only.
     static func sourceOptions(adding: Bool) -> [OptionSpec] {
-        var options = [
-            OptionSpec(name: "--url", value: "url", help: "An http, https or file URL." +
-                       (adding ? "" : " A new URL keeps the rows but marks them stale, and drops the stored validators, until the next sync.")),
-            OptionSpec(name: "--ttl", value: "duration",
-                       help: "How long a row stays fresh after upstream confirms it: \(durationHelp)" + (adding ? " (default: 15m)." : ".")),
-            OptionSpec(name: "--mode", value: "mode",
-                       help: "replace (the response is the whole truth) or merge (a sample; never remove)." +
-                             (adding ? " Default: replace for account, merge for jokes." : ""),
-                       completion: .choices(["replace", "merge"])),
-            OptionSpec(name: "--header", value: "header", repeatable: true,
-                       help: "An extra request header, \"Name: value\", sent only to the URL's origin. Repeatable" +
-                             (adding ? "." : "; the headers given replace the stored ones.")),
-        ]
-        if !adding { options.append(OptionSpec(name: "--no-headers", help: "Send no extra headers.")) }
-        options += [
-            OptionSpec(name: "--token-env", value: "var", help: "Send $VAR as a bearer token at sync time; only the variable's name is stored."),
-        ]
-        if !adding { options.append(OptionSpec(name: "--no-token", help: "Send no bearer token.")) }
-        options += [
-            OptionSpec(name: "--oauth-token-url", value: "url",
-                       help: "OAuth2 client credentials: ask this token endpoint for the bearer token (with --client-id-env and --client-secret-env)."),
-            OptionSpec(name: "--client-id-env", value: "var", help: "OAuth2: the variable holding the client id; only its name is stored."),
-            OptionSpec(name: "--client-secret-env", value: "var", help: "OAuth2: the variable holding the client secret; only its name is stored."),
-            OptionSpec(name: "--scope", value: "scope", help: "OAuth2: the scope to ask for, if the endpoint wants one."),
-        ]
-        if !adding { options.append(OptionSpec(name: "--no-oauth", help: "Ask no token endpoint: drop the OAuth2 client.")) }
-        options += [
-            OptionSpec(name: "--max-bytes", value: "n", help: "Refuse bodies larger than this, decoded (default: 64 MiB)."),
-            OptionSpec(name: "--ca-cert", value: "file", help: "Trust the CAs in this PEM file instead of the system's (internal CAs).",
-                       completion: .file),
-        ]
-        if !adding { options.append(OptionSpec(name: "--no-ca-cert", help: "Trust the system's CAs again.")) }
-        options += [
-            OptionSpec(name: "--rows", value: "path", help: "json: where the records are: $ (the response), $.results, $.data.items (default: $)."),
-            OptionSpec(name: "--key", value: "fields", help: "json, csv: the field or fields (comma separated; for json, dot paths such as user.id) whose values identify a record."),
-            OptionSpec(name: "--next", value: "style",
-                       help: "json: how to find the next page: link (Link: <…>; rel=\"next\" headers), a path in the body such as $.next or $['@odata.nextLink'] (a URL, or a cursor with --next-param), header:NAME (a cursor in that response header), offset, page, or last-key (with --has-more)."),
-            OptionSpec(name: "--next-param", value: "name", help: "json: the query parameter the cursor, offset, page number or last key is sent as."),
-            OptionSpec(name: "--first-page", value: "n", help: "json, with --next page: the first page's number (default: 1)."),
-            OptionSpec(name: "--has-more", value: "path", help: "json, with --next last-key: the boolean that says more pages follow, such as $.has_more."),
-            OptionSpec(name: "--max-pages", value: "n", help: "json: fail the sync rather than read more pages than this (default: 100)."),
-            OptionSpec(name: "--since-param", value: "name", help: "json, incremental: send the watermark as this query parameter, such as updated_since (with --cursor-field)."),
-            OptionSpec(name: "--cursor-field", value: "field", help: "json, incremental: the field whose largest value is the watermark, such as updated_at."),
-            OptionSpec(name: "--lag", value: "duration", help: "json, incremental: ask from this long before the watermark (default: 0)."),
-            OptionSpec(name: "--full-every", value: "duration", help: "json, incremental: sync in full this often, removing what upstream no longer has (default: 1d)."),
-        ]
-        if !adding { options.append(OptionSpec(name: "--no-incremental", help: "json: sync in full each time again (the watermark is forgotten).")) }
-        options += [
-            OptionSpec(name: "--delimiter", value: "c", help: "csv: the character between fields (default: ,); tab for tabs."),
-        ]
-        options += [
-            OptionSpec(name: "--max-delete", value: "n|p%",
-                       help: "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache)."),
-            OptionSpec(name: "--alert-after", value: "duration",
-                       help: "The age past which 'status --max-age' reports this source, instead of the age given there."),
-            OptionSpec(name: "--search", value: "on|off",
-                       help: "Keep the rows in the full-text index 'cache search' reads (default: on; indexing a million json records takes about twice as long as syncing them).",
-                       completion: .choices(["on", "off"])),
-        ]
-        return options
+        SourceOption.all.filter { !adding || $0.clears.isEmpty }.map { option in
+            OptionSpec(name: option.flag, value: option.placeholder, repeatable: option.repeatable, help: option.help(adding: adding),
+                       completion: option.isFile ? .file : option.choices.map(Completion.choices) ?? .none)
+        }
+    }
+
+    /// The options of `sources set` that cannot be given with the switch that clears them.
+    static var clearingPairs: [[String]] {
+        SourceOption.all.flatMap { option in
+            option.clears.count == 1 ? [[SourceOption.named(option.clears[0])!.flag, option.flag]] : []
+        }
     }
 
     static let commands: [CommandSpec] = [
@@ -136,7 +88,7 @@ enum CommandTable {
             overview: "Change a source in place: its rows, sync history and run numbers stay. Only the options given change.",
             arguments: [ArgumentSpec(label: "<name>", help: "The source to change.", completion: .sources)],
             options: sourceOptions(adding: false),
-            exclusive: [["--header", "--no-headers"], ["--token-env", "--no-token"], ["--ca-cert", "--no-ca-cert"]],
+            exclusive: clearingPairs,
             examples: ["cache sources set bank --ttl 30m", "cache sources set bank --url https://bank.example/v2/account"]),
         CommandSpec(
             name: "sources list",

@@ -54,7 +54,7 @@ public struct Cache: Sendable {
     ///
     /// ```swift
     /// try cache.addSource(name: "bank", kind: .account, url: "https://bank.example/api/account",
-    ///                     SourceSettings(ttl: "1h", tokenEnv: "BANK_TOKEN"))
+    ///                     [.ttl: "1h", .tokenEnv: "BANK_TOKEN"])
     /// ```
     ///
     /// - Parameters:
@@ -64,7 +64,7 @@ public struct Cache: Sendable {
     ///   `.sourceExists`.
     public func addSource(name: String, kind: SourceKind, url: String, _ settings: SourceSettings = SourceSettings()) throws(CacheError) {
         var settings = settings
-        settings.url = url
+        settings[.url] = .text(url)
         let source: Source
         do throws(SourceRules.Problem) {
             source = try settings.newSource(name: name, kind: kind)
@@ -79,22 +79,18 @@ public struct Cache: Sendable {
     /// confirms them.
     ///
     /// ```swift
-    /// try cache.setSource(named: "bank", SourceSettings(ttl: "30m", noToken: true))
+    /// try cache.setSource(named: "bank", [.ttl: "30m", .noToken: true])
     /// ```
     ///
     /// - Throws: `CacheError.invalidSource` with the command line's message, or `.noSuchSource`.
     @discardableResult
     public func setSource(named name: String, _ settings: SourceSettings) throws(CacheError) -> Source {
-        let checked: SourceSettings.Checked
         do throws(SourceRules.Problem) {
-            checked = try settings.checked()
+            try settings.checkedAlone()
         } catch {
             throw .invalidSource(error.message)
         }
-        if checked.changesNothing { throw .invalidSource(SourceSettings.nothingToChange) }
-        let store = SourceStore(try database())
-        if let refusal = checked.refusal(for: try store.named(name)) { throw .invalidSource(refusal.message) }
-        return try store.update(name) { checked.apply(to: &$0) }.after
+        return try SourceStore(try database()).update(name, by: settings).after
     }
 
     /// Removes a source with its rows and history.

@@ -173,9 +173,9 @@ enum RecordDecoder {
 
         mutating func readNext(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) {
             if layout.next == .lastKey {
-                // --has-more: a boolean, nothing else (1 or "yes" must not end the paging quietly).
+                // The has_more value: a boolean, nothing else (1 or "yes" must not end the paging quietly).
                 guard cursor.peek() == UInt8(ascii: "t") || cursor.peek() == UInt8(ascii: "f") else {
-                    throw JSONCursor.Failure(message: "the value at \(layout.hasMore?.description ?? "--has-more")\(where_) is not a boolean")
+                    throw JSONCursor.Failure(message: "the value at \(layout.hasMore?.description ?? "$")\(where_) is not a boolean")
                 }
                 next = try cursor.readBool() ? "true" : "false"
                 return

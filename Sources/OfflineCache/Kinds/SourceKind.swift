@@ -26,16 +26,47 @@ extension SourceKind {
     /// Whether its rows are records found by a key (json, csv): it takes a `RecordLayout`.
     package var keepsRecords: Bool { storage.keepsRecords }
 
-    /// The options of `sources add` and `sources set` that only this kind takes, such as `--key`.
-    package var layoutOptions: [String] { definition.layoutOptions }
+    /// The options a source of this kind takes: those of every kind, then its own (`--key`).
+    package var options: [SourceOption] { SourceOption.common + definition.options }
 
     /// Where a record's key fields are in the record as the cache keeps it: JSON paths for json
     /// sources; for csv sources each name is one column, dots and all (`station.id`).
     func keyPaths(_ key: [JSONPath]) -> [JSONPath] { definition.keyPaths(key) }
 
-    /// The kinds that take `option`, for messages ("'--rows' is for json sources").
-    package static func taking(_ option: String) -> [SourceKind] {
-        allCases.filter { $0.layoutOptions.contains(option) }
+    /// The source `settings` describe, whole: every option read in the order declared, then
+    /// checked together. `new` names the options given now, checked as the command line checks
+    /// them; the others were stored by this cache.
+    package func source(named name: String, _ settings: SourceSettings, new: Set<String>) throws(SourceRules.Problem) -> Source {
+        var source = Source(name: name, kind: self, url: URL(string: "about:blank")!,
+                            layout: storage.keepsRecords ? RecordLayout(key: []) : nil)
+        for option in options where option.clears.isEmpty {
+            guard let values = settings.given[option.name] else { continue }
+            try option.apply(&source, SourceOption.Given(values: values, isNew: new.contains(option.name)))
+        }
+        guard settings[.url] != nil else {
+            throw SourceRules.Problem(message: "A source needs '--url <url>': where its data is fetched from.")
+        }
+        if let problem = definition.problem(source, settings) ?? SourceOption.commonProblem(source, settings) { throw problem }
+        return source
+    }
+
+    /// `settings` after a change `given` to `before`'s: the options given replace theirs, a
+    /// switch (`no-token`) clears its own, and the kind takes along what goes with a change.
+    package func changed(_ settings: SourceSettings, by given: SourceSettings, before: Source) -> SourceSettings {
+        var changed = settings
+        for option in options where given[option] != nil {
+            for cleared in option.clears { changed.given[cleared] = nil }
+        }
+        for option in options where given[option] != nil && option.clears.isEmpty { changed[option] = given[option] }
+        definition.change(&changed, given: given, before: before)
+        return changed
+    }
+
+    /// Every option of `source` away from its default, as it takes it on the command line.
+    package func settings(of source: Source) -> SourceSettings {
+        var settings = SourceSettings()
+        for option in options { settings.given[option.name] = option.text(source) }
+        return settings
     }
 }
 
@@ -43,14 +74,21 @@ extension SourceKind {
 protocol KindDefinition: Sendable {
     var defaultMode: SyncMode { get }
     var storage: RowStorage { get }
-    var layoutOptions: [String] { get }
+    /// Its own options, beside those of every kind (`SourceOption.common`).
+    var options: [SourceOption] { get }
     /// Reads and checks one sync's bodies (one per page; each emptied once read, so memory holds
     /// one copy of the data) into what the reconcile writes. Runs before the write transaction,
     /// and stops at `deadline`.
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload
     func keyPaths(_ key: [JSONPath]) -> [JSONPath]
+    /// Why its options, read into `source`, do not go together, or nil.
+    func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem?
+    /// What else a change `given` changes in `settings` (a new paging style drops the old one's options).
+    func change(_ settings: inout SourceSettings, given: SourceSettings, before: Source)
 }
 
 extension KindDefinition {
     func keyPaths(_ key: [JSONPath]) -> [JSONPath] { key }
+    func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? { nil }
+    func change(_ settings: inout SourceSettings, given: SourceSettings, before: Source) {}
 }

@@ -4,7 +4,7 @@ import Glibc
 /// How a response is reconciled with the cache.
 ///
 /// ```swift
-/// try cache.addSource(name: "jokes", kind: .jokes, url: "https://jokes.example/jokes/ten", SourceSettings(mode: "merge"))
+/// try cache.addSource(name: "jokes", kind: .jokes, url: "https://jokes.example/jokes/ten", [.mode: "merge"])
 /// ```
 public enum SyncMode: String, Sendable, CaseIterable {
     /// Insert new rows, update changed ones, remove rows the response no longer has.
@@ -19,7 +19,7 @@ public enum SyncMode: String, Sendable, CaseIterable {
 /// registry there (`Kinds/SourceKind.swift`) is the one place that switches on it.
 ///
 /// ```swift
-/// try cache.addSource(name: "items", kind: .json, url: "https://api.example/items", SourceSettings(key: "id"))
+/// try cache.addSource(name: "items", kind: .json, url: "https://api.example/items", [.key: "id"])
 /// ```
 public enum SourceKind: String, Sendable, CaseIterable {
     case account, jokes, json, csv

@@ -14,20 +14,12 @@ package enum SourceRules {
         Source.isValidName(name) ? nil : "Invalid source name '\(name)': use letters, digits, '-', '_' and '.'."
     }
 
-    /// A kind that keeps records (json, csv) given no key.
-    package static func missingKey(_ kind: SourceKind) -> String {
-        "A \(kind.rawValue) source needs '--key <fields>': the field or fields that identify a record."
-    }
-
-    /// An option given to a kind that does not take it (`--key` for an account source).
-    package static func notForKind(_ option: String) -> String {
-        "'\(option)' is for \(kinds(taking: option)) sources."
-    }
-
-    /// "json" or "json and csv": the kinds that take `option`, for messages.
-    package static func kinds(taking option: String) -> String {
-        let kinds = SourceKind.taking(option).map(\.rawValue)
-        return kinds.count < 2 ? kinds.joined() : kinds.dropLast().joined(separator: ", ") + " and " + kinds.last!
+    /// `localhost`, 127.0.0.0/8 or ::1: an address that never leaves this machine.
+    package static func isLoopback(_ host: String) -> Bool {
+        let host = String(host.lowercased().drop { $0 == "[" }.reversed().drop { $0 == "]" }.reversed())
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     /// A source URL from its text, or why it cannot be one.

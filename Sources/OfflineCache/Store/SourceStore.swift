@@ -18,21 +18,12 @@ package struct SourceStore {
                 guard try db.scalarInt("SELECT count(*) FROM sources WHERE name = ?", [.text(source.name)]) == 0 else {
                     throw CacheError.sourceExists(source.name)
                 }
-                let headers = try JSONEncoder().encode(source.headers.map(\.line))
                 let created = Timestamp.now()  // also when its history starts: one moment for both
                 try db.run("""
-                    INSERT INTO sources (name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, max_delete,
-                                         alert_after_s, created_at, rows_path, key_fields, next_page, next_param, max_pages, delimiter,
-                                         first_page, has_more, since_param, cursor_field, lag_s, full_every_s,
-                                         oauth_token_url, client_id_env, client_secret_env, oauth_scope, search)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO sources (name, kind, url, mode, ttl_s, search, created_at, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
-                          .text(source.mode.rawValue), .int(source.ttlSeconds),
-                          .text(String(decoding: headers, as: UTF8.self)), .optionalText(source.tokenEnv),
-                          .optionalInt(source.maxBytes), .optionalText(source.caCert),
-                          .optionalText(source.maxDelete?.description), .optionalInt(source.alertAfterSeconds),
-                          .text(created)] + Self.layoutValues(source.layout) + Self.oauthValues(source.oauth)
-                          + [.int(source.searchable ? 1 : 0)])
+                          .text(source.mode.rawValue), .int(source.ttlSeconds), .int(source.searchable ? 1 : 0),
+                          .text(created), .text(Self.storedSettings(of: source))])
                 try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
                 // Its history starts now: a source of this name removed before was another one.
                 try HistoryStore.raiseHorizon(db, source: source.name, to: created, cause: .added)
@@ -42,17 +33,24 @@ package struct SourceStore {
         }
     }
 
+    /// Changes the source named `name` by `settings`, checked against the source as it is inside
+    /// the change's transaction (see `update`).
+    @discardableResult
+    package func update(_ name: String, by settings: SourceSettings) throws(CacheError) -> (before: Source, after: Source) {
+        try update(name) { source in source = try settings.changing(source) }
+    }
+
     /// Changes the source named `name` in place: its rows, runs and run numbers stay. A new URL
     /// (another upstream) drops the validators, the last body's hash and any backoff, and marks
     /// every cached row stale (seen no later than one TTL ago) until a sync confirms it.
     /// Returns the source as it was and as it is now.
     @discardableResult
-    package func update(_ name: String, _ change: (inout Source) -> Void) throws(CacheError) -> (before: Source, after: Source) {
+    package func update(_ name: String, _ change: (inout Source) throws -> Void) throws(CacheError) -> (before: Source, after: Source) {
         do {
             return try SearchIndex(db: db).mendingDamagedPages { try db.inTransaction {
                 let before = try named(name)
                 var after = before
-                change(&after)
+                try change(&after)
                 guard after.kind == before.kind, after.name == before.name else {
                     throw CacheError.invalidSource("a source's name and kind cannot change")
                 }
@@ -60,19 +58,13 @@ package struct SourceStore {
                 guard Source.allowedSchemes.contains(scheme) else {
                     throw CacheError.invalidSource(UpstreamError.unsafeScheme(scheme).description)
                 }
-                let headers = try JSONEncoder().encode(after.headers.map(\.line))
-                try db.run("""
-                    UPDATE sources SET url = ?, mode = ?, ttl_s = ?, headers = ?, token_env = ?, max_bytes = ?, ca_cert = ?,
-                                       max_delete = ?, alert_after_s = ?,
-                                       rows_path = ?, key_fields = ?, next_page = ?, next_param = ?, max_pages = ?, delimiter = ?,
-                                       first_page = ?, has_more = ?, since_param = ?, cursor_field = ?, lag_s = ?, full_every_s = ?,
-                                       oauth_token_url = ?, client_id_env = ?, client_secret_env = ?, oauth_scope = ?, search = ?
-                    WHERE name = ?
-                    """, [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
-                          .text(String(decoding: headers, as: UTF8.self)), .optionalText(after.tokenEnv),
-                          .optionalInt(after.maxBytes), .optionalText(after.caCert),
-                          .optionalText(after.maxDelete?.description), .optionalInt(after.alertAfterSeconds)]
-                          + Self.layoutValues(after.layout) + Self.oauthValues(after.oauth) + [.int(after.searchable ? 1 : 0), .text(name)])
+                try db.run("UPDATE sources SET url = ?, mode = ?, ttl_s = ?, search = ?, settings = ? WHERE name = ?",
+                           [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
+                            .int(after.searchable ? 1 : 0), .text(Self.storedSettings(of: after)), .text(name)])
+                // What else the change does, as each option declares it.
+                let changed = { (effect: SourceOption.Effects) in
+                    after.kind.options.contains { $0.effects.contains(effect) && $0.text(before) != $0.text(after) }
+                }
                 // Search turned on: the rows are indexed now; turned off: the index lets them go.
                 // A damaged index is recorded, never a reason to refuse the change.
                 let index = SearchIndex(db: db)
@@ -83,11 +75,10 @@ package struct SourceStore {
                     }
                 }
                 // Another cursor: the watermark no longer measures it; the next sync is full.
-                if after.layout?.incremental?.cursorField != before.layout?.incremental?.cursorField
-                    || after.layout?.incremental?.sinceParam != before.layout?.incremental?.sinceParam {
+                if changed(.resetsWatermark) {
                     try db.run("UPDATE sync_state SET watermark = NULL, last_full_at = NULL WHERE source = ?", [.text(name)])
                 }
-                if let key = after.layout?.key, key != before.layout?.key {
+                if changed(.rekeys), let key = after.layout?.key {
                     try rekey(name, to: after.kind.keyPaths(key))
                     // The change log knows the rows by their old keys: the past before now is not
                     // asked of it any more, and the search index is made again under the new ones.
@@ -95,8 +86,7 @@ package struct SourceStore {
                     if after.searchable { try index.keepingRows(of: name) { try index.index(name, after.kind, only: nil) } }
                 }
                 // Another URL, or records found, keyed or split differently: nothing cached is confirmed.
-                if after.url != before.url || after.layout?.rows != before.layout?.rows || after.layout?.key != before.layout?.key
-                    || after.layout?.delimiter != before.layout?.delimiter {
+                if changed(.unconfirms) {
                     try db.run("""
                         UPDATE sync_state SET etag = NULL, last_modified = NULL, body_hash = NULL, confirmed_at = NULL,
                                               failures = 0, next_attempt_at = NULL, watermark = NULL, last_full_at = NULL
@@ -230,62 +220,37 @@ package struct SourceStore {
         return Belongings(rows: rows, runs: runs)
     }
 
+    /// A source from its row (`columns`): the settings document with the columns beside it,
+    /// read by the options' declarations as the cache stored them.
     private static func source(_ row: Statement) throws -> Source {
         let name = row.text(0) ?? ""
+        let damaged = CacheError.invalidSource("the stored definition of '\(name)' is damaged")
         guard let kind = SourceKind(rawValue: row.text(1) ?? ""),
-              let url = URL(string: row.text(2) ?? ""),
-              let mode = SyncMode(rawValue: row.text(3) ?? "")
-        else { throw CacheError.invalidSource("the stored definition of '\(name)' is damaged") }
-        let headerLines = (try? JSONDecoder().decode([String].self, from: Data((row.text(5) ?? "[]").utf8))) ?? []
-        var source = Source(name: name, kind: kind, url: url, mode: mode, ttlSeconds: row.int(4),
-                      headers: headerLines.compactMap(Source.Header.init(line:)),
-                      tokenEnv: row.text(6), maxBytes: row.isNull(7) ? nil : row.int(7), caCert: row.text(8))
-        source.identity = row.text(9)
-        // Headers stored before today's header check that fail it are not sent; their names are
-        // kept so `sources list` can say so (a value may be a secret: it is never shown).
-        source.unsentHeaders = headerLines.filter { Source.Header(line: $0) == nil }
-            .map { line in String(line.prefix { $0 != ":" }).trimmingSpaces() }
-        source.maxDelete = row.text(10).flatMap(RemovalLimit.init)
-        if let tokenURL = row.text(24).flatMap(URL.init(string:)), let id = row.text(25), let secret = row.text(26) {
-            source.oauth = Source.OAuthClient(tokenURL: tokenURL, clientIDEnv: id, clientSecretEnv: secret, scope: row.text(27))
-        }
-        source.alertAfterSeconds = row.isNull(11) ? nil : row.int(11)
-        source.searchable = row.int(28) != 0
-        if kind.keepsRecords {
-            guard let rows = JSONPath(row.text(12) ?? "$"),
-                  let key = row.text(13).map({ JSONPath.fields($0).compactMap { $0 } }), !key.isEmpty
-            else { throw CacheError.invalidSource("the stored definition of '\(name)' is damaged") }
-            source.layout = RecordLayout(rows: rows, key: key, next: row.text(14).flatMap(RecordLayout.NextPage.init),
-                                         nextParam: row.text(15), maxPages: row.isNull(16) ? RecordLayout.defaultMaxPages : row.int(16),
-                                         delimiter: row.text(17).flatMap(RecordLayout.delimiter))
-            source.layout?.firstPage = row.isNull(18) ? nil : row.int(18)
-            source.layout?.hasMore = row.text(19).flatMap(JSONPath.init)
-            if let parameter = row.text(20), let field = row.text(21).flatMap(JSONPath.init) {
-                source.layout?.incremental = RecordLayout.Incremental(
-                    sinceParam: parameter, cursorField: field, lagSeconds: row.isNull(22) ? 0 : row.int(22),
-                    fullEverySeconds: row.isNull(23) ? RecordLayout.Incremental.defaultFullEvery : row.int(23))
-            }
-        }
+              var settings = try? SourceSettings(json: Data((row.text(7) ?? "").utf8))
+        else { throw damaged }
+        settings[.url] = .text(row.text(2) ?? "")
+        settings[.mode] = .text(row.text(3) ?? "")
+        settings[.ttl] = .text(String(row.int(4)))
+        if row.int(5) == 0 { settings[.search] = "off" }
+        var source: Source
+        do { source = try kind.source(named: name, settings, new: []) } catch { throw damaged }
+        source.identity = row.text(6)
         return source
     }
 
-    /// The layout's columns, in the order `columns` lists them after alert_after_s.
-    private static func layoutValues(_ layout: RecordLayout?) -> [SQLValue] {
-        [.optionalText(layout?.rows.description), .optionalText(layout?.keyDescription), .optionalText(layout?.next?.description),
-         .optionalText(layout?.nextParam), .optionalInt(layout?.maxPages), .optionalText(layout?.delimiter.map(RecordLayout.delimiterText)),
-         .optionalInt(layout?.firstPage), .optionalText(layout?.hasMore?.description),
-         .optionalText(layout?.incremental?.sinceParam), .optionalText(layout?.incremental?.cursorField.dotted),
-         .optionalInt(layout?.incremental?.lagSeconds), .optionalInt(layout?.incremental?.fullEverySeconds)]
+    /// The settings document of `source`: its options away from their defaults, but for those
+    /// kept in columns of their own.
+    static func storedSettings(of source: Source) -> String {
+        var settings = source.kind.settings(of: source)
+        for option in columnOptions { settings[option] = nil }
+        return settings.json()
     }
 
-    /// The OAuth2 client's columns, after the layout's.
-    private static func oauthValues(_ client: Source.OAuthClient?) -> [SQLValue] {
-        [.optionalText(client?.tokenURL.absoluteString), .optionalText(client?.clientIDEnv),
-         .optionalText(client?.clientSecretEnv), .optionalText(client?.scope)]
-    }
+    /// The options SQL reads, each a column of `sources`.
+    private static let columnOptions: [SourceOption] = [.url, .mode, .ttl, .search]
 
     /// The columns `source(_:)` reads, in its order.
-    private static let columns = "name, kind, url, mode, ttl_s, headers, token_env, max_bytes, ca_cert, \(identitySQL), max_delete, alert_after_s, rows_path, key_fields, next_page, next_param, max_pages, delimiter, first_page, has_more, since_param, cursor_field, lag_s, full_every_s, oauth_token_url, client_id_env, client_secret_env, oauth_scope, search"
+    private static let columns = "name, kind, url, mode, ttl_s, search, \(identitySQL), settings"
 
     /// Any error of this store as a `CacheError`, SQLite's kept as they are.
     private static func cacheError(_ error: Error) -> CacheError {
@@ -297,6 +262,11 @@ package struct SourceStore {
     }
 
     /// `Source.identity` as SQL over the `sources` table: the row, and the settings that decide
-    /// what a sync writes (a sync begun before `sources set` changed them must not land).
-    static let identitySQL = "rowid || ':' || created_at || ':' || mode || ':' || url || ':' || coalesce(rows_path, '') || ':' || coalesce(key_fields, '') || ':' || coalesce(delimiter, '') || ':' || coalesce(max_delete, '') || ':' || coalesce(since_param, '') || ':' || coalesce(cursor_field, '')"
+    /// what a sync writes (a sync begun before `sources set` changed them must not land): those
+    /// whose declarations say a change aborts a sync.
+    static let identitySQL: String = {
+        let stored = SourceOption.all.filter { $0.effects.contains(.abortsSync) && !columnOptions.contains($0) }
+        return (["rowid", "created_at", "mode", "url"] + stored.map { "coalesce(json_extract(settings, '$.\"\($0.name)\"'), '')" })
+            .joined(separator: " || ':' || ")
+    }()
 }

@@ -58,6 +58,32 @@ package enum JSONValue: Sendable {
         return out
     }
 
+    /// The value as `text` writes it, or, given an indent, one member per line (an array of
+    /// plain values stays on one line): the form of a file people keep under version control.
+    package func rendered(indent: String? = nil, depth: Int = 0) -> String {
+        guard let indent else { return text }
+        let inner = String(repeating: indent, count: depth + 1), outer = String(repeating: indent, count: depth)
+        switch self {
+        case .object(let pairs) where !pairs.isEmpty:
+            return "{\n" + pairs.map { key, value in
+                var line = inner
+                JSONValue.quote(key, into: &line)
+                return line + ": " + value.rendered(indent: indent, depth: depth + 1)
+            }.joined(separator: ",\n") + "\n" + outer + "}"
+        case .array(let items) where items.contains(where: \.isContainer):
+            return "[\n" + items.map { inner + $0.rendered(indent: indent, depth: depth + 1) }.joined(separator: ",\n") + "\n" + outer + "]"
+        default:
+            return text
+        }
+    }
+
+    private var isContainer: Bool {
+        switch self {
+        case .object, .array: true
+        default: false
+        }
+    }
+
     /// A number as records and keys store it (canonical JSON). Fixed since the first release:
     /// another spelling would make every stored record with such a number look changed.
     static func canonicalNumber(_ value: Double) -> String { number(value, wholeBelow: 1e15) }

@@ -117,7 +117,7 @@ struct Pager {
             guard let parameter = layout.nextParam else { throw .badData("'--next last-key' needs --next-param") }
             let decoded = try RecordDecoder.decode(answer.body, layout: layout, page: page, deadline: deadline)
             guard let more = decoded.next else {
-                throw .badData("no boolean at \(layout.hasMore?.description ?? "--has-more")\(page > 1 ? " on page \(page)" : "")")
+                throw .badData("no boolean at \(layout.hasMore?.description ?? "$")\(page > 1 ? " on page \(page)" : "")")
             }
             guard more == "true", decoded.records.count > 0 else { return nil }
             return try Self.url(url, setting: parameter, to: decoded.records.key(decoded.records.count - 1))

@@ -5,7 +5,7 @@ import FoundationEssentials
 struct AccountKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
     var storage: RowStorage { .account }
-    var layoutOptions: [String] { [] }
+    var options: [SourceOption] { [] }
 
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
         let body = bodies[0]

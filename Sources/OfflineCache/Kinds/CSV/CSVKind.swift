@@ -6,7 +6,9 @@ import FoundationEssentials
 struct CSVKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
     var storage: RowStorage { .records }
-    var layoutOptions: [String] { ["--key", "--delimiter"] }
+    var options: [SourceOption] { [.key, .delimiter] }
+
+    func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? { SourceOption.keyProblem(source) }
 
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
         guard let layout else { throw .badData("a csv source needs a layout (--key)") }

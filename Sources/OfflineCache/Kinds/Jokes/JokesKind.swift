@@ -5,7 +5,7 @@ import FoundationEssentials
 struct JokesKind: KindDefinition {
     var defaultMode: SyncMode { .merge }
     var storage: RowStorage { .jokes }
-    var layoutOptions: [String] { [] }
+    var options: [SourceOption] { [] }
 
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
         let body = bodies[0]

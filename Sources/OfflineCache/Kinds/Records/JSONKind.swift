@@ -5,8 +5,13 @@ import FoundationEssentials
 struct JSONKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
     var storage: RowStorage { .records }
-    var layoutOptions: [String] { ["--rows", "--key", "--next", "--next-param", "--first-page", "--has-more", "--max-pages",
-                                        "--since-param", "--cursor-field", "--lag", "--full-every", "--no-incremental"] }
+    var options: [SourceOption] { SourceOption.json }
+
+    func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? { SourceOption.jsonProblem(source, settings) }
+
+    func change(_ settings: inout SourceSettings, given: SourceSettings, before: Source) {
+        SourceOption.jsonChange(&settings, given: given, before: before)
+    }
 
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
         guard let layout else { throw .badData("a json source needs a layout (--key)") }

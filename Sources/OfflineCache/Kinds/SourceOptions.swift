@@ -1,0 +1,258 @@
+import FoundationEssentials
+
+/// The options every kind takes, declared once (see `SourceOption`), in the order help, `sources
+/// set`'s report and `sources list --json` show them. A kind's own options are declared in its folder.
+extension SourceOption {
+    public static let url = SourceOption(
+        "url", "url", help: "An http, https or file URL.",
+        changingNote: " A new URL keeps the rows but marks them stale, and drops the stored validators, until the next sync.",
+        effects: [.abortsSync, .unconfirms], listed: { [("url", .string($0.displayURL))] },
+        text: { [$0.url.absoluteString] }, show: { $0.displayURL }
+    ) { source, given throws(SourceRules.Problem) in
+        let parsed: URL
+        if given.isNew {
+            parsed = try SourceRules.url(given.value).get()
+        } else {
+            guard let url = URL(string: given.value) else { throw SourceRules.Problem(message: "its URL cannot be read") }
+            parsed = url
+        }
+        source.url = parsed
+    }
+
+    public static let ttl = SourceOption(
+        "ttl", "duration", help: "How long a row stays fresh after upstream confirms it: \(durationExamples)",
+        addingNote: " (default: 15m).", changingNote: ".", listed: { [("ttl_s", .int($0.ttlSeconds))] },
+        text: { $0.ttlSeconds == Source.defaultTTL ? nil : [DurationText.format($0.ttlSeconds)] },
+        show: { DurationText.format($0.ttlSeconds) }
+    ) { source, given throws(SourceRules.Problem) in
+        source.ttlSeconds = try duration(given, "--ttl")
+    }
+
+    public static let mode = SourceOption(
+        "mode", "mode", help: "replace (the response is the whole truth) or merge (a sample; never remove).",
+        addingNote: " Default: replace, but merge for jokes.", choices: SyncMode.allCases.map(\.rawValue),
+        effects: [.abortsSync], listed: { [("mode", .string($0.mode.rawValue))] },
+        text: { $0.mode == $0.kind.defaultMode ? nil : [$0.mode.rawValue] }, show: { $0.mode.rawValue }
+    ) { source, given throws(SourceRules.Problem) in
+        guard let mode = SyncMode(rawValue: given.value) else { throw invalid(given.value, "--mode", "replace or merge") }
+        source.mode = mode
+    }
+
+    public static let header = SourceOption(
+        "header", "header", help: "An extra request header, \"Name: value\", sent only to the URL's origin. Repeatable",
+        addingNote: ".", changingNote: "; the headers given replace the stored ones.", repeatable: true, shown: "headers",
+        listed: { [("headers", .array($0.headers.map { .string($0.name) })), ("unsent_headers", .array($0.unsentHeaders.map { .string($0) }))] },
+        text: { $0.headers.isEmpty ? nil : $0.headers.map(\.line) },
+        show: { $0.headers.isEmpty ? "none" : $0.headers.map(\.name).joined(separator: ", ") }
+    ) { source, given throws(SourceRules.Problem) in
+        source.headers = []
+        source.unsentHeaders = []
+        for line in given.values {
+            if let header = Source.Header(line: line) {
+                source.headers.append(header)
+            } else if given.isNew {
+                throw invalid(line, "--header", "\"Name: value\"")
+            } else {
+                // Stored before today's header check, and failing it: not sent, and named (a
+                // value may be a secret) so `sources list` can say so.
+                source.unsentHeaders.append(String(line.prefix { $0 != ":" }).trimmingSpaces())
+            }
+        }
+    }
+
+    public static let noHeaders = SourceOption(clearing: "no-headers", help: "Send no extra headers.", clears: ["header"])
+
+    public static let tokenEnv = SourceOption(
+        "token-env", "var", help: "Send $VAR as a bearer token at sync time; only the variable's name is stored.",
+        shown: "token", listed: { [("token_env", .optional($0.tokenEnv))] },
+        text: { $0.tokenEnv.map { [$0] } }, show: { $0.tokenEnv.map { "$\($0)" } ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        source.tokenEnv = try variable(given, "--token-env")
+    }
+
+    public static let noToken = SourceOption(clearing: "no-token", help: "Send no bearer token.", clears: ["token-env"])
+
+    public static let oauthTokenURL = SourceOption(
+        "oauth-token-url", "url",
+        help: "OAuth2 client credentials: ask this token endpoint for the bearer token (with --client-id-env and --client-secret-env).",
+        listed: { [("oauth_token_url", .optional($0.oauth.map { Source.redacted($0.tokenURL) }))] },
+        text: { $0.oauth.map { [$0.tokenURL.absoluteString] } }, show: { $0.oauth.map { Source.redacted($0.tokenURL) } ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        let text = given.value
+        guard given.isNew else {
+            guard let url = URL(string: text) else { throw SourceRules.Problem(message: "its OAuth2 token URL cannot be read") }
+            source.oauthClient { $0.tokenURL = url }
+            return
+        }
+        let parsed = try SourceRules.url(text, option: "--oauth-token-url").get()
+        guard ["http", "https"].contains(parsed.scheme?.lowercased() ?? "") else {
+            throw invalid(text, "--oauth-token-url", "an http or https URL")
+        }
+        // The client secret goes to the token endpoint: RFC 6749 (3.2) requires TLS there.
+        // Plain http only to this machine, for tests and local tools.
+        if parsed.scheme?.lowercased() == "http", !SourceRules.isLoopback(parsed.host ?? "") {
+            throw invalid(text, "--oauth-token-url", "an https URL: over http the client secret would cross the network in clear (RFC 6749 requires TLS for the token endpoint; http is allowed to a loopback address only)")
+        }
+        source.oauthClient { $0.tokenURL = parsed }
+    }
+
+    public static let clientIDEnv = SourceOption(
+        "client-id-env", "var", help: "OAuth2: the variable holding the client id; only its name is stored.",
+        listed: { [("client_id_env", .optional($0.oauth?.clientIDEnv))] },
+        text: { $0.oauth.map { [$0.clientIDEnv] } }, show: { $0.oauth.map { "$" + $0.clientIDEnv } ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        let name = try variable(given, "--client-id-env")
+        source.oauthClient { $0.clientIDEnv = name }
+    }
+
+    public static let clientSecretEnv = SourceOption(
+        "client-secret-env", "var", help: "OAuth2: the variable holding the client secret; only its name is stored.",
+        listed: { [("client_secret_env", .optional($0.oauth?.clientSecretEnv))] },
+        text: { $0.oauth.map { [$0.clientSecretEnv] } }, show: { $0.oauth.map { "$" + $0.clientSecretEnv } ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        let name = try variable(given, "--client-secret-env")
+        source.oauthClient { $0.clientSecretEnv = name }
+    }
+
+    public static let scope = SourceOption(
+        "scope", "scope", help: "OAuth2: the scope to ask for, if the endpoint wants one.",
+        listed: { [("scope", .optional($0.oauth?.scope))] },
+        text: { $0.oauth?.scope.map { [$0] } }, show: { $0.oauth?.scope ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        let scope = given.value
+        guard !scope.isEmpty, !scope.unicodeScalars.contains(where: Source.Header.isControl) else {
+            throw invalid(scope, "--scope", "scope names, separated by spaces")
+        }
+        source.oauthClient { $0.scope = scope }
+    }
+
+    public static let noOAuth = SourceOption(
+        clearing: "no-oauth", help: "Ask no token endpoint: drop the OAuth2 client.",
+        clears: ["oauth-token-url", "client-id-env", "client-secret-env", "scope"])
+
+    public static let maxBytes = SourceOption(
+        "max-bytes", "n", help: "Refuse bodies larger than this, decoded (default: 64 MiB).",
+        listed: { [("max_bytes", .optional($0.maxBytes))] },
+        text: { $0.maxBytes.map { [String($0)] } }, show: { $0.maxBytes.map(String.init) ?? "default" }
+    ) { source, given throws(SourceRules.Problem) in
+        // A cap stored larger (by an older cache, or by hand) is held to the largest at fetch time.
+        guard let value = Int(given.value), value >= 1, !given.isNew || value <= FetchRequest.largestMaxBytes else {
+            throw invalid(given.value, "--max-bytes", "a number of bytes from 1 to \(FetchRequest.largestMaxBytes) (16 GiB)")
+        }
+        source.maxBytes = value
+    }
+
+    public static let caCert = SourceOption(
+        "ca-cert", "file", help: "Trust the CAs in this PEM file instead of the system's (internal CAs).", isFile: true,
+        listed: { [("ca_cert", .optional($0.caCert))] },
+        text: { $0.caCert.map { [$0] } }, show: { $0.caCert ?? "system" }
+    ) { source, given throws(SourceRules.Problem) in
+        guard given.isNew else { source.caCert = given.value; return }
+        // Stored absolute: cron and the background refresh run from other folders.
+        let text = given.value
+        let absolute = text.hasPrefix("/") ? text : FileManager.default.currentDirectoryPath + "/" + text
+        guard FileManager.default.isReadableFile(atPath: absolute) else {
+            throw invalid(text, "--ca-cert", "a readable PEM file of CA certificates")
+        }
+        source.caCert = absolute
+    }
+
+    public static let noCACert = SourceOption(clearing: "no-ca-cert", help: "Trust the system's CAs again.", clears: ["ca-cert"])
+
+    public static let maxDelete = SourceOption(
+        "max-delete", "n|p%",
+        help: "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache).",
+        effects: [.abortsSync], listed: { [("max_delete", .string(($0.maxDelete ?? .default).description))] },
+        text: { $0.maxDelete.map { [$0.description] } }, show: { ($0.maxDelete ?? .default).description }
+    ) { source, given throws(SourceRules.Problem) in
+        guard let limit = RemovalLimit(given.value) else {
+            throw invalid(given.value, "--max-delete", "a number of rows such as 20, or a percentage such as 50%")
+        }
+        source.maxDelete = limit
+    }
+
+    public static let alertAfter = SourceOption(
+        "alert-after", "duration", help: "The age past which 'status --max-age' reports this source, instead of the age given there.",
+        listed: { [("alert_after_s", .optional($0.alertAfterSeconds))] },
+        text: { $0.alertAfterSeconds.map { [DurationText.format($0)] } }, show: { $0.alertAfterSeconds.map(DurationText.format) ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        source.alertAfterSeconds = try duration(given, "--alert-after")
+    }
+
+    public static let search = SourceOption(
+        "search", "on|off",
+        help: "Keep the rows in the full-text index 'cache search' reads (default: on; indexing a million json records takes about twice as long as syncing them).",
+        choices: ["on", "off"], listed: { [("search", .bool($0.searchable))] },
+        text: { $0.searchable ? nil : ["off"] }, show: { $0.searchable ? "on" : "off" }
+    ) { source, given throws(SourceRules.Problem) in
+        guard given.value == "on" || given.value == "off" else { throw invalid(given.value, "--search", "on or off") }
+        source.searchable = given.value == "on"
+    }
+
+    /// The options every kind takes.
+    static let common: [SourceOption] = [
+        url, ttl, mode, header, noHeaders, tokenEnv, noToken, oauthTokenURL, clientIDEnv, clientSecretEnv, scope, noOAuth,
+        maxBytes, caCert, noCACert, maxDelete, alertAfter, search,
+    ]
+
+    /// Why the common options given together cannot make `source`, or nil.
+    static func commonProblem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? {
+        if source.oauth != nil, [oauthTokenURL, clientIDEnv, clientSecretEnv].contains(where: { settings[$0] == nil }) {
+            return SourceRules.Problem(message: "OAuth2 needs '--oauth-token-url <url>', '--client-id-env <var>' and '--client-secret-env <var>' together.")
+        }
+        if source.oauth != nil, source.tokenEnv != nil {
+            return SourceRules.Problem(message: "'--token-env' and '--oauth-token-url' both send the Authorization header: give one.")
+        }
+        return nil
+    }
+
+    /// An environment variable's name.
+    static func variable(_ given: Given, _ option: String) throws(SourceRules.Problem) -> String {
+        let name = given.value
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+            throw invalid(name, option, "an environment variable name")
+        }
+        return name
+    }
+
+    /// A query parameter's name.
+    static func parameter(_ given: Given, _ option: String) throws(SourceRules.Problem) -> String {
+        let name = given.value
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.[]".contains($0)) }) else {
+            throw invalid(name, option, "a query parameter name")
+        }
+        return name
+    }
+
+    /// Every option, common ones first, then each kind's own in the registry's order.
+    public static var all: [SourceOption] {
+        var seen: Set<String> = []
+        return SourceKind.allCases.flatMap(\.options).filter { seen.insert($0.name).inserted }
+    }
+
+    /// The option named `name` (`ttl`; `--ttl` too), of any kind.
+    package static func named(_ name: String) -> SourceOption? {
+        let bare = name.hasPrefix("--") ? String(name.dropFirst(2)) : name
+        return all.first { $0.name == bare }
+    }
+
+    /// The kinds that take this option.
+    package var kinds: [SourceKind] { SourceKind.allCases.filter { $0.options.contains(self) } }
+
+    /// The help `sources add` (or `set`) shows: an option some kinds take says which, and when it counts.
+    package func help(adding: Bool) -> String {
+        let kinds = kinds.count == SourceKind.allCases.count ? "" : kinds.map(\.rawValue).joined(separator: ", ")
+        let when = [kinds, qualifier].filter { !$0.isEmpty }.joined(separator: ", ")
+        return (when.isEmpty ? "" : when + ": ") + help + (adding ? addingNote : changingNote)
+    }
+}
+
+extension Source {
+    /// The OAuth2 client, made if there is none yet (its other parts follow from their own
+    /// options; `commonProblem` refuses a client missing one).
+    fileprivate mutating func oauthClient(_ change: (inout OAuthClient) -> Void) {
+        var client = oauth ?? OAuthClient(tokenURL: URL(string: "about:blank")!, clientIDEnv: "", clientSecretEnv: "")
+        change(&client)
+        oauth = client
+    }
+}

@@ -1,0 +1,60 @@
+import FoundationEssentials
+
+/// A source's settings as text, keyed by option, the way `cache sources add` and `set` take them
+/// and a sources file holds them: one set of checks, with the same messages, for the command line,
+/// a sources file and apps. An option not given is left at its default (adding) or as it is
+/// (setting). A refusal names the command-line option (`ttl` is `--ttl`).
+///
+/// ```swift
+/// try cache.addSource(name: "repos", kind: .json, url: "https://api.example.com/repos",
+///                     [.ttl: "1h", .header: ["Accept: application/json"], .key: "id", .next: "link"])
+/// try cache.setSource(named: "repos", [.ttl: "30m", .maxDelete: "20%", .noToken: true])
+/// ```
+public struct SourceSettings: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    /// Each option given, by name: its one value, each value of a repeatable option, none for a switch.
+    package var given: [String: [String]] = [:]
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (SourceOption, Value)...) {
+        for (option, value) in elements { self[option] = value }
+    }
+
+    /// An option's text: `"1h"`; for a repeatable option a list (`[]` for none); `true` for a switch.
+    public enum Value: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByBooleanLiteral {
+        case text(String)
+        case list([String])
+        case on
+
+        public init(stringLiteral value: String) { self = .text(value) }
+        public init(arrayLiteral elements: String...) { self = .list(elements) }
+        /// `true` gives a switch; `false` leaves it out, as if not written.
+        public init(booleanLiteral value: Bool) { self = value ? .on : .list([]) }
+
+        package var values: [String] {
+            switch self {
+            case .text(let text): [text]
+            case .list(let texts): texts
+            case .on: []
+            }
+        }
+    }
+
+    /// The option's text as given, or nil when it is not.
+    public subscript(option: SourceOption) -> Value? {
+        get {
+            guard let values = given[option.name] else { return nil }
+            return option.isSwitch ? .on : option.repeatable ? .list(values) : .text(values.last ?? "")
+        }
+        set {
+            // A switch set to false is a switch not given.
+            if option.isSwitch, newValue == .list([]) { given[option.name] = nil; return }
+            given[option.name] = newValue?.values
+        }
+    }
+
+    public var isEmpty: Bool { given.isEmpty }
+
+    /// A change that changes nothing, refused as a mistake.
+    package static let nothingToChange = "Nothing to change: give at least one option, such as --ttl or --url."
+}
