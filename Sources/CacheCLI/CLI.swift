@@ -45,6 +45,8 @@ public enum CLI {
             case .sourcesSet(let name, let settings): return try SourcesCommand.set(name, settings, context)
             case .sourcesList(let json): return try SourcesCommand.list(json: json, context)
             case .sourcesRemove(let name, let yes): return try SourcesCommand.remove(name, yes: yes, context)
+            case .sourcesExport(let names): return try ApplyCommand.export(names, context)
+            case .apply(let apply): return try ApplyCommand.run(apply, context)
             case .sync(let sync): return try SyncCommand.run(sync, context)
             case .list(let list): return try ListCommand.run(list, context)
             case .status(let status): return try StatusCommand.run(status, context)
@@ -101,6 +103,8 @@ public enum CLI {
     /// a terminal; nil for human output, which escapes each field it prints (and colours lines).
     static func dataFormat(of command: Command) -> TerminalSafe.Format? {
         switch command {
+        case .sourcesExport: return .json
+        case .apply(let apply): return apply.json ? .json : nil
         case .sourcesList(json: true), .history(_, _, json: true), .diff(_, _, json: true), .log(_, _, json: true):
             return .json
         case .status(let status): return status.json ? .json : nil

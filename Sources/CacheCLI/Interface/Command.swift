@@ -42,6 +42,13 @@ enum Command: Equatable {
         var asOf: String?
     }
 
+    struct Apply: Equatable {
+        var file: String
+        var plan = false
+        var prune = false
+        var json = false
+    }
+
     struct Search: Equatable {
         var name: String
         var query: String
@@ -57,6 +64,9 @@ enum Command: Equatable {
     /// The options given; the others stay as they are.
     case sourcesSet(name: String, SourceSettings)
     case sourcesList(json: Bool)
+    /// `sources export`: these sources (every source when empty) as a sources file.
+    case sourcesExport(names: [String])
+    case apply(Apply)
     case sourcesRemove(String, yes: Bool)
     case sync(Sync)
     case list(List)

@@ -147,6 +147,13 @@ enum CommandParser {
             try none(args.positionals, name)
             return .sourcesList(json: args.has("--json"))
 
+        case "sources export":
+            return .sourcesExport(names: args.positionals)
+
+        case "apply":
+            let file = try exactlyOne(args.positionals, "<file>", name)
+            return .apply(Command.Apply(file: file, plan: args.has("--plan"), prune: args.has("--prune"), json: args.has("--json")))
+
         case "sources remove":
             return .sourcesRemove(try exactlyOne(args.positionals, "<name>", name), yes: args.has("--yes"))
 

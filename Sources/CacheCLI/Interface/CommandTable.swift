@@ -37,7 +37,8 @@ enum CommandTable {
             name: "",
             overview: "Keep a local SQLite copy of JSON APIs: instant reads that work offline, refreshed behind your back.",
             subcommands: [
-                ("sources", "Add, change, list and remove the upstreams to cache."),
+                ("sources", "Add, change, list, export and remove the upstreams to cache."),
+                ("apply", "Make the cache's sources match a sources file (from 'sources export')."),
                 ("sync", "Fetch sources and reconcile them into the cache."),
                 ("list", "Print one source's cached rows at once, with stale flags; refresh behind them."),
                 ("status", "Show each source's rows, staleness and last sync; --max-age checks freshness."),
@@ -68,6 +69,7 @@ enum CommandTable {
                 ("add", "Add a source."),
                 ("set", "Change a source, keeping its rows and history."),
                 ("list", "List the sources."),
+                ("export", "Print the sources as one JSON document, for version control and 'cache apply'."),
                 ("remove", "Remove a source and everything cached from it."),
             ]),
         CommandSpec(
@@ -94,6 +96,22 @@ enum CommandTable {
             name: "sources list",
             overview: "List the sources.",
             options: [OptionSpec(name: "--json", help: "Print a JSON array.")]),
+        CommandSpec(
+            name: "sources export",
+            overview: "Print the sources as one JSON document, sorted and stable: {\"sources\": [{\"name\": …, \"kind\": …, \"url\": …, \"ttl\": \"1h\", …}]}. Each key is an option of 'sources add' without its dashes, each value as the option takes it; options at their defaults are left out. Only the names of environment variables are written, never their values.",
+            arguments: [ArgumentSpec(label: "<name>", help: "The sources to export (default: every source).", optional: true, repeated: true,
+                                     completion: .sources)],
+            examples: ["cache sources export > sources.json", "cache --db new.sqlite3 apply sources.json"]),
+        CommandSpec(
+            name: "apply",
+            overview: "Make the cache's sources match a sources file, as 'sources export' writes it: a source only in the file is added; one whose options differ is changed as 'sources set' changes it (rows, history and run numbers kept); one only in the cache is kept unless --prune. The whole file is checked first, and every change is made in one transaction.",
+            arguments: [ArgumentSpec(label: "<file>", help: "The sources file ('-' for standard input).", completion: .file)],
+            options: [
+                OptionSpec(name: "--plan", help: "Print what would change, and change nothing."),
+                OptionSpec(name: "--prune", help: "Remove the sources the file does not have, with their rows and history."),
+                OptionSpec(name: "--json", help: "Print one JSON object per source: {\"source\", \"action\", \"changes\"}."),
+            ],
+            examples: ["cache apply sources.json --plan", "cache apply sources.json", "cache apply sources.json --prune"]),
         CommandSpec(
             name: "sources remove",
             overview: "Remove a source with its cached rows and sync history.",

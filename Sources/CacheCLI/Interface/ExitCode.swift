@@ -18,6 +18,8 @@ enum ExitCode {
         switch error {
         case is UsageError, is ReadOnlyQuery.Refused: return usage
         case is SearchIndexDamaged: return ioError
+        case SourcesFile.Refusal.notJSON: return dataError
+        case is SourcesFile.Refusal: return usage
         case let error as UpstreamError: return of(error, hadCachedRows: hadCachedRows)
         case let error as CacheError: return of(error)
         case let error as DatabaseError: return of(error)

@@ -59,6 +59,11 @@ public struct Source: Sendable, Equatable {
         package var scope: String?
     }
 
+    /// The environment variables the source reads at sync time: its token's and its OAuth2 client's.
+    public var variables: [String] {
+        [tokenEnv, oauth?.clientIDEnv, oauth?.clientSecretEnv].compactMap { $0 }
+    }
+
     /// The token variable (or OAuth2 client variable) this source names and `environment`
     /// lacks (unset or empty), if any: a read from such a shell must not start a refresh that
     /// can only fail (cron has the token).

@@ -14,9 +14,9 @@ import FoundationEssentials
 /// try cache.setSource(named: "repos", [.ttl: "30m", .maxDelete: "20%"])
 /// ```
 public struct SourceOption: Sendable, Hashable, CustomStringConvertible {
-    /// The long name without its dashes: `has-more`. The key of a sources file and of the stored settings.
+    /// The long name without its dashes: `token-env`. The key of a sources file and of the stored settings.
     public let name: String
-    /// The value's placeholder (`path` in `--has-more <path>`); nil for a switch such as `no-token`.
+    /// The value's placeholder (`var` in `--token-env <var>`); nil for a switch such as `no-token`.
     package let placeholder: String?
     package let help: String
     /// When the option counts, for the kinds that take it: `with --next page`, `incremental`.
@@ -39,7 +39,7 @@ public struct SourceOption: Sendable, Hashable, CustomStringConvertible {
     package let text: @Sendable (Source) -> [String]?
     /// How `sources set` names and shows it in what it changed: `ttl 15m → 2h`. Nil: not shown.
     package let shown: (label: String, value: @Sendable (Source) -> String)?
-    /// Its fields in `sources list --json` (`has_more`), in order.
+    /// Its fields in `sources list --json` (`token_env`), in order.
     package let listed: @Sendable (Source) -> [(String, JSONValue)]
 
     /// What a change of an option does beyond the setting itself.
@@ -93,7 +93,7 @@ public struct SourceOption: Sendable, Hashable, CustomStringConvertible {
         self.init(name, nil, help: help, clears: clears, text: { _ in nil }, apply: { _, _ in })
     }
 
-    /// `--has-more`, as messages and the command line write it.
+    /// `--token-env`, as messages and the command line write it.
     public var flag: String { "--" + name }
     public var description: String { flag }
     package var isSwitch: Bool { placeholder == nil }

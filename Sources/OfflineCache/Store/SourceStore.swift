@@ -9,28 +9,31 @@ package struct SourceStore {
 
     /// Adds `source`; its rows, runs and state go with it when it is removed.
     package func add(_ source: Source) throws(CacheError) {
-        let scheme = source.url.scheme?.lowercased() ?? ""
-        guard Source.allowedSchemes.contains(scheme) else {
-            throw .invalidSource(UpstreamError.unsafeScheme(scheme).description)
-        }
         do {
-            try db.inTransaction {
-                guard try db.scalarInt("SELECT count(*) FROM sources WHERE name = ?", [.text(source.name)]) == 0 else {
-                    throw CacheError.sourceExists(source.name)
-                }
-                let created = Timestamp.now()  // also when its history starts: one moment for both
-                try db.run("""
-                    INSERT INTO sources (name, kind, url, mode, ttl_s, search, created_at, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
-                          .text(source.mode.rawValue), .int(source.ttlSeconds), .int(source.searchable ? 1 : 0),
-                          .text(created), .text(Self.storedSettings(of: source))])
-                try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
-                // Its history starts now: a source of this name removed before was another one.
-                try HistoryStore.raiseHorizon(db, source: source.name, to: created, cause: .added)
-            }
+            try db.inTransaction { try inserting(source) }
         } catch {
             throw Self.cacheError(error)
         }
+    }
+
+    /// `add`'s work, inside the caller's transaction.
+    func inserting(_ source: Source) throws {
+        let scheme = source.url.scheme?.lowercased() ?? ""
+        guard Source.allowedSchemes.contains(scheme) else {
+            throw CacheError.invalidSource(UpstreamError.unsafeScheme(scheme).description)
+        }
+        guard try db.scalarInt("SELECT count(*) FROM sources WHERE name = ?", [.text(source.name)]) == 0 else {
+            throw CacheError.sourceExists(source.name)
+        }
+        let created = Timestamp.now()  // also when its history starts: one moment for both
+        try db.run("""
+            INSERT INTO sources (name, kind, url, mode, ttl_s, search, created_at, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(source.name), .text(source.kind.rawValue), .text(source.url.absoluteString),
+                  .text(source.mode.rawValue), .int(source.ttlSeconds), .int(source.searchable ? 1 : 0),
+                  .text(created), .text(Self.storedSettings(of: source))])
+        try db.run("INSERT INTO sync_state (source) VALUES (?)", [.text(source.name)])
+        // Its history starts now: a source of this name removed before was another one.
+        try HistoryStore.raiseHorizon(db, source: source.name, to: created, cause: .added)
     }
 
     /// Changes the source named `name` by `settings`, checked against the source as it is inside
@@ -47,64 +50,67 @@ package struct SourceStore {
     @discardableResult
     package func update(_ name: String, _ change: (inout Source) throws -> Void) throws(CacheError) -> (before: Source, after: Source) {
         do {
-            return try SearchIndex(db: db).mendingDamagedPages { try db.inTransaction {
-                let before = try named(name)
-                var after = before
-                try change(&after)
-                guard after.kind == before.kind, after.name == before.name else {
-                    throw CacheError.invalidSource("a source's name and kind cannot change")
-                }
-                let scheme = after.url.scheme?.lowercased() ?? ""
-                guard Source.allowedSchemes.contains(scheme) else {
-                    throw CacheError.invalidSource(UpstreamError.unsafeScheme(scheme).description)
-                }
-                try db.run("UPDATE sources SET url = ?, mode = ?, ttl_s = ?, search = ?, settings = ? WHERE name = ?",
-                           [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
-                            .int(after.searchable ? 1 : 0), .text(Self.storedSettings(of: after)), .text(name)])
-                // What else the change does, as each option declares it.
-                let changed = { (effect: SourceOption.Effects) in
-                    after.kind.options.contains { $0.effects.contains(effect) && $0.text(before) != $0.text(after) }
-                }
-                // Search turned on: the rows are indexed now; turned off: the index lets them go.
-                // A damaged index is recorded, never a reason to refuse the change.
-                let index = SearchIndex(db: db)
-                if after.searchable != before.searchable {
-                    try index.keepingRows(of: name) {
-                        try after.searchable ? index.index(name, after.kind, only: nil)
-                                             : db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)])
-                    }
-                }
-                // Another cursor: the watermark no longer measures it; the next sync is full.
-                if changed(.resetsWatermark) {
-                    try db.run("UPDATE sync_state SET watermark = NULL, last_full_at = NULL WHERE source = ?", [.text(name)])
-                }
-                if changed(.rekeys), let key = after.layout?.key {
-                    try rekey(name, to: after.kind.keyPaths(key))
-                    // The change log knows the rows by their old keys: the past before now is not
-                    // asked of it any more, and the search index is made again under the new ones.
-                    try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now(), cause: .rekeyed)
-                    if after.searchable { try index.keepingRows(of: name) { try index.index(name, after.kind, only: nil) } }
-                }
-                // Another URL, or records found, keyed or split differently: nothing cached is confirmed.
-                if changed(.unconfirms) {
-                    try db.run("""
-                        UPDATE sync_state SET etag = NULL, last_modified = NULL, body_hash = NULL, confirmed_at = NULL,
-                                              failures = 0, next_attempt_at = NULL, watermark = NULL, last_full_at = NULL
-                        WHERE source = ?
-                        """, [.text(name)])
-                    try db.run("INSERT INTO unconfirmations (source, unconfirmed_at) VALUES (?, ?)", [.text(name), .text(Timestamp.now())])
-                    // Rows no later than one TTL (and a second) ago: stale now, whatever the TTL.
-                    let unconfirmed = "min(seen_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?2 + 1) || ' seconds'))"
-                    for table in RowStorage.allCases.flatMap(\.cachedTables) {
-                        try db.run("UPDATE \(table) SET seen_at = \(unconfirmed) WHERE source = ?1",
-                                   [.text(name), .int(after.ttlSeconds)])
-                    }
-                }
-                return (before, try named(name))
-            } }
+            return try SearchIndex(db: db).mendingDamagedPages { try db.inTransaction { try updating(name, change) } }
         } catch {
             throw Self.cacheError(error)
         }
+    }
+
+    /// `update`'s work, inside the caller's transaction.
+    func updating(_ name: String, _ change: (inout Source) throws -> Void) throws -> (before: Source, after: Source) {
+        let before = try named(name)
+        var after = before
+        try change(&after)
+        guard after.kind == before.kind, after.name == before.name else {
+            throw CacheError.invalidSource("a source's name and kind cannot change")
+        }
+        let scheme = after.url.scheme?.lowercased() ?? ""
+        guard Source.allowedSchemes.contains(scheme) else {
+            throw CacheError.invalidSource(UpstreamError.unsafeScheme(scheme).description)
+        }
+        try db.run("UPDATE sources SET url = ?, mode = ?, ttl_s = ?, search = ?, settings = ? WHERE name = ?",
+                   [.text(after.url.absoluteString), .text(after.mode.rawValue), .int(after.ttlSeconds),
+                    .int(after.searchable ? 1 : 0), .text(Self.storedSettings(of: after)), .text(name)])
+        // What else the change does, as each option declares it.
+        let changed = { (effect: SourceOption.Effects) in
+            after.kind.options.contains { $0.effects.contains(effect) && $0.text(before) != $0.text(after) }
+        }
+        // Search turned on: the rows are indexed now; turned off: the index lets them go.
+        // A damaged index is recorded, never a reason to refuse the change.
+        let index = SearchIndex(db: db)
+        if after.searchable != before.searchable {
+            try index.keepingRows(of: name) {
+                try after.searchable ? index.index(name, after.kind, only: nil)
+                                     : db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)])
+            }
+        }
+        // Another cursor: the watermark no longer measures it; the next sync is full.
+        if changed(.resetsWatermark) {
+            try db.run("UPDATE sync_state SET watermark = NULL, last_full_at = NULL WHERE source = ?", [.text(name)])
+        }
+        if changed(.rekeys), let key = after.layout?.key {
+            try rekey(name, to: after.kind.keyPaths(key))
+            // The change log knows the rows by their old keys: the past before now is not
+            // asked of it any more, and the search index is made again under the new ones.
+            try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now(), cause: .rekeyed)
+            if after.searchable { try index.keepingRows(of: name) { try index.index(name, after.kind, only: nil) } }
+        }
+        // Another URL, or records found, keyed or split differently: nothing cached is confirmed.
+        if changed(.unconfirms) {
+            try db.run("""
+                UPDATE sync_state SET etag = NULL, last_modified = NULL, body_hash = NULL, confirmed_at = NULL,
+                                      failures = 0, next_attempt_at = NULL, watermark = NULL, last_full_at = NULL
+                WHERE source = ?
+                """, [.text(name)])
+            try db.run("INSERT INTO unconfirmations (source, unconfirmed_at) VALUES (?, ?)", [.text(name), .text(Timestamp.now())])
+            // Rows no later than one TTL (and a second) ago: stale now, whatever the TTL.
+            let unconfirmed = "min(seen_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (?2 + 1) || ' seconds'))"
+            for table in RowStorage.allCases.flatMap(\.cachedTables) {
+                try db.run("UPDATE \(table) SET seen_at = \(unconfirmed) WHERE source = ?1",
+                           [.text(name), .int(after.ttlSeconds)])
+            }
+        }
+        return (before, try named(name))
     }
 
     /// Gives every cached record of a json or csv source its key under `key`, read from the record
@@ -188,24 +194,27 @@ package struct SourceStore {
     @discardableResult
     package func remove(_ name: String) throws(CacheError) -> Belongings {
         do {
-            return try SearchIndex(db: db).mendingDamagedPages { try db.inTransaction {
-                let gone = try counted(name)
-                try RecordView.drop(db, source: name)
-                // Its documents leave the index first: a damaged index that cannot let them go
-                // is made again, without them, rather than keeping the source.
-                let index = SearchIndex(db: db)
-                try index.keepingRows(of: name) { try db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)]) }
-                if try db.scalarInt("SELECT EXISTS (SELECT 1 FROM search_docs WHERE source = ?)", [.text(name)]) == 1 {
-                    try db.run("UPDATE sources SET search = 0 WHERE name = ?", [.text(name)])
-                    try index.remake()
-                }
-                try db.run("DELETE FROM sources WHERE name = ?", [.text(name)])
-                if db.changes == 0 { throw CacheError.noSuchSource(name) }
-                return gone
-            } }
+            return try SearchIndex(db: db).mendingDamagedPages { try db.inTransaction { try removing(name) } }
         } catch {
             throw Self.cacheError(error)
         }
+    }
+
+    /// `remove`'s work, inside the caller's transaction.
+    func removing(_ name: String) throws -> Belongings {
+        let gone = try counted(name)
+        try RecordView.drop(db, source: name)
+        // Its documents leave the index first: a damaged index that cannot let them go
+        // is made again, without them, rather than keeping the source.
+        let index = SearchIndex(db: db)
+        try index.keepingRows(of: name) { try db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)]) }
+        if try db.scalarInt("SELECT EXISTS (SELECT 1 FROM search_docs WHERE source = ?)", [.text(name)]) == 1 {
+            try db.run("UPDATE sources SET search = 0 WHERE name = ?", [.text(name)])
+            try index.remake()
+        }
+        try db.run("DELETE FROM sources WHERE name = ?", [.text(name)])
+        if db.changes == 0 { throw CacheError.noSuchSource(name) }
+        return gone
     }
 
     /// The counts behind `belongings`, inside the caller's transaction.
@@ -253,7 +262,7 @@ package struct SourceStore {
     private static let columns = "name, kind, url, mode, ttl_s, search, \(identitySQL), settings"
 
     /// Any error of this store as a `CacheError`, SQLite's kept as they are.
-    private static func cacheError(_ error: Error) -> CacheError {
+    static func cacheError(_ error: Error) -> CacheError {
         switch error {
         case let error as CacheError: error
         case let error as DatabaseError: .database(error)

@@ -1,0 +1,86 @@
+import FoundationEssentials
+import Glibc
+import OfflineCache
+
+/// `cache sources export` and `cache apply`: a cache's sources as a file under version control,
+/// and a cache made to match one (see `SourcesFile`).
+enum ApplyCommand {
+    static func export(_ names: [String], _ context: Context) throws -> Int32 {
+        let database = try context.openForReadingIfPresent()
+        let all = try database.map { try SourceStore($0).all() } ?? []
+        for name in names where !all.contains(where: { $0.name == name }) { throw CacheError.noSuchSource(name) }
+        context.console.out(SourcesFile.export(names.isEmpty ? all : all.filter { names.contains($0.name) }))
+        return ExitCode.success
+    }
+
+    static func run(_ apply: Command.Apply, _ context: Context) throws -> Int32 {
+        let data: Data
+        if apply.file == "-" {
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(STDIN_FILENO, &buffer, buffer.count)
+                if count <= 0 { break }
+                bytes += buffer[..<count]
+            }
+            data = Data(bytes)
+        } else {
+            guard let contents = FileManager.default.contents(atPath: apply.file) else {
+                throw UsageError(message: "Cannot read '\(apply.file)': no such file, or not readable.", command: "apply")
+            }
+            data = contents
+        }
+        // The whole file is checked before the cache is opened: a refused file changes nothing.
+        let wanted = try SourcesFile.sources(in: data, named: apply.file == "-" ? "standard input" : apply.file)
+        let console = context.console
+        for variable in unsetVariables(wanted, context.environment) {
+            console.err("cache: warning: $\(variable) is not set here; a sync from this environment would stop until it is.")
+        }
+        // A plan reads; an apply that creates the first source creates the cache.
+        let database = apply.plan ? try context.openForReadingIfPresent() : try context.open(create: true)
+        let store = database.map(SourceStore.init)
+        var steps = try SourcesFile.plan(wanted, existing: try store?.all() ?? [], prune: apply.prune) { name in
+            try store!.belongings(of: name)
+        }
+        if !apply.plan, let store { steps = try store.apply(steps) }
+        if apply.json {
+            console.out(JSONValue.lines(steps.map { step in
+                .object([("source", .string(step.source)), ("action", .string(step.action.rawValue)),
+                         ("changes", .object(step.changes.map { ($0.option, .array([.string($0.before), .string($0.after)])) }))]
+                        + (step.gone.map { [("rows", .int($0.rows)), ("runs", .int($0.runs))] } ?? []))
+            }))
+        } else {
+            console.out(steps.map { describe($0, planned: apply.plan) + "\n" }.joined())
+        }
+        let done: [SourcesFile.Step.Action: String] = [.create: "added", .change: "changed", .unchanged: "unchanged", .keep: "kept", .remove: "removed"]
+        let planned: [SourcesFile.Step.Action: String] = [.create: "to add", .change: "to change", .unchanged: "unchanged", .keep: "kept", .remove: "to remove"]
+        let counts = SourcesFile.Step.Action.allCases.compactMap { action -> String? in
+            let count = steps.filter { $0.action == action }.count
+            return count == 0 ? nil : "\(count) \((apply.plan ? planned : done)[action]!)"
+        }
+        let summary = counts.isEmpty ? "no sources" : counts.joined(separator: ", ")
+        console.err(apply.plan ? "Plan: \(summary); nothing changed (run without --plan to apply)." : "Applied: \(summary).")
+        return ExitCode.success
+    }
+
+    /// One line per source: what happens to it, and why.
+    private static func describe(_ step: SourcesFile.Step, planned: Bool) -> String {
+        let changes = step.changes.map { "\($0.option) \($0.before) → \($0.after)" }.joined(separator: ", ")
+        let what: String = switch step.action {
+        case .create: planned ? "would be added" : "added"
+        case .change: (planned ? "would change: " : "changed: ") + changes
+        case .unchanged: "unchanged"
+        case .keep: "kept: not in the file (--prune removes it)"
+        case .remove: (planned ? "would be removed with " : "removed with ")
+            + (step.gone.map { "\($0.rows) cached row\($0.rows == 1 ? "" : "s") and \($0.runs) sync run\($0.runs == 1 ? "" : "s")" } ?? "its rows")
+        }
+        return TerminalSafe.escapeControl("\(step.source): \(what)")
+    }
+
+    /// The variables the sources name (tokens, OAuth2 clients, `${VAR}` in URLs and headers)
+    /// that this environment lacks.
+    private static func unsetVariables(_ sources: [Source], _ environment: [String: String]) -> [String] {
+        var seen: Set<String> = []
+        return sources.flatMap { $0.variables }.filter { (environment[$0] ?? "").isEmpty && seen.insert($0).inserted }
+    }
+}

@@ -1,0 +1,155 @@
+import FoundationEssentials
+
+/// The sources of a cache as one JSON document, for version control: `cache sources export`
+/// writes it, `cache apply` makes a cache's sources match it.
+///
+/// ```json
+/// {"sources": [{"name": "bank", "kind": "account", "url": "https://bank.example/account", "ttl": "1h", "token-env": "BANK_TOKEN"}]}
+/// ```
+///
+/// Each key but `name` and `kind` is an option's long name without its dashes, each value as the
+/// option takes it on the command line (a list for a repeatable option); options at their
+/// defaults are left out. Only the names of environment variables are written, never their values.
+package enum SourcesFile {
+    /// The document for `sources`, sorted by name: the same sources give the same bytes.
+    package static func export(_ sources: [Source]) -> String {
+        let items: [JSONValue] = sources.sorted { $0.name < $1.name }.map { source in
+            var settings = source.kind.settings(of: source)
+            settings[.url] = .text(source.url.absoluteString)
+            return .object([("name", .string(source.name)), ("kind", .string(source.kind.rawValue))] + settings.jsonFields)
+        }
+        return JSONValue.object([("sources", .array(items))]).rendered(indent: "  ") + "\n"
+    }
+
+    /// A file that is not JSON (65), or not a sources file (64).
+    package enum Refusal: Error, Equatable, CustomStringConvertible {
+        case notJSON(String)
+        case invalid(String)
+        package var description: String {
+            switch self {
+            case .notJSON(let message), .invalid(let message): message
+            }
+        }
+    }
+
+    /// The sources a file describes, each checked as `sources add` checks it; the whole file is
+    /// refused at its first mistake.
+    package static func sources(in data: Data, named file: String) throws(Refusal) -> [Source] {
+        guard (try? JSONDecoder().decode(JSONAny.self, from: data)) != nil else {
+            throw .notJSON("\(file) is not JSON: expected {\"sources\": [{\"name\": …, \"kind\": …, \"url\": …}, …]} as 'cache sources export' writes it.")
+        }
+        guard let document = try? JSONDecoder().decode([String: [[String: SourceSettings.JSONText]]].self, from: data),
+              let entries = document["sources"], document.count == 1 else {
+            throw .invalid("\(file) is not a sources file: expected one key, \"sources\", holding a list of objects whose values are strings (or lists of strings), as 'cache sources export' writes it.")
+        }
+        var sources: [Source] = []
+        for (index, entry) in entries.enumerated() {
+            var fields = entry
+            guard case .text(let name)? = fields.removeValue(forKey: "name") else {
+                throw .invalid("\(file): source \(index + 1) has no \"name\".")
+            }
+            let place = "source '\(name)' of \(file)"
+            guard case .text(let kindText)? = fields.removeValue(forKey: "kind") else { throw .invalid("\(place) has no \"kind\".") }
+            guard let kind = SourceKind(rawValue: kindText) else {
+                throw .invalid("Invalid kind '\(kindText)' in \(place): expected \(SourceKind.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            guard !sources.contains(where: { $0.name == name }) else { throw .invalid("\(file) has two sources named '\(name)'.") }
+            do throws(SourceRules.Problem) {
+                let settings = try SourceSettings(json: fields, where: place)
+                if let option = SourceOption.all.first(where: { !$0.clears.isEmpty && settings[$0] != nil }) {
+                    throw SourceRules.Problem(message: "Unknown key '\(option.name)' in \(place): a sources file describes a source whole; leave an option out for its default.")
+                }
+                sources.append(try settings.newSource(name: name, kind: kind))
+            } catch {
+                throw .invalid(error.message.contains(place) ? error.message : "\(place): \(error.message)")
+            }
+        }
+        return sources
+    }
+
+    /// What `apply` does to one source.
+    package struct Step: Sendable, Equatable {
+        package enum Action: String, Sendable, CaseIterable { case create, change, unchanged, keep, remove }
+        package var source: String
+        package var action: Action
+        /// Each option that changes, by name, shown before and after as `sources set` shows it
+        /// (headers by name: a value may be a secret).
+        package var changes: [(option: String, before: String, after: String)]
+        /// What a removal takes with it.
+        package var gone: SourceStore.Belongings?
+        /// The source as the file has it (create, change).
+        var wanted: Source?
+
+        package static func == (lhs: Step, rhs: Step) -> Bool {
+            lhs.source == rhs.source && lhs.action == rhs.action && lhs.gone == rhs.gone
+                && lhs.changes.map { [$0.option, $0.before, $0.after] } == rhs.changes.map { [$0.option, $0.before, $0.after] }
+        }
+    }
+
+    /// The steps that make `existing` match `wanted`, sorted by source name. A source in both
+    /// of another kind is refused: a kind cannot change.
+    package static func plan(_ wanted: [Source], existing: [Source], prune: Bool,
+                             belongings: (String) throws -> SourceStore.Belongings) throws -> [Step] {
+        var steps: [Step] = []
+        for source in wanted {
+            guard let current = existing.first(where: { $0.name == source.name }) else {
+                steps.append(Step(source: source.name, action: .create, changes: [], wanted: source))
+                continue
+            }
+            guard current.kind == source.kind else {
+                throw Refusal.invalid("'\(source.name)' is \(current.kind.rawValue) in the cache and \(source.kind.rawValue) in the file: a source's kind cannot change; remove it ('cache sources remove') and apply again.")
+            }
+            let changes = current.kind.options.compactMap { option -> (String, String, String)? in
+                guard let shown = option.shown, option.text(current) != option.text(source) else { return nil }
+                return (option.name, shown.value(current), shown.value(source))
+            }
+            steps.append(Step(source: source.name, action: changes.isEmpty ? .unchanged : .change, changes: changes, wanted: source))
+        }
+        for source in existing where !wanted.contains(where: { $0.name == source.name }) {
+            steps.append(Step(source: source.name, action: prune ? .remove : .keep, changes: [],
+                              gone: prune ? try belongings(source.name) : nil))
+        }
+        return steps.sorted { $0.source < $1.source }
+    }
+}
+
+extension SourceStore {
+    /// Makes the steps, all in one transaction: the sources match the file, or nothing changed.
+    /// A removal's belongings are counted again inside it.
+    package func apply(_ steps: [SourcesFile.Step]) throws(CacheError) -> [SourcesFile.Step] {
+        do {
+            return try SearchIndex(db: db).mendingDamagedPages { try db.inTransaction {
+                try steps.map { step in
+                    var step = step
+                    switch step.action {
+                    case .create: try inserting(step.wanted!)
+                    case .change:
+                        let wanted = step.wanted!
+                        _ = try updating(step.source) { source in
+                            let identity = source.identity
+                            source = wanted
+                            source.identity = identity
+                        }
+                    case .remove: step.gone = try removing(step.source)
+                    case .unchanged, .keep: break
+                    }
+                    return step
+                }
+            } }
+        } catch {
+            throw Self.cacheError(error)
+        }
+    }
+}
+
+/// Any JSON value, read only to tell JSON from what is not.
+private struct JSONAny: Decodable {
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { return }
+        if (try? container.decode(Bool.self)) != nil || (try? container.decode(Double.self)) != nil
+            || (try? container.decode(String.self)) != nil { return }
+        if (try? container.decode([JSONAny].self)) != nil || (try? container.decode([String: JSONAny].self)) != nil { return }
+        throw DecodingError.dataCorruptedError(in: container, debugDescription: "not JSON")
+    }
+}
