@@ -46,7 +46,7 @@ enum ExitCode {
             default: return dataError
             }
         case .badData, .envelope, .tooLarge, .tooManyRedirects: return dataError
-        case .unsafeScheme, .badURL, .missingToken, .badToken, .caFile, .notAFile: return configuration
+        case .unsafeScheme, .badURL, .missingToken, .unfilledVariable, .badToken, .caFile, .notAFile: return configuration
         case .noFile: return noInput
         case .tokenRefused: return noPermission
         }

@@ -59,17 +59,27 @@ public struct Source: Sendable, Equatable {
         package var scope: String?
     }
 
-    /// The environment variables the source reads at sync time: its token's and its OAuth2 client's.
+    /// The environment variables the source reads at sync time: its token's, its OAuth2
+    /// client's, and each `${VAR}` in its URL and headers.
     public var variables: [String] {
-        [tokenEnv, oauth?.clientIDEnv, oauth?.clientSecretEnv].compactMap { $0 }
+        let names = [tokenEnv, oauth?.clientIDEnv, oauth?.clientSecretEnv].compactMap { $0 }
+        return names + templateVariables.filter { !names.contains($0) }
+    }
+
+    /// Each `${VAR}` of its URL and headers.
+    package var templateVariables: [String] {
+        var names: [String] = []
+        for text in [url.absoluteString] + headers.map(\.value) {
+            names += TemplateText.variables(in: text).filter { !names.contains($0) }
+        }
+        return names
     }
 
     /// The token variable (or OAuth2 client variable) this source names and `environment`
     /// lacks (unset or empty), if any: a read from such a shell must not start a refresh that
     /// can only fail (cron has the token).
     public func missingToken(in environment: [String: String]) -> String? {
-        let variables = [tokenEnv, oauth?.clientIDEnv, oauth?.clientSecretEnv].compactMap { $0 }
-        return variables.first { (environment[$0] ?? "").isEmpty }
+        variables.first { (environment[$0] ?? "").isEmpty }
     }
     public var maxBytes: Int?
     /// A PEM bundle of CAs trusted instead of the system's; only its path is stored.
@@ -144,8 +154,11 @@ public struct Source: Sendable, Equatable {
             && name.unicodeScalars.allSatisfy { $0.isASCII && (Character($0).isLetter || Character($0).isNumber || "-_.".unicodeScalars.contains($0)) }
     }
 
-    /// The URL as it may appear in messages: no credentials, no query string, no fragment.
-    public var displayURL: String { Self.redacted(url) }
+    /// The URL as it may appear in messages: no credentials, no secret query values, no
+    /// fragment; a `${VAR}` shown as written.
+    public var displayURL: String {
+        TemplateText.asWritten(Self.redacted(url))
+    }
 
     public static func redacted(_ url: URL) -> String {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(unprintable URL)" }

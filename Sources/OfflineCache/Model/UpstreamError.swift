@@ -36,6 +36,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A `file:` source naming a FIFO, a device, a folder: only regular files are read.
     case notAFile(path: String, what: String)
     case missingToken(variable: String)
+    /// A `${VAR}` in the source's URL or a header names a variable that is unset or empty, or set
+    /// to a value holding a control character.
+    case unfilledVariable(variable: String, control: Bool)
     /// The token variable's value holds a control character (a CR from a CRLF file, say).
     case badToken(variable: String)
     /// An OAuth2 token endpoint refused to give a token (400, 401 or 403: a wrong client id or
@@ -84,6 +87,9 @@ public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notAFile(path, what): "refused \(path): it is \(what), not a regular file"
         case let .caFile(path, reason): "cannot use the CA file \(path): \(reason)"
         case let .missingToken(variable): "the token variable \(variable) is not set"
+        case let .unfilledVariable(variable, control):
+            control ? "the variable \(variable), named as ${\(variable)} in the source's URL or headers, holds a control character such as a newline"
+                    : "the variable \(variable), named as ${\(variable)} in the source's URL or headers, is not set"
         case let .badToken(variable): "the token variable \(variable) holds a control character (a stray CR from a CRLF file?)"
         case let .tokenRefused(url, status):
             "the token endpoint \(url) refused to give a token (HTTP \(status)): check the client id, the secret and the scope"

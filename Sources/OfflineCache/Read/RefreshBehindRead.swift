@@ -14,7 +14,8 @@ package struct RefreshBehindRead {
         /// Failing upstreams are left alone until their backoff ends, by readers as by cron.
         case backingOff(until: String, lastError: String?)
         /// Without its token the refresh could only fail, and its failure would set a backoff.
-        case missingToken(variable: String)
+        /// `template`: the variable is a `${VAR}` of the URL or a header, not a token's.
+        case missingToken(variable: String, template: Bool)
         /// Another process's refresh (a reader's, cron's, a person's) is in flight: wait for it.
         case join
         /// Start one.
@@ -57,7 +58,9 @@ package struct RefreshBehindRead {
         if let backoff = try CacheReader(database).backoff(source) {
             return .backingOff(until: backoff.until, lastError: backoff.lastError)
         }
-        if let variable = source.missingToken(in: environment) { return .missingToken(variable: variable) }
+        if let variable = source.missingToken(in: environment) {
+            return .missingToken(variable: variable, template: source.templateVariables.contains(variable))
+        }
         return try watcher.refreshInFlight() ? .join : .start
     }
 
@@ -138,8 +141,9 @@ extension RefreshBehindRead.Plan {
         case .backingOff(let until, let lastError):
             "not refreshing: backing off after failures; next try \(DurationText.until(until))"
                 + (lastError.map { " (last error: \($0))" } ?? "")
-        case .missingToken(let variable):
-            "not refreshing: the token variable \(variable) is not set in this environment"
+        case .missingToken(let variable, let template):
+            template ? "not refreshing: the variable \(variable), named as ${\(variable)} in the source's URL or headers, is not set in this environment"
+                     : "not refreshing: the token variable \(variable) is not set in this environment"
         case .none, .join, .start:
             nil
         }

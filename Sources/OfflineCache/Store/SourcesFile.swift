@@ -15,7 +15,7 @@ package enum SourcesFile {
     package static func export(_ sources: [Source]) -> String {
         let items: [JSONValue] = sources.sorted { $0.name < $1.name }.map { source in
             var settings = source.kind.settings(of: source)
-            settings[.url] = .text(source.url.absoluteString)
+            settings[.url] = .text(TemplateText.asWritten(source.url.absoluteString))
             return .object([("name", .string(source.name)), ("kind", .string(source.kind.rawValue))] + settings.jsonFields)
         }
         return JSONValue.object([("sources", .array(items))]).rendered(indent: "  ") + "\n"
@@ -26,9 +26,11 @@ package enum SourcesFile {
         case notJSON(String)
         case invalid(String)
         package var description: String {
-            switch self {
+            // One sentence after `cache: `, as every error reads.
+            let message = switch self {
             case .notJSON(let message), .invalid(let message): message
             }
+            return message.prefix(1).lowercased() + message.dropFirst()
         }
     }
 

@@ -48,13 +48,28 @@ extension SyncEngine {
     /// The request for `source`, with its extra headers and, if it names one, its bearer token.
     func fetchRequest(for source: Source, timeout: Double,
                       deadline: ContinuousClock.Instant? = nil) throws(UpstreamError) -> FetchRequest {
-        var headers = source.headers
+        // Each `${VAR}` filled in now, before any request: the database holds only the names.
+        func filled(_ text: String) throws(UpstreamError) -> String {
+            switch TemplateText.expanded(text, environment) {
+            case .success(let text): return text
+            case .failure(let unfilled): throw .unfilledVariable(variable: unfilled.variable, control: unfilled != .unset(unfilled.variable))
+            }
+        }
+        var url = source.url
+        if !TemplateText.variables(in: url.absoluteString).isEmpty {
+            guard let expanded = URL(string: try filled(url.absoluteString)), expanded.host != nil || expanded.scheme == "file" else {
+                throw .badURL(Source.redacted(url))
+            }
+            url = expanded
+        }
+        var headers: [Source.Header] = []
+        for header in source.headers { headers.append(Source.Header(name: header.name, value: try filled(header.value))) }
         if let variable = source.missingToken(in: environment) { throw .missingToken(variable: variable) }
         if let variable = source.tokenEnv, let token = environment[variable] {
             guard !token.unicodeScalars.contains(where: Source.Header.isControl) else { throw .badToken(variable: variable) }
             headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
         }
-        return FetchRequest(url: source.url, headers: headers, timeout: timeout, deadline: deadline,
+        return FetchRequest(url: url, headers: headers, timeout: timeout, deadline: deadline,
                             maxBytes: min(source.maxBytes ?? FetchRequest.defaultMaxBytes, FetchRequest.largestMaxBytes), caCert: source.caCert)
     }
 }
