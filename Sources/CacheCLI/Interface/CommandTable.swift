@@ -25,6 +25,12 @@ enum CommandTable {
         }
     }
 
+    /// `--kind`'s help, from the kinds' own summaries.
+    static var kindsHelp: String {
+        let kinds = SourceKind.allCases.map { "\($0.rawValue) \($0.summary)" }
+        return kinds.dropLast().joined(separator: ", ") + " or " + kinds.last! + "."
+    }
+
     /// The options of `sources set` that cannot be given with the switch that clears them.
     static var clearingPairs: [[String]] {
         SourceOption.all.flatMap { option in
@@ -77,7 +83,7 @@ enum CommandTable {
             overview: "Add a source.",
             arguments: [ArgumentSpec(label: "<name>", help: "A name for the source: letters, digits, '-', '_' and '.'.")],
             options: [OptionSpec(name: "--kind", value: "kind",
-                                 help: "account ({status, message, body} envelope), jokes (Official Joke API), json (any JSON API: give --key, and --rows where the records are not the response itself) or csv (a table whose first row names the columns: give --key).",
+                                 help: kindsHelp,
                                  completion: .choices(SourceKind.allCases.map(\.rawValue)))]
                 + sourceOptions(adding: true),
             required: ["--kind", "--url"],

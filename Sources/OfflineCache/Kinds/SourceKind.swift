@@ -14,6 +14,9 @@ extension SourceKind {
         }
     }
 
+    /// What it is, for `--kind`'s help: `(Official Joke API)`.
+    package var summary: String { definition.summary }
+
     /// How its responses are reconciled unless the source says otherwise.
     public var defaultMode: SyncMode { definition.defaultMode }
 
@@ -72,6 +75,8 @@ extension SourceKind {
 
 /// What the engine knows about one kind of source.
 protocol KindDefinition: Sendable {
+    /// What it is, in a few words in brackets, for help.
+    var summary: String { get }
     var defaultMode: SyncMode { get }
     var storage: RowStorage { get }
     /// Its own options, beside those of every kind (`SourceOption.common`).

@@ -4,6 +4,7 @@ import FoundationEssentials
 /// Each response is the whole account (`replace`).
 struct AccountKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
+    var summary: String { "({status, message, body} envelope)" }
     var storage: RowStorage { .account }
     var options: [SourceOption] { [] }
 

@@ -5,6 +5,7 @@ import FoundationEssentials
 /// like a json source's, so everything that reads records reads these.
 struct CSVKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
+    var summary: String { "(a table whose first row names the columns: give --key)" }
     var storage: RowStorage { .records }
     var options: [SourceOption] { [.key, .delimiter] }
 

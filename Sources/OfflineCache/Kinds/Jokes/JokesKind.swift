@@ -4,6 +4,7 @@ import FoundationEssentials
 /// (`merge`): a joke absent from one is not gone.
 struct JokesKind: KindDefinition {
     var defaultMode: SyncMode { .merge }
+    var summary: String { "(Official Joke API)" }
     var storage: RowStorage { .jokes }
     var options: [SourceOption] { [] }
 

@@ -4,6 +4,7 @@ import FoundationEssentials
 /// it links (see `SyncEngine.fetchPages`).
 struct JSONKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
+    var summary: String { "(any JSON API: give --key, and --rows where the records are not the response itself)" }
     var storage: RowStorage { .records }
     var options: [SourceOption] { SourceOption.json }
 
