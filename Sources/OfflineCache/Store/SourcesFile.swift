@@ -63,7 +63,8 @@ package enum SourcesFile {
                 }
                 sources.append(try settings.newSource(name: name, kind: kind))
             } catch {
-                throw .invalid(error.message.contains(place) ? error.message : "\(place): \(error.message)")
+                let message = error.message
+                throw .invalid(message.contains(place) ? message : "\(place): " + message.prefix(1).lowercased() + message.dropFirst())
             }
         }
         return sources

@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+@testable import CacheCLI
+
+/// `cache sources export` and `cache apply`: a cache's sources as a file under version control,
+/// and `${VAR}` in URLs and headers, which keeps values out of the database and the file.
+@Suite(.gated) struct SourcesFileTests {
+    static let canary = "canary-token-0f1e2d"
+
+    /// An account source with a token variable and a header, a paged json source and a jokes source.
+    static func threeSources(_ box: Sandbox, _ base: String = "http://127.0.0.1:9") throws {
+        for arguments in [
+            ["bank", "--kind", "account", "--url", base + "/account", "--token-env", "BANK_TOKEN", "--header", "X-Client: tests", "--ttl", "1h"],
+            ["items", "--kind", "json", "--url", base + "/api/items?limit=50", "--key", "id", "--rows", "$.data",
+             "--next", "last-key", "--next-param", "after", "--has-more", "$.has_more", "--max-delete", "20%"],
+            ["jokes", "--kind", "jokes", "--url", base + "/jokes/ten"],
+        ] {
+            let added = box.cacheInProcess(["sources", "add"] + arguments)
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+    }
+
+    /// The sources as `sources list --json` shows them.
+    static func listed(_ box: Sandbox) throws -> [[String: Any]] {
+        try box.cacheInProcess(["sources", "list", "--json"]).jsonArray()
+    }
+
+    static func actions(_ result: RunResult) throws -> [String: String] {
+        Dictionary(uniqueKeysWithValues: try result.jsonArray().map { ($0["source"] as? String ?? "", $0["action"] as? String ?? "") })
+    }
+
+    @Test func anExportAppliedToAnotherCacheMakesTheSameSources() throws {
+        let first = try Sandbox()
+        try Self.threeSources(first)
+        let exported = first.cacheInProcess(["sources", "export"], environment: ["BANK_TOKEN": Self.canary])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        // Stable: the same sources export to the same bytes; the token's value is in none of them.
+        #expect(first.cacheInProcess(["sources", "export"]).stdout == exported.stdout)
+        #expect(!exported.stdout.contains(Self.canary) && exported.stdout.contains("\"token-env\": \"BANK_TOKEN\""))
+        #expect(exported.stdout.contains("\"has-more\": \"$.has_more\"") && exported.stdout.contains("\"header\": [\"X-Client: tests\"]"))
+        #expect(!exported.stdout.contains("\"max-pages\""), "an option at its default is left out")
+        let file = first.folder + "/sources.json"
+        try Data(exported.stdout.utf8).write(to: URL(fileURLWithPath: file))
+
+        let second = try Sandbox()
+        let plan = second.cacheInProcess(["apply", file, "--plan", "--json"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(try Self.actions(plan) == ["bank": "create", "items": "create", "jokes": "create"])
+        #expect(!FileManager.default.fileExists(atPath: second.database), "a plan creates nothing")
+        #expect(plan.stderr.contains("$BANK_TOKEN is not set here"), "\(plan.stderr)")
+
+        let applied = second.cacheInProcess(["apply", file], environment: ["BANK_TOKEN": Self.canary])
+        #expect(applied.status == 0 && !applied.stderr.contains("not set here"), "\(applied.stderr)")
+        #expect(NSArray(array: try Self.listed(second)).isEqual(to: try Self.listed(first)))
+        #expect(second.cacheInProcess(["sources", "export"]).stdout == exported.stdout)
+        let again = second.cacheInProcess(["apply", file, "--json"])
+        #expect(try Self.actions(again) == ["bank": "unchanged", "items": "unchanged", "jokes": "unchanged"])
+        for suffix in ["", "-wal"] {
+            let bytes = FileManager.default.contents(atPath: second.database + suffix) ?? Data()
+            #expect(bytes.range(of: Data(Self.canary.utf8)) == nil)
+        }
+    }
+
+    @Test func aChangedOptionIsOneChangeAndKeepsEveryRow() throws {
+        let box = try Sandbox()
+        try box.syncedFileSource("items", #"[{"id": 1}, {"id": 2}, {"id": 3}]"#)
+        let file = box.folder + "/sources.json"
+        let exported = box.cacheInProcess(["sources", "export"]).stdout
+        try Data(exported.replacingOccurrences(of: "\"key\": \"id\"", with: "\"key\": \"id\",\n      \"ttl\": \"2h\"").utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let changed = box.cacheInProcess(["apply", file, "--json"])
+        #expect(changed.status == 0, "\(changed.stderr)")
+        let step = try #require(try changed.jsonArray().first)
+        #expect(step["action"] as? String == "change")
+        #expect((step["changes"] as? [String: [String]]) == ["ttl": ["15m", "2h"]])
+        #expect(try box.cacheInProcess(["list", "items", "--offline", "--json"]).jsonArray().count == 3)
+        #expect(try Self.listed(box).first?["ttl_s"] as? Int == 7200)
+        #expect(try box.cacheInProcess(["history", "items", "--json"]).jsonArray().count == 1, "the runs are kept")
+    }
+
+    @Test func aSourceLeftOutIsKeptUntilPrune() throws {
+        let box = try Sandbox()
+        try box.syncedFileSource("items", #"[{"id": 1}, {"id": 2}]"#)
+        #expect(box.cacheInProcess(["sources", "add", "jokes", "--kind", "jokes", "--url", "http://127.0.0.1:9/j"]).status == 0)
+        let file = box.folder + "/only-jokes.json"
+        try Data(box.cacheInProcess(["sources", "export", "jokes"]).stdout.utf8).write(to: URL(fileURLWithPath: file))
+        let kept = box.cacheInProcess(["apply", file])
+        #expect(kept.status == 0 && kept.stdout.contains("items: kept: not in the file (--prune removes it)"), "\(kept.stdout)")
+        #expect(try Self.listed(box).count == 2)
+        let planned = box.cacheInProcess(["apply", file, "--prune", "--plan"])
+        #expect(planned.stdout.contains("items: would be removed with 2 cached rows and 1 sync run"), "\(planned.stdout)")
+        #expect(try Self.listed(box).count == 2)
+        let pruned = box.cacheInProcess(["apply", file, "--prune", "--json"])
+        #expect(try Self.actions(pruned) == ["items": "remove", "jokes": "unchanged"])
+        #expect(try pruned.jsonArray().first?["rows"] as? Int == 2)
+        #expect(try Self.listed(box).map { $0["name"] as? String } == ["jokes"])
+    }
+
+    /// A file with one mistake is refused whole, naming it: the good source beside it is not
+    /// added, the one already there not changed.
+    @Test(arguments: [
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "tll": "1h"}"#, 64, "unknown key 'tll' in source 'new'"),
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "ttl": "soon"}"#, 64, "invalid value 'soon' for '--ttl'"),
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "ttl": 60}"#, 64, "invalid value for 'ttl' in source 'new'"),
+        (#"{"kind": "jokes", "url": "http://127.0.0.1:9/n"}"#, 64, "source 2 has no \"name\""),
+        (#"{"name": "new", "url": "http://127.0.0.1:9/n"}"#, 64, "source 'new' of"),
+        (#"{"name": "new", "kind": "bank", "url": "http://127.0.0.1:9/n"}"#, 64, "invalid kind 'bank'"),
+        (#"{"name": "good", "kind": "jokes", "url": "http://127.0.0.1:9/n"}"#, 64, "has two sources named 'good'"),
+        (#"{"name": "kept", "kind": "json", "url": "http://127.0.0.1:9/n", "key": "id"}"#, 64, "'kept' is jokes in the cache and json in the file"),
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "no-token": true}"#, 64, "unknown key 'no-token'"),
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n""#, 65, "is not JSON"),
+    ])
+    func aFileWithAMistakeIsRefusedWhole(_ entry: String, _ status: Int32, _ message: String) throws {
+        let box = try Sandbox()
+        #expect(box.cacheInProcess(["sources", "add", "kept", "--kind", "jokes", "--url", "http://127.0.0.1:9/k"]).status == 0)
+        let before = try Self.listed(box)
+        let file = box.folder + "/sources.json"
+        let good = #"{"name": "good", "kind": "jokes", "url": "http://127.0.0.1:9/g"}"#
+        try Data(#"{"sources": [\#(good), \#(entry)]}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let refused = box.cacheInProcess(["apply", file])
+        #expect(refused.status == status, "\(refused.status): \(refused.stderr)")
+        #expect(refused.stderr.contains(message), "\(refused.stderr)")
+        #expect(NSArray(array: try Self.listed(box)).isEqual(to: before))
+    }
+
+    @Test func aURLVariableIsFilledAtEachFetchAndNeverStored() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let added = box.cacheInProcess(["sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/${API_PATH}",
+                                        "--header", "X-Team: ${TEAM}"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let unset = box.cacheInProcess(["sync", "jokes"], environment: ["TEAM": "app"])
+        #expect(unset.status == 78 && unset.stderr.contains("the variable API_PATH, named as ${API_PATH}"), "\(unset.stderr)")
+        #expect(try upstreamRequests(upstream, "/jokes/ten").isEmpty)
+        let synced = box.cacheInProcess(["sync", "jokes"], environment: ["API_PATH": "jokes/ten", "TEAM": "app"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(try upstreamRequests(upstream, "/jokes/ten").count == 1)
+        #expect(try box.cacheInProcess(["list", "jokes", "--offline", "--json"]).jsonArray().count == 10)
+        // The database and the export hold the template, never the value.
+        let stored = try rows(box.database, "SELECT url || settings AS text FROM sources").first?["text"] ?? ""
+        #expect(stored.contains("API_PATH") && stored.contains("${TEAM}") && !stored.contains("jokes/ten"), "\(stored)")
+        let exported = box.cacheInProcess(["sources", "export"]).stdout
+        #expect(exported.contains("\"url\": \"\(upstream.baseURL)/${API_PATH}\""), "\(exported)")
+        #expect(box.cacheInProcess(["sources", "list"]).stdout.contains("/${API_PATH}"))
+        // A value with a newline is refused, naming the variable; nothing is sent.
+        let newline = box.cacheInProcess(["sync", "jokes"], environment: ["API_PATH": "jokes/ten\nX-Evil: 1", "TEAM": "app"])
+        #expect(newline.status == 78 && newline.stderr.contains("API_PATH") && newline.stderr.contains("control character"), "\(newline.stderr)")
+        #expect(try upstreamRequests(upstream, "/jokes/ten").count == 1)
+        // A read from a shell without the variable serves the rows and starts no refresh.
+        try age(box.database, by: 3600)
+        let read = box.cacheInProcess(["list", "jokes"], environment: ["TEAM": "app"])
+        #expect(read.status == 0 && read.stderr.contains("not refreshing: the variable API_PATH"), "\(read.stderr)")
+        // `$${` is a literal `${`.
+        #expect(box.cacheInProcess(["sources", "add", "lit", "--kind", "jokes", "--url", upstream.baseURL + "/a$${B}"]).status == 0)
+        #expect(box.cacheInProcess(["sync", "lit"]).stderr.contains("not set") == false)
+    }
+}
