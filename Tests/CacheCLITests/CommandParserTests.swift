@@ -89,7 +89,7 @@ import Testing
          "Invalid value 'next' for '--next': expected link, offset, page, last-key, header:NAME, or a path such as $.next."),
         (["sources", "add", "x", "--kind", "json", "--url", "http://h"],
          "A json source needs '--key <fields>': the field or fields that identify a record."),
-        (["sources", "add", "x", "--kind", "jokes", "--url", "http://h", "--key", "id"], "'--key' is for json and csv sources."),
+        (["sources", "add", "x", "--kind", "jokes", "--url", "http://h", "--key", "id"], "'--key' is for json, csv and ndjson sources."),
         (["list", "x", "--stale=yes"], "'--stale' takes no value."),
         (["sync", "--parallel", "0"], "Invalid value '0' for '--parallel': expected a number of sources from 1 to 64."),
         (["sources", "add", "x", "--kind", "jokes", "--url", "http://h", "--ca-cert", "/nonexistent/ca.pem"],

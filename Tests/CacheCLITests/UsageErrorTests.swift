@@ -20,7 +20,7 @@ import Testing
              message: "cache: invalid value '5 minutes' for '--ttl': expected a duration such as 90, 90s, 15m, 2h, 1d or 1h30m."),
         Case(arguments: ["sync", "--timeout", "0s"], message: "cache: invalid value '0s' for '--timeout'"),
         Case(arguments: ["sources", "add", "x", "--url", "http://h/"], message: "cache: missing expected option '--kind <kind>'."),
-        Case(arguments: ["sources", "add", "x", "--kind", "bank", "--url", "http://h/"], message: "cache: invalid value 'bank' for '--kind': expected account, jokes, json or csv."),
+        Case(arguments: ["sources", "add", "x", "--kind", "bank", "--url", "http://h/"], message: "cache: invalid value 'bank' for '--kind': expected account, jokes, json, csv or ndjson."),
         Case(arguments: ["list", "a", "b"], message: "cache: unexpected argument 'b'."),
         Case(arguments: ["list", "a", "--json", "--csv"], message: "cache: '--json' and '--csv' cannot be used together."),
         Case(arguments: ["sources", "rename"], message: "cache: unknown subcommand 'sources rename'."),

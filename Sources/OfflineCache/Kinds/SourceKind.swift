@@ -11,6 +11,7 @@ extension SourceKind {
         case .jokes: JokesKind()
         case .json: JSONKind()
         case .csv: CSVKind()
+        case .ndjson: NDJSONKind()
         }
     }
 

@@ -22,7 +22,7 @@ public enum SyncMode: String, Sendable, CaseIterable {
 /// try cache.addSource(name: "items", kind: .json, url: "https://api.example/items", [.key: "id"])
 /// ```
 public enum SourceKind: String, Sendable, CaseIterable {
-    case account, jokes, json, csv
+    case account, jokes, json, csv, ndjson
 }
 
 /// A configured upstream: its name, kind, URL and the settings its syncs follow.
