@@ -56,6 +56,19 @@ import Testing
         #expect(source?["kind"] as? String == "csv" && source?["key"] as? String == "id" && source?["delimiter"] as? String == ",")
     }
 
+    /// Each kind asks for its own media type; a source's own `Accept` header is sent alone.
+    @Test func aCSVSourceAsksForCSVAndASourcesOwnAcceptWins() async throws {
+        let (upstream, box) = try Self.synced()
+        let accept = { try upstreamRequests(upstream, "/fruit.csv").compactMap { ($0["headers"] as? [String: String])?["accept"] } }
+        #expect(try accept() == ["text/csv, */*;q=0.5"])
+        #expect(try await box.cache("sources", "set", "fruit", "--header", "Accept: text/plain").status == 0)
+        #expect(try await box.cache("sync", "fruit").status == 0)
+        #expect(try accept().last == "text/plain")
+        #expect(try await box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id").status == 0)
+        #expect(try await box.cache("sync", "items").status == 0)
+        #expect(try upstreamRequests(upstream, "/api/items").compactMap { ($0["headers"] as? [String: String])?["accept"] } == ["application/json"])
+    }
+
     @Test func aChangedTableIsReconciledAndDiffedFieldByField() async throws {
         let (upstream, box) = try Self.synced()
         // Pear's price changes, Plum goes, Kiwi comes.

@@ -27,6 +27,9 @@ public struct FetchRequest: Sendable {
     /// A form body (`application/x-www-form-urlencoded`): the request is a POST (an OAuth2
     /// token request).
     public var form: String?
+    /// The media types asked for (`Accept`), unless `headers` name their own: each kind's own
+    /// (`text/csv` for a csv source), JSON for everything else.
+    public var accept = "application/json"
 
     public static let defaultTimeout: Double = 30
     /// The connect timeout.

@@ -140,7 +140,7 @@ final class Transfer {
 
         // "Name;" sends a header with an empty value ("Name:" would tell libcurl to drop it).
         var lines = headers.map { $0.value.isEmpty ? "\($0.name);" : $0.line }
-        lines.append("Accept: application/json")
+        if !headers.contains(where: { $0.name.lowercased() == "accept" }) { lines.append("Accept: \(request.accept)") }
         if request.form != nil { lines.append("Content-Type: application/x-www-form-urlencoded") }
         if let etag = request.etag { lines.append("If-None-Match: \(etag)") }
         if let lastModified = request.lastModified { lines.append("If-Modified-Since: \(lastModified)") }

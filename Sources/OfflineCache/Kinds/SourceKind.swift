@@ -18,6 +18,9 @@ extension SourceKind {
     /// What it is, for `--kind`'s help: `(Official Joke API)`.
     package var summary: String { definition.summary }
 
+    /// What its requests ask for (`Accept`).
+    package var accept: String { definition.accept }
+
     /// How its responses are reconciled unless the source says otherwise.
     public var defaultMode: SyncMode { definition.defaultMode }
 
@@ -78,6 +81,8 @@ extension SourceKind {
 protocol KindDefinition: Sendable {
     /// What it is, in a few words in brackets, for help.
     var summary: String { get }
+    /// The media types its requests ask for, as `Accept` sends them.
+    var accept: String { get }
     var defaultMode: SyncMode { get }
     var storage: RowStorage { get }
     /// Its own options, beside those of every kind (`SourceOption.common`).
@@ -94,6 +99,7 @@ protocol KindDefinition: Sendable {
 }
 
 extension KindDefinition {
+    var accept: String { "application/json" }
     func keyPaths(_ key: [JSONPath]) -> [JSONPath] { key }
     func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? { nil }
     func change(_ settings: inout SourceSettings, given: SourceSettings, before: Source) {}

@@ -69,7 +69,9 @@ extension SyncEngine {
             guard !token.unicodeScalars.contains(where: Source.Header.isControl) else { throw .badToken(variable: variable) }
             headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
         }
-        return FetchRequest(url: url, headers: headers, timeout: timeout, deadline: deadline,
-                            maxBytes: min(source.maxBytes ?? FetchRequest.defaultMaxBytes, FetchRequest.largestMaxBytes), caCert: source.caCert)
+        var request = FetchRequest(url: url, headers: headers, timeout: timeout, deadline: deadline,
+                                   maxBytes: min(source.maxBytes ?? FetchRequest.defaultMaxBytes, FetchRequest.largestMaxBytes), caCert: source.caCert)
+        request.accept = source.kind.accept
+        return request
     }
 }

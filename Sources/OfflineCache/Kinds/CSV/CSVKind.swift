@@ -7,6 +7,8 @@ struct CSVKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
     var summary: String { "(a table whose first row names the columns: give --key)" }
     var storage: RowStorage { .records }
+    /// Some portals answer JSON unless CSV is asked for; anything else is still read as CSV.
+    var accept: String { "text/csv, */*;q=0.5" }
     var options: [SourceOption] { [.key, .delimiter] }
 
     func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? { SourceOption.keyProblem(source) }

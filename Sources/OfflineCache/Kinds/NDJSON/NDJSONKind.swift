@@ -7,6 +7,8 @@ struct NDJSONKind: KindDefinition {
     var defaultMode: SyncMode { .replace }
     var summary: String { "(JSON Lines: one record per line: give --key)" }
     var storage: RowStorage { .records }
+    /// JSON Lines goes by two names; anything else is still read line by line.
+    var accept: String { "application/x-ndjson, application/jsonl, */*;q=0.5" }
     var options: [SourceOption] { [.key] }
 
     func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? { SourceOption.keyProblem(source) }
