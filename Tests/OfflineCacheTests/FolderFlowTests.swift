@@ -2,7 +2,9 @@ import Foundation
 import Testing
 
 /// The folders of each module are layers, and code uses only its own layer and those below it:
-/// a file that names a type declared in a folder above its own breaks the rule. The layers are
+/// a file that names a type declared in a folder above its own breaks the rule, and so does one
+/// that uses a member an extension in a folder above adds to a lower type (`kind.defaultMode`
+/// in `Model/` when `Kinds/` declares it). The layers are
 /// listed here and in the README's layout section; a new folder must be placed in the list.
 @Suite(.computing) struct FolderFlowTests {
     static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -41,6 +43,16 @@ import Testing
         #expect(Self.violations(files, layers: ["Low", "High"]) == ["Low/C.swift:2 uses High (High)", "Low/D.swift:2 uses High (High)"])
     }
 
+    /// ...and a member that an extension in a higher folder adds to a lower type, used below;
+    /// a name a lower folder declares too (`count`) is not that member.
+    @Test func theCheckFindsAMemberAddedAbove() {
+        let files = [
+            SwiftFile(path: "Low/A.swift", text: "enum Kind {\n    case a\n    var count: Int { 1 }\n}\nlet mode = Kind.a.defaultMode, n = Kind.a.count\n"),
+            SwiftFile(path: "High/B.swift", text: "extension Kind {\n    package var defaultMode: Int { 0 }\n    static func count() {}\n}\nlet m = Kind.a.defaultMode\n"),
+        ]
+        #expect(Self.violations(files, layers: ["Low", "High"]) == ["Low/A.swift:5 uses .defaultMode (High)"])
+    }
+
     struct SwiftFile {
         var path: String
         var text: String
@@ -60,6 +72,7 @@ import Testing
                 }
             }
         }
+        let added = addedMembers(files, layers: layers, typeLevels: level.mapValues(\.level))
         var found: [String] = []
         for file in files.sorted(by: { $0.path < $1.path }) {
             guard let fileLevel = layers.firstIndex(of: file.folder) else { continue }
@@ -71,9 +84,44 @@ import Testing
                         found.append("\(file.path):\(number + 1) uses \(name) (\(owner.folder))")
                     }
                 }
+                for use in code.matches(of: #/\.([a-z_]\w*)/#) {
+                    let name = String(use.output.1)
+                    if let owner = added[name], owner.level > fileLevel, named.insert("." + name).inserted {
+                        found.append("\(file.path):\(number + 1) uses .\(name) (\(owner.folder))")
+                    }
+                }
             }
         }
         return found
+    }
+
+    /// The members that only extensions of lower types, in a folder above those types, declare:
+    /// by name, with that folder. A name declared anywhere at or below a folder (another type's
+    /// `count`) is not counted as the extension's there.
+    static func addedMembers(_ files: [SwiftFile], layers: [String], typeLevels: [String: Int]) -> [String: (folder: String, level: Int)] {
+        let member = #/^\s+(?:@\w+\s+)*(?:(?:public|package|internal|fileprivate|private|static|class|mutating|nonmutating|nonisolated|override|final|indirect|lazy)\s+)*(?:func|var|let|case)\s+`?([a-z_]\w*)/#
+        let extensionLine = #/^(?:(?:public|package|internal|fileprivate|private)\s+)?extension\s+([A-Z]\w*)/#
+        var lowest: [String: Int] = [:]
+        var extended: [String: (folder: String, level: Int)] = [:]
+        for file in files {
+            guard let fileLevel = layers.firstIndex(of: file.folder) else { continue }
+            var extendsLower = false
+            for line in file.text.split(separator: "\n") {
+                if let match = line.firstMatch(of: extensionLine) {
+                    extendsLower = (typeLevels[String(match.1)] ?? .max) < fileLevel
+                } else if line.first.map({ !$0.isWhitespace }) ?? false {
+                    extendsLower = false
+                }
+                guard let match = line.firstMatch(of: member) else { continue }
+                let name = String(match.1)
+                lowest[name] = min(lowest[name] ?? .max, fileLevel)
+                // Only a member at the extension's own depth: not a local in one of its bodies.
+                if extendsLower, line.prefix(while: \.isWhitespace).count == 4, (extended[name]?.level ?? .max) > fileLevel {
+                    extended[name] = (file.folder, fileLevel)
+                }
+            }
+        }
+        return extended.filter { $0.value.level <= lowest[$0.key] ?? .max }
     }
 
     /// Each line's code: without comments, and of string literals (SQL, messages) only what

@@ -78,10 +78,18 @@ protocol StorageDefinition: Sendable {
     func past(_ rows: PastRows) -> String
     /// What `cache search` indexes of its rows.
     var search: SearchDocuments { get }
+    /// Gives every cached row of `source` its key under `key`, read from the row (a change of
+    /// `--key`), inside the caller's transaction; storages without keys have nothing to do.
+    func rekey(_ db: Connection, source: String, to key: [JSONPath]) throws
+    /// Keeps the largest `incremental.cursorField` cached as the source's watermark, after an
+    /// incremental sync lands (in its transaction).
+    func recordWatermark(_ db: Connection, _ incremental: RecordLayout.Incremental, source: String, fullSync: Bool, at now: String) throws
 }
 
 extension StorageDefinition {
     var loggedHeader: (kind: String, table: String, fields: String)? { nil }
+    func rekey(_ db: Connection, source: String, to key: [JSONPath]) throws {}
+    func recordWatermark(_ db: Connection, _ incremental: RecordLayout.Incremental, source: String, fullSync: Bool, at now: String) throws {}
 
     /// `SELECT columns` of `view`'s rows that `selection` picks (`?1` the source), in `orderBy`'s
     /// order, at most `?2`: from the view now, or as of a past moment from its two parts

@@ -130,24 +130,6 @@ public struct Source: Sendable, Equatable {
         public var line: String { "\(name): \(value)" }
     }
 
-    public init(name: String, kind: SourceKind, url: URL, mode: SyncMode? = nil,
-                ttlSeconds: Int = Source.defaultTTL, headers: [Header] = [],
-                tokenEnv: String? = nil, maxBytes: Int? = nil, caCert: String? = nil, maxDelete: RemovalLimit? = nil,
-                alertAfterSeconds: Int? = nil, layout: RecordLayout? = nil) {
-        self.name = name
-        self.kind = kind
-        self.url = url
-        self.mode = mode ?? kind.defaultMode
-        self.ttlSeconds = ttlSeconds
-        self.headers = headers
-        self.tokenEnv = tokenEnv
-        self.maxBytes = maxBytes
-        self.caCert = caCert
-        self.maxDelete = maxDelete
-        self.alertAfterSeconds = alertAfterSeconds
-        self.layout = layout
-    }
-
     /// Source names are used in commands and file-like contexts: letters, digits, `-`, `_`, `.`.
     public static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.count <= 64 && !name.hasPrefix("-")

@@ -89,7 +89,7 @@ package struct SourceStore {
             try db.run("UPDATE sync_state SET watermark = NULL, last_full_at = NULL WHERE source = ?", [.text(name)])
         }
         if changed(.rekeys), let key = after.layout?.key {
-            try rekey(name, to: after.kind.keyPaths(key))
+            try after.kind.storage.definition.rekey(db, source: name, to: after.kind.keyPaths(key))
             // The change log knows the rows by their old keys: the past before now is not
             // asked of it any more, and the search index is made again under the new ones.
             try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now(), cause: .rekeyed)
@@ -111,33 +111,6 @@ package struct SourceStore {
             }
         }
         return (before, try named(name))
-    }
-
-    /// Gives every cached record of a json or csv source its key under `key`, read from the record
-    /// itself, so the next sync matches records instead of replacing them all. A record without
-    /// the new key, or two with the same one, refuse the change: nothing is rewritten.
-    private func rekey(_ name: String, to key: [JSONPath]) throws {
-        let layout = RecordLayout(key: key)
-        var rekeyed: [(key: String, record: String, seenAt: String)] = []
-        var seen: Set<String> = []
-        for (old, record, seenAt) in try db.query("SELECT key, record, seen_at FROM records WHERE source = ?", [.text(name)], row: {
-            ($0.text(0) ?? "", $0.text(1) ?? "{}", $0.text(2) ?? "")
-        }) {
-            let page: RecordPage
-            do { page = try RecordDecoder.decode(Data(record.utf8), layout: layout) } catch {
-                throw CacheError.invalidSource("the cached record \(old) has no \(layout.keyDescription) to be its key; the key stays as it was")
-            }
-            let new = page.records.key(0)
-            guard seen.insert(new).inserted else {
-                throw CacheError.invalidSource("two cached records have the key \(new) under \(layout.keyDescription); the key stays as it was")
-            }
-            rekeyed.append((new, record, seenAt))
-        }
-        try db.run("DELETE FROM records WHERE source = ?", [.text(name)])
-        for record in rekeyed {
-            try db.run("INSERT INTO records (source, key, record, seen_at) VALUES (?, ?, ?, ?)",
-                       [.text(name), .text(record.key), .text(record.record), .text(record.seenAt)])
-        }
     }
 
     /// True when the source has never synced, or its last success is older than its TTL (see

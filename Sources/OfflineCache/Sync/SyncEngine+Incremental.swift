@@ -28,27 +28,4 @@ extension SyncEngine {
         guard length > longestWatermark else { return }
         throw .badData("the watermark from \(incremental.cursorField.dotted) is \(length) bytes long, more than a URL can carry (\(longestWatermark)); 'cache sync --full' syncs without it")
     }
-
-    /// After a sync lands (in its transaction): the watermark is the largest cursor field
-    /// cached (SQLite's order: numbers, then text), and a full sync is the last full one (which
-    /// also applies a held full sweep: `sweep_held` is cleared).
-    ///
-    /// The watermark is kept as the record holds it, never through a REAL: a number as its JSON
-    /// text (`1700000000.123456` keeps its 16 digits, an integer above 2^63 every digit), a
-    /// string unquoted. Numbers that tie as REALs (integers past 2^53) are told apart by their
-    /// text's length, then its bytes: right for non-negative integers; for fractions or negatives
-    /// that tie, the smaller may be kept, which only asks for a little more again.
-    func recordWatermark(_ incremental: RecordLayout.Incremental, source: String, fullSync: Bool, at now: String) throws {
-        try db.run("""
-            UPDATE sync_state SET
-                watermark = coalesce((SELECT CASE WHEN typeof(value) = 'text' THEN value ELSE raw END
-                                      FROM (SELECT json_extract(record, ?1) AS value, record -> ?1 AS raw
-                                            FROM records WHERE source = ?2)
-                                      WHERE value IS NOT NULL ORDER BY value DESC, length(raw) DESC, raw DESC LIMIT 1),
-                                     watermark),
-                last_full_at = CASE WHEN ?3 THEN ?4 ELSE last_full_at END,
-                sweep_held = CASE WHEN ?3 THEN 0 ELSE sweep_held END
-            WHERE source = ?2
-            """, [.text(incremental.cursorField.sqlitePath), .text(source), .int(fullSync ? 1 : 0), .text(now)])
-    }
 }

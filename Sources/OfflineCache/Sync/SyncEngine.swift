@@ -274,7 +274,7 @@ package struct SyncEngine {
                               .optionalText(Self.validator(response.lastModified)), .optionalText(bodyHash),
                               .text(source.name)])
                     if let incremental = source.layout?.incremental {
-                        try recordWatermark(incremental, source: source.name, fullSync: since == nil, at: now)
+                        try source.kind.storage.definition.recordWatermark(db, incremental, source: source.name, fullSync: since == nil, at: now)
                     }
                 }
             }

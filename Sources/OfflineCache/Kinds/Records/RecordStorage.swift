@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// The storage json and csv sources share: one `records` table of canonical JSON by key, and a
 /// view per source (`RecordView`) with a column per field.
 struct RecordStorage: StorageDefinition {
@@ -19,6 +21,56 @@ struct RecordStorage: StorageDefinition {
                       LEFT JOIN sync_state st ON st.source = r.source)
                 """),
         ]
+    }
+
+    /// Gives every cached record of a json or csv source its key under `key`, read from the record
+    /// itself, so the next sync matches records instead of replacing them all. A record without
+    /// the new key, or two with the same one, refuse the change: nothing is rewritten.
+    func rekey(_ db: Connection, source name: String, to key: [JSONPath]) throws {
+        let layout = RecordLayout(key: key)
+        var rekeyed: [(key: String, record: String, seenAt: String)] = []
+        var seen: Set<String> = []
+        for (old, record, seenAt) in try db.query("SELECT key, record, seen_at FROM records WHERE source = ?", [.text(name)], row: {
+            ($0.text(0) ?? "", $0.text(1) ?? "{}", $0.text(2) ?? "")
+        }) {
+            let page: RecordPage
+            do { page = try RecordDecoder.decode(Data(record.utf8), layout: layout) } catch {
+                throw SourceRules.Problem(message: "the cached record \(old) has no \(layout.keyDescription) to be its key; the key stays as it was")
+            }
+            let new = page.records.key(0)
+            guard seen.insert(new).inserted else {
+                throw SourceRules.Problem(message: "two cached records have the key \(new) under \(layout.keyDescription); the key stays as it was")
+            }
+            rekeyed.append((new, record, seenAt))
+        }
+        try db.run("DELETE FROM records WHERE source = ?", [.text(name)])
+        for record in rekeyed {
+            try db.run("INSERT INTO records (source, key, record, seen_at) VALUES (?, ?, ?, ?)",
+                       [.text(name), .text(record.key), .text(record.record), .text(record.seenAt)])
+        }
+    }
+
+    /// After a sync lands (in its transaction): the watermark is the largest cursor field
+    /// cached (SQLite's order: numbers, then text), and a full sync is the last full one (which
+    /// also applies a held full sweep: `sweep_held` is cleared).
+    ///
+    /// The watermark is kept as the record holds it, never through a REAL: a number as its JSON
+    /// text (`1700000000.123456` keeps its 16 digits, an integer above 2^63 every digit), a
+    /// string unquoted. Numbers that tie as REALs (integers past 2^53) are told apart by their
+    /// text's length, then its bytes: right for non-negative integers; for fractions or negatives
+    /// that tie, the smaller may be kept, which only asks for a little more again.
+    func recordWatermark(_ db: Connection, _ incremental: RecordLayout.Incremental, source: String, fullSync: Bool, at now: String) throws {
+        try db.run("""
+            UPDATE sync_state SET
+                watermark = coalesce((SELECT CASE WHEN typeof(value) = 'text' THEN value ELSE raw END
+                                      FROM (SELECT json_extract(record, ?1) AS value, record -> ?1 AS raw
+                                            FROM records WHERE source = ?2)
+                                      WHERE value IS NOT NULL ORDER BY value DESC, length(raw) DESC, raw DESC LIMIT 1),
+                                     watermark),
+                last_full_at = CASE WHEN ?3 THEN ?4 ELSE last_full_at END,
+                sweep_held = CASE WHEN ?3 THEN 0 ELSE sweep_held END
+            WHERE source = ?2
+            """, [.text(incremental.cursorField.sqlitePath), .text(source), .int(fullSync ? 1 : 0), .text(now)])
     }
 
     /// A record this long or longer has its fields read in one pass (`wideFields`) instead of
