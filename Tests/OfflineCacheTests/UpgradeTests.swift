@@ -146,6 +146,28 @@ import Testing
         #expect(try db.scalarInt("SELECT count(*) FROM sync_runs WHERE source = 'bank'") == 0)
     }
 
+    /// A view unlike this binary's definition of it (an older binary's, or one changed by hand),
+    /// with no migration pending, is made again when the cache is next opened for writing:
+    /// built-in and per-source views alike, their rows the same as before.
+    @Test func aViewUnlikeItsDefinitionIsMadeAgainOnOpen() throws {
+        let (folder, path) = try Self.releaseCache()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try CacheDatabase(path: path, access: .write)  // at this binary's schema
+        let db = try Connection(path: path)
+        let before = try Self.contents(db)
+        let sql = { (name: String) in try db.scalarText("SELECT sql FROM sqlite_schema WHERE name = ?", [.text(name)]) }
+        let jokes = try #require(try sql("cached_jokes")), items = try #require(try sql("cached_items"))
+        try db.execute("DROP VIEW cached_jokes; CREATE VIEW cached_jokes AS SELECT 1 AS old")
+        try db.execute("DROP VIEW cached_items; CREATE VIEW cached_items AS SELECT key FROM records")
+        #expect(try !DerivedViews.areCurrent(db))
+
+        _ = try CacheDatabase(path: path, access: .write)
+        #expect(try sql("cached_jokes") == jokes)
+        #expect(try sql("cached_items") == items)
+        #expect(try DerivedViews.areCurrent(db))
+        #expect(try Self.contents(db) == before)
+    }
+
     @Test func migrationIdsAreOneSequenceAcrossSQLAndSwift() {
         let ids = Migrator.carried.map(\.id)
         #expect(Set(ids).count == ids.count)

@@ -9,8 +9,12 @@ import Glibc
 /// and changes tables only. Views are derived objects (`DerivedViews`): dropped before the
 /// migrations run and made again from their one definition after, so a migration that rebuilds
 /// a table never trips over a view that reads it, and no view is ever copied into a migration.
-/// (A change to a view's definition alone needs no migration to reach new caches; to reach
-/// existing ones, add an empty migration: any migration makes every view again.)
+/// A change to a view's definition needs no migration: an open that finds a view unlike its
+/// definition makes them all again (`DerivedViews.areCurrent`).
+///
+/// Shipped migrations are frozen (`FrozenMigrationsTests`): their code calls nothing that can
+/// change. Derived data that live code makes (the search index's documents) is asked for by a
+/// `.rebuild` migration and made after every migration has run, against the schema as it is.
 package struct Migrator {
     package struct Migration: Sendable {
         /// The number the file name starts with: `0001_initial.sql` is 1.
@@ -22,6 +26,14 @@ package struct Migrator {
         package enum Change: Sendable {
             case sql(String)
             case swift(@Sendable (Connection) throws -> Void)
+            /// Derived data made again once the schema is this binary's, by the code of today.
+            case rebuild(Derived)
+        }
+
+        /// What a `.rebuild` migration makes again.
+        package enum Derived: Sendable, Hashable {
+            /// The search documents of every source with `--search`.
+            case searchIndex
         }
 
         package init(id: Int, file: String, sql: String) {
@@ -38,6 +50,7 @@ package struct Migrator {
             switch change {
             case .sql(let sql): try db.execute(sql)
             case .swift(let code): try code(db)
+            case .rebuild: break  // after every migration: see `Migrator.migrate`
             }
         }
     }
@@ -90,7 +103,16 @@ package struct Migrator {
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 id INTEGER PRIMARY KEY, file TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT
             """)
-        guard try Self.appliedVersion(db) < latestVersion else { return }
+        guard try Self.appliedVersion(db) < latestVersion else {
+            // No migration pending, but this binary may define a view otherwise.
+            if try !DerivedViews.areCurrent(db) {
+                try db.inTransaction {
+                    try DerivedViews.drop(db)
+                    try DerivedViews.create(db)
+                }
+            }
+            return
+        }
         // Foreign keys off around the migrations, as SQLite's table-rebuild procedure asks: with
         // them on, dropping `sources` to rebuild it would cascade-delete every cached row and all
         // history. The pragma cannot change inside a transaction, so it is set outside it, and
@@ -123,6 +145,17 @@ package struct Migrator {
                            [.int(migration.id), .text(migration.file), .text(Timestamp.now())])
             }
             try DerivedViews.create(db)
+            for derived in Set(pending.compactMap(\.change.derived)) {
+                switch derived {
+                case .searchIndex: try SearchIndex(db: db).indexAll()
+                }
+            }
         }
+    }
+}
+
+extension Migrator.Migration.Change {
+    var derived: Migrator.Migration.Derived? {
+        if case .rebuild(let derived) = self { derived } else { nil }
     }
 }

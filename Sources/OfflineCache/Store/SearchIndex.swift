@@ -128,6 +128,16 @@ package struct SearchIndex {
 
     /// Drops the documents of `source` (all, or those in the JSON array `only`) and indexes them
     /// again from the rows.
+    /// Every searchable source's documents made again (after a migration asks for it).
+    func indexAll() throws {
+        let sources = try db.query("SELECT name, kind FROM sources WHERE search = 1 ORDER BY name") { ($0.text(0) ?? "", $0.text(1) ?? "") }
+        for (name, kind) in sources {
+            // A kind this binary does not know has nothing it can index.
+            guard let kind = SourceKind(rawValue: kind) else { continue }
+            try index(name, kind, only: nil)
+        }
+    }
+
     func index(_ source: String, _ kind: SourceKind, only: String?) throws {
         let name = SQLValue.text(source)
         // The trigger on search_docs takes each document out of search_index.

@@ -130,8 +130,14 @@ package struct RecordView {
     /// Makes the source's view (again) from its name and fields as the cache keeps them: after
     /// a sync brought new fields, and after every migration (`DerivedViews`), with its child views.
     func create() throws {
-        guard let name = try Self.name(db, source: source) else { return }
-        let view = Self.quoted(name)
+        guard let (name, sql) = try definition() else { return }
+        try db.execute("DROP VIEW IF EXISTS \(Self.quoted(name))")
+        try db.execute(sql)
+    }
+
+    /// The source's view as `CREATE VIEW` (as `sqlite_schema` keeps it), if it has one yet.
+    func definition() throws -> (name: String, sql: String)? {
+        guard let name = try Self.name(db, source: source) else { return nil }
         // (A cache migrated part way, as tests do, has no paths yet: every field is top-level.)
         let hasPaths = try db.scalarInt("SELECT count(*) FROM pragma_table_info('record_fields') WHERE name = 'path'") == 1
         let columns = try db.query("SELECT name, \(hasPaths ? "path" : "NULL") FROM record_fields WHERE source = ? ORDER BY position",
@@ -139,35 +145,46 @@ package struct RecordView {
             let field = row.text(0) ?? ""
             return Self.extract(path: row.text(1) ?? Self.jsonPath([field])) + " AS " + Self.quoted(field)
         }
-        try db.execute("DROP VIEW IF EXISTS \(view)")
-        try db.execute("""
-            CREATE VIEW \(view) AS SELECT key, \((columns + ["seen_at", "age_s", "stale"]).joined(separator: ", "))
+        return (name, """
+            CREATE VIEW \(Self.quoted(name)) AS SELECT key, \((columns + ["seen_at", "age_s", "stale"]).joined(separator: ", "))
             FROM cached_records WHERE source = \(Self.literal(source))
             """)
     }
 
     /// Makes the child views of every list the source has (after a migration).
     func createLists() throws {
-        for list in try db.query("SELECT list FROM record_lists WHERE source = ? ORDER BY position", [.text(source)], row: { $0.text(0) ?? "" }) {
-            try createList(list)
+        for (name, sql) in try listDefinitions() {
+            try db.execute("DROP VIEW IF EXISTS \(Self.quoted(name))")
+            try db.execute(sql)
         }
+    }
+
+    /// The child views of every list the source has, as `CREATE VIEW`.
+    func listDefinitions() throws -> [(name: String, sql: String)] {
+        try db.query("SELECT list FROM record_lists WHERE source = ? ORDER BY position", [.text(source)], row: { $0.text(0) ?? "" })
+            .compactMap { try listDefinition($0) }
     }
 
     /// `cached_NAME__FIELD`: a row per item of each record's list `list` (an array), with the
     /// record's key, the item's 0-based idx, `value` for items that are not objects, and a
     /// column per scalar field of the object items.
     private func createList(_ list: String) throws {
+        guard let (name, sql) = try listDefinition(list) else { return }
+        try db.execute("DROP VIEW IF EXISTS \(Self.quoted(name))")
+        try db.execute(sql)
+    }
+
+    private func listDefinition(_ list: String) throws -> (name: String, sql: String)? {
         let key: [SQLValue] = [.text(source), .text(list)]
         guard let (name, scalars) = try db.query("SELECT view, scalars FROM record_lists WHERE source = ? AND list = ?", key, row: {
             ($0.text(0) ?? "", $0.int(1) != 0)
-        }).first else { return }
+        }).first else { return nil }
         let fields = try db.query("SELECT name FROM record_list_fields WHERE source = ? AND list = ? ORDER BY position", key) { $0.text(0) ?? "" }
         var columns = ["r.key AS key", "j.key AS idx"]
         if scalars || fields.isEmpty { columns.append("CASE WHEN j.type NOT IN ('object', 'array') THEN j.value END AS value") }
         columns += fields.map { "CASE WHEN j.type = 'object' THEN \(Self.extract(path: Self.jsonPath([$0]), from: "j.value")) END AS \(Self.quoted($0))" }
         let path = Self.literal(Self.jsonPath([list]))
-        try db.execute("DROP VIEW IF EXISTS \(Self.quoted(name))")
-        try db.execute("""
+        return (name, """
             CREATE VIEW \(Self.quoted(name)) AS SELECT \(columns.joined(separator: ", "))
             FROM records r, json_each(r.record, \(path)) j
             WHERE r.source = \(Self.literal(source)) AND json_type(r.record, \(path)) = 'array'

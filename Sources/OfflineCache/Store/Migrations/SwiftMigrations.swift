@@ -4,18 +4,9 @@ extension Migrator {
     package static let swiftMigrations: [Migration] = [
         Migration(id: 11, file: "0011_kinds_without_checks.swift", change: .swift(dropKindChecks)),
         Migration(id: 12, file: "0012_held_runs.swift", change: .swift(heldRuns)),
-        Migration(id: 19, file: "0019_search_existing_rows.swift", change: .swift(searchExistingRows)),
+        // The rows cached before full-text search came (migration 18 made its tables) are indexed.
+        Migration(id: 19, file: "0019_search_existing_rows.swift", change: .rebuild(.searchIndex)),
     ]
-
-    /// The rows cached before full-text search came (migration 18 made its tables) are indexed.
-    static func searchExistingRows(_ db: Connection) throws {
-        let sources = try db.query("SELECT name, kind FROM sources WHERE search = 1 ORDER BY name") { ($0.text(0) ?? "", $0.text(1) ?? "") }
-        for (name, kind) in sources {
-            // A kind this binary does not know has nothing it can index.
-            guard let kind = SourceKind(rawValue: kind) else { continue }
-            try SearchIndex(db: db).index(name, kind, only: nil)
-        }
-    }
 
     /// A sync the removal guard held is its own outcome, `held`, not `failed`: it needs a person,
     /// not waiting. Rebuilds `sync_runs` for its CHECK (run ids keep their sequence), and turns
