@@ -20,10 +20,14 @@ let package = Package(
         .systemLibrary(name: "CCurl"),
         // Typed wrappers for curl's variadic calls; loads libcurl.so.4 on the first fetch.
         .target(name: "CurlShim", dependencies: ["CCurl"], linkerSettings: [.linkedLibrary("dl")]),
+        // GNU libmicrohttpd for `cache serve` (apt: libmicrohttpd-dev for its header). Not linked:
+        // the shim loads libmicrohttpd.so.12 when `serve` starts, so no other command pays for
+        // it and a machine without it runs every other command.
+        .target(name: "HTTPServerShim", linkerSettings: [.linkedLibrary("dl")]),
         // The engine: store, upstream, sync, read. Never prints, never exits.
         .target(name: "OfflineCache", dependencies: ["CSQLite", "CurlShim"]),
         // Argument parsing, commands and output; testable without a process.
-        .target(name: "CacheCLI", dependencies: ["OfflineCache"]),
+        .target(name: "CacheCLI", dependencies: ["OfflineCache", "HTTPServerShim"]),
         .executableTarget(name: "cache", dependencies: ["CacheCLI"]),
         .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"], exclude: ["Fixtures"]),
         .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "OfflineCache", "cache"]),

@@ -47,6 +47,7 @@ public enum CLI {
             case .sourcesRemove(let name, let yes): return try SourcesCommand.remove(name, yes: yes, context)
             case .sourcesExport(let names): return try ApplyCommand.export(names, context)
             case .apply(let apply): return try ApplyCommand.run(apply, context)
+            case .serve(let serve): return try ServeCommand.run(serve, context)
             case .sync(let sync): return try SyncCommand.run(sync, context)
             case .list(let list): return try ListCommand.run(list, context)
             case .status(let status): return try StatusCommand.run(status, context)

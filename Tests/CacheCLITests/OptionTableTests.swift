@@ -11,7 +11,7 @@ import Testing
         "sources set": ["x", "--ttl", "1h"],
         "sources list": [], "sources remove": ["x"], "sync": ["x"], "list": ["x"], "status": [], "metrics": [],
         "history": [], "diff": ["x"], "export": ["x"], "sql": ["SELECT 1"], "check": [], "prune": ["--keep", "1d"],
-        "version": [], "log": ["x", "1"], "search": ["x", "word"], "reindex": [],
+        "version": [], "log": ["x", "1"], "search": ["x", "word"], "reindex": [], "serve": [],
     ]
 
     /// `sources add`'s base for `option`: a csv source's own options are tried on a csv source,
@@ -52,6 +52,8 @@ import Testing
         case "c": ";"
         case "time": "2026-11-30T09:00:00Z"
         case "on|off": "off"
+        case "host:port": "127.0.0.1:9000"
+        case "origin": "https://dash.example.org"
         default: "value"
         }
     }

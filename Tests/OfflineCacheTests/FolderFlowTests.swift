@@ -13,7 +13,7 @@ import Testing
     /// Bottom first. "." is the files directly in the module's folder.
     static let layers: [String: [String]] = [
         "OfflineCache": ["Support", "Model", "HTTP", "JSON", "SQLite", "Kinds", "Store", "Sync", "Read", "Inspect", "Client"],
-        "CacheCLI": ["Interface", "Output", "Refresh", "Commands", "."],
+        "CacheCLI": ["Interface", "Output", "Refresh", "Commands", "Serve", "."],
     ]
 
     @Test(arguments: ["OfflineCache", "CacheCLI"])

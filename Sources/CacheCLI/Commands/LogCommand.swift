@@ -6,37 +6,15 @@ enum LogCommand {
     static func run(_ name: String, key: String, json: Bool, _ context: Context) throws -> Int32 {
         let database = try context.openForReading()
         let source = try SourceStore(database).named(name)
-        let history = HistoryStore(database)
-        // The key as given, or a composite key as people write it (`PAR,2026-12-01`).
-        var (versions, current) = try history.versions(of: source, key: key)
-        for written in source.compositeKeys(written: key)
-        where versions.isEmpty && current == nil {
-            (versions, current) = try history.versions(of: source, key: written)
-        }
-        guard !versions.isEmpty || current != nil else { throw CacheError.noSuchRow(key, source: name) }
+        let shown = try versions(database, source, key: key)
         let console = context.console
-        let cut = try history.cut(source: name)
-        // A row cached with no change logged since the history's cut shows as it is now.
-        let now = versions.isEmpty ? current.map {
-            RowVersion(runID: 0, at: "", change: "current", rowKind: "", before: nil, after: $0)
-        } : nil
+        let cut = try HistoryStore(database).cut(source: name)
         if json {
-            console.out(JSONValue.lines((versions + (now.map { [$0] } ?? [])).map { version in
-                .object([
-                    ("run", version.change == "current" ? .null : .int(version.runID)),
-                    ("at", version.change == "current" ? .null : .string(version.at)), ("change", .string(version.change)),
-                    ("row", version.change == "current" ? .null : .string(version.rowKind)),
-                    ("fields", .array(fields(version).map { field in
-                        .object([("field", .string(field.field)), ("before", field.before.map(JSONValue.raw) ?? .null),
-                                 ("after", field.after.map(JSONValue.raw) ?? .null)])
-                    })),
-                    ("before", version.before.map(JSONValue.raw) ?? .null), ("after", version.after.map(JSONValue.raw) ?? .null),
-                ])
-            }))
+            console.out(JSONValue.lines(shown.map(Self.json)))
         } else {
             let columns = console.terminalColumns
             let fit = { (line: String) in columns.map { DisplayWidth.fit(line, $0) } ?? line }
-            for version in versions + (now.map { [$0] } ?? []) {
+            for version in shown {
                 let head = version.change == "current"
                     ? "now · no change logged since \(cut ?? "")"
                     : "run \(version.runID) · \(InspectCommands.when(version.at)) · \(version.change)"
@@ -57,6 +35,37 @@ enum LogCommand {
             console.err("The change log of '\(name)' starts at \(cut): older runs were pruned, its rows re-keyed, or the cache is older than its history.")
         }
         return ExitCode.success
+    }
+
+    /// The row's versions, newest first, then (when no change is logged since the history's cut)
+    /// the row as it is now, as a version `current`. The key as given, or a composite key as
+    /// people write it (`PAR,2026-12-01`).
+    static func versions(_ database: CacheDatabase, _ source: Source, key: String) throws -> [RowVersion] {
+        let history = HistoryStore(database)
+        var (versions, current) = try history.versions(of: source, key: key)
+        for written in source.compositeKeys(written: key)
+        where versions.isEmpty && current == nil {
+            (versions, current) = try history.versions(of: source, key: written)
+        }
+        guard !versions.isEmpty || current != nil else { throw CacheError.noSuchRow(key, source: source.name) }
+        let now = versions.isEmpty ? current.map {
+            RowVersion(runID: 0, at: "", change: "current", rowKind: "", before: nil, after: $0)
+        } : nil
+        return versions + (now.map { [$0] } ?? [])
+    }
+
+    /// One version as `log --json` shows it.
+    static func json(_ version: RowVersion) -> JSONValue {
+        .object([
+            ("run", version.change == "current" ? .null : .int(version.runID)),
+            ("at", version.change == "current" ? .null : .string(version.at)), ("change", .string(version.change)),
+            ("row", version.change == "current" ? .null : .string(version.rowKind)),
+            ("fields", .array(fields(version).map { field in
+                .object([("field", .string(field.field)), ("before", field.before.map(JSONValue.raw) ?? .null),
+                         ("after", field.after.map(JSONValue.raw) ?? .null)])
+            })),
+            ("before", version.before.map(JSONValue.raw) ?? .null), ("after", version.after.map(JSONValue.raw) ?? .null),
+        ])
     }
 
     /// The fields a version shows: those that changed in an update, every one otherwise.

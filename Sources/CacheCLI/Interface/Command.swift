@@ -42,6 +42,19 @@ enum Command: Equatable {
         var asOf: String?
     }
 
+    struct Serve: Equatable {
+        /// An IP address (`127.0.0.1`, `::1`, `0.0.0.0`) and a port (0: a free one).
+        var host = "127.0.0.1"
+        var port: UInt16 = 8765
+        /// Every request needs `Authorization: Bearer` and this variable's value.
+        var tokenEnv: String?
+        /// The one origin whose pages may read the responses (CORS).
+        var cors: String?
+        /// `/healthz` fails when a source has not succeeded within this (or its --alert-after).
+        var maxAge: Int?
+        var accessLog = false
+    }
+
     struct Apply: Equatable {
         var file: String
         var plan = false
@@ -67,6 +80,7 @@ enum Command: Equatable {
     /// `sources export`: these sources (every source when empty) as a sources file.
     case sourcesExport(names: [String])
     case apply(Apply)
+    case serve(Serve)
     case sourcesRemove(String, yes: Bool)
     case sync(Sync)
     case list(List)

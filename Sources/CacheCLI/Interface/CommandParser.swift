@@ -209,6 +209,33 @@ enum CommandParser {
             }
             return .status(status)
 
+        case "serve":
+            try none(args.positionals, name)
+            var serve = Command.Serve()
+            if let text = args.value("--listen") { (serve.host, serve.port) = try listenAddress(text, name) }
+            if let variable = args.value("--token-env") {
+                guard SourceOption.isVariableName(variable) else {
+                    throw invalid(variable, "--token-env", "the name of an environment variable, such as CACHE_SERVE_TOKEN", name)
+                }
+                serve.tokenEnv = variable
+            }
+            if let origin = args.value("--cors") {
+                guard Self.isOrigin(origin) else {
+                    throw invalid(origin, "--cors", "an origin such as https://dash.example.org (a scheme, a host and perhaps a port)", name)
+                }
+                serve.cors = origin
+            }
+            if let text = args.value("--max-age") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-age", name) }
+                serve.maxAge = seconds
+            }
+            serve.accessLog = args.has("--access-log")
+            // Rows and their history are for this machine unless a token guards them.
+            if serve.tokenEnv == nil, !SourceRules.isLoopback(serve.host) {
+                throw UsageError(message: "'--listen \(serve.host)' is reachable from other machines: give '--token-env VAR' too, so every request needs that token, or listen on 127.0.0.1.", command: name)
+            }
+            return .serve(serve)
+
         case "metrics":
             try none(args.positionals, name)
             return .metrics(textfile: args.value("--textfile"))
@@ -298,7 +325,7 @@ enum CommandParser {
 
     /// A moment: RFC 3339, a local time as `history` and `diff` print it (`2026-11-30 10:00:00`,
     /// no zone), or a duration ago (`2h`, `1h30m`: that long ago). Not in the future.
-    private static func moment(_ text: String, _ option: String, _ command: String) throws(UsageError) -> String {
+    static func moment(_ text: String, _ option: String, _ command: String) throws(UsageError) -> String {
         let now = Date()
         let date: Date
         if let seconds = DurationText.seconds(text) {
@@ -325,6 +352,41 @@ enum CommandParser {
             throw UsageError(message: "Unexpected argument '\(positionals[1])'.", command: command)
         }
         return first
+    }
+
+    /// `HOST:PORT`, `[IPv6]:PORT` or `PORT`; `localhost` is 127.0.0.1. The host is an address,
+    /// not a name: the server listens on exactly what it is given.
+    static func listenAddress(_ text: String, _ command: String) throws(UsageError) -> (host: String, port: UInt16) {
+        let refused = invalid(text, "--listen", "HOST:PORT with HOST an IP address (127.0.0.1, [::1], 0.0.0.0) and PORT from 0 (a free one) to 65535", command)
+        var host = "127.0.0.1", portText = Substring(text)
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = String(text[text.index(after: text.startIndex)..<close])
+            portText = text[text.index(after: close)...]
+            guard portText.hasPrefix(":") else { throw refused }
+            portText = portText.dropFirst()
+        } else if let colon = text.lastIndex(of: ":") {
+            guard text.firstIndex(of: ":") == colon else { throw refused }  // IPv6 needs brackets
+            host = String(text[..<colon])
+            portText = text[text.index(after: colon)...]
+        }
+        if host == "localhost" { host = "127.0.0.1" }
+        guard let port = UInt16(portText), isAddress(host) else { throw refused }
+        return (host, port)
+    }
+
+    /// An IPv4 address in dotted form, or an IPv6 one.
+    static func isAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    /// `scheme://host[:port]`, printable, with nothing after: what a browser sends as `Origin`.
+    static func isOrigin(_ text: String) -> Bool {
+        let parts = text.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !text.hasSuffix("/") else { return false }
+        let scheme = parts[0], rest = parts[1]
+        return !scheme.isEmpty && scheme.allSatisfy({ $0.isLetter }) && !rest.isEmpty
+            && rest.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && !"/?#@\\\"".unicodeScalars.contains($0) }
     }
 
     private static func none(_ positionals: [String], _ command: String) throws(UsageError) {

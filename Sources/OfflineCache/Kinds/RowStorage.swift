@@ -40,6 +40,12 @@ package struct RowSelection: Sendable, Equatable {
     package var asOf: String?
     /// Only the rows of one search document, bound as `?3` (see `SearchDocuments.column`).
     package var document = false
+    /// In the order of the storage's `pageKey` instead of `list`'s, and only the rows after
+    /// `?4` when it is bound: keyset paging, stable while syncs land between pages.
+    package var keyed = false
+    /// More conditions on the rows, each bound from `?5` on (`RowFilter`), built from the
+    /// storage's `filterColumn`s.
+    package var conditions: [String] = []
 
     package init(source: String, staleOnly: Bool = false, asOf: String? = nil, document: Bool = false) {
         self.source = source
@@ -78,6 +84,10 @@ protocol StorageDefinition: Sendable {
     func past(_ rows: PastRows) -> String
     /// What `cache search` indexes of its rows.
     var search: SearchDocuments { get }
+    /// The column that orders its rows for paging: unique within a source.
+    var pageKey: String { get }
+    /// The SQL of a view column as the rows query's conditions can use it; nil when there is none.
+    func filterColumn(_ db: Connection, source: String, _ column: String) throws -> String?
     /// Gives every cached row of `source` its key under `key`, read from the row (a change of
     /// `--key`), inside the caller's transaction; storages without keys have nothing to do.
     func rekey(_ db: Connection, source: String, to key: [JSONPath]) throws
@@ -89,13 +99,18 @@ protocol StorageDefinition: Sendable {
 extension StorageDefinition {
     var loggedHeader: (kind: String, table: String, fields: String)? { nil }
     func rekey(_ db: Connection, source: String, to key: [JSONPath]) throws {}
+    func filterColumn(_ db: Connection, source: String, _ column: String) throws -> String? {
+        try viewColumns(db, source: source).contains(column) ? RecordView.quoted(column) : nil
+    }
     func recordWatermark(_ db: Connection, _ incremental: RecordLayout.Incremental, source: String, fullSync: Bool, at now: String) throws {}
 
     /// `SELECT columns` of `view`'s rows that `selection` picks (`?1` the source), in `orderBy`'s
     /// order, at most `?2`: from the view now, or as of a past moment from its two parts
     /// (`PastRows`), merged in that order. `with` goes first in the statement.
     func select(_ columns: String, from view: String, _ selection: RowSelection, orderBy: String) -> (with: String, body: String) {
+        let orderBy = selection.keyed ? pageKey : orderBy
         let filter = (selection.staleOnly ? " AND stale = 1" : "") + (selection.document ? " AND \(search.column) = ?3" : "")
+            + (selection.keyed ? " AND (?4 IS NULL OR \(pageKey) > ?4)" : "") + selection.conditions.map { " AND (\($0))" }.joined()
         guard let moment = selection.asOf else {
             return ("", "SELECT \(columns) FROM \(view) WHERE source = ?1\(filter) ORDER BY \(orderBy) LIMIT ?2")
         }

@@ -206,10 +206,15 @@ extension SourceOption {
         return nil
     }
 
+    /// Letters, digits and `_`: what a shell takes as an environment variable's name.
+    package static func isVariableName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+    }
+
     /// An environment variable's name.
     static func variable(_ given: Given, _ option: String) throws(SourceRules.Problem) -> String {
         let name = given.value
-        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+        guard isVariableName(name) else {
             throw invalid(name, option, "an environment variable name")
         }
         return name

@@ -72,32 +72,34 @@ package struct CacheReader {
 
     /// Every source's state, by name.
     package func status() throws -> [SourceStatus] {
-        let sources = try SourceStore(database).all()
-        return try sources.map { source in
-            let state = try db.query("""
-                SELECT last_success_at, last_attempt_at, last_outcome, last_error, next_attempt_at,
-                       CAST((julianday('now') - julianday(last_success_at)) * 86400 AS INTEGER),
-                       last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?,
-                       confirmed_at, watermark, last_full_at, index_damaged_at, index_damage
-                FROM sync_state WHERE source = ?
-                """, [.int(source.ttlSeconds), .text(source.name)]) { row in
-                (row.text(0), row.text(1), row.text(2), row.text(3), row.text(4),
-                 row.isNull(5) ? nil : row.int(5), row.int(6) != 0, row.text(7), row.text(8), row.text(9),
-                 row.text(10), row.text(11))
-            }.first
-            // The views' staleness, counted on the table itself: a row is stale when the later of
-            // its seen_at and the source's confirmed_at is older than the TTL. (Through the view,
-            // which joins three tables for every row, a million rows took 0.7 s.)
-            let table = source.kind.storage.rowTable
-            let counts = try db.query("""
-                SELECT count(*), coalesce(sum(max(seen_at, ?2) < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?3 || ' seconds')), 0)
-                FROM \(table) WHERE source = ?1
-                """, [.text(source.name), .text(state?.7 ?? ""), .int(source.ttlSeconds)]) { ($0.int(0), $0.int(1)) }.first ?? (0, 0)
-            return SourceStatus(source: source, rows: counts.0, staleRows: counts.1, stale: state?.6 ?? true,
-                                lastSuccessAt: state?.0, lastAttemptAt: state?.1, lastOutcome: state?.2,
-                                lastError: state?.3, nextAttemptAt: state?.4, ageSeconds: state?.5,
-                                watermark: state?.8, lastFullAt: state?.9,
-                                indexDamagedAt: state?.10 ?? nil, indexDamage: state?.11 ?? nil)
-        }
+        try SourceStore(database).all().map(status)
+    }
+
+    /// One source's status, as `status()` gives it.
+    package func status(of source: Source) throws -> SourceStatus {
+        let state = try db.query("""
+            SELECT last_success_at, last_attempt_at, last_outcome, last_error, next_attempt_at,
+                   CAST((julianday('now') - julianday(last_success_at)) * 86400 AS INTEGER),
+                   last_success_at IS NULL OR (julianday('now') - julianday(last_success_at)) * 86400 > ?,
+                   confirmed_at, watermark, last_full_at, index_damaged_at, index_damage
+            FROM sync_state WHERE source = ?
+            """, [.int(source.ttlSeconds), .text(source.name)]) { row in
+            (row.text(0), row.text(1), row.text(2), row.text(3), row.text(4),
+             row.isNull(5) ? nil : row.int(5), row.int(6) != 0, row.text(7), row.text(8), row.text(9),
+             row.text(10), row.text(11))
+        }.first
+        // The views' staleness, counted on the table itself: a row is stale when the later of
+        // its seen_at and the source's confirmed_at is older than the TTL. (Through the view,
+        // which joins three tables for every row, a million rows took 0.7 s.)
+        let table = source.kind.storage.rowTable
+        let counts = try db.query("""
+            SELECT count(*), coalesce(sum(max(seen_at, ?2) < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?3 || ' seconds')), 0)
+            FROM \(table) WHERE source = ?1
+            """, [.text(source.name), .text(state?.7 ?? ""), .int(source.ttlSeconds)]) { ($0.int(0), $0.int(1)) }.first ?? (0, 0)
+        return SourceStatus(source: source, rows: counts.0, staleRows: counts.1, stale: state?.6 ?? true,
+                            lastSuccessAt: state?.0, lastAttemptAt: state?.1, lastOutcome: state?.2,
+                            lastError: state?.3, nextAttemptAt: state?.4, ageSeconds: state?.5,
+                            watermark: state?.8, lastFullAt: state?.9,
+                            indexDamagedAt: state?.10 ?? nil, indexDamage: state?.11 ?? nil)
     }
 }

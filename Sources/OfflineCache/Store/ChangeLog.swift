@@ -43,14 +43,16 @@ package struct HistoryStore {
 
     package init(_ database: CacheDatabase) { db = database.connection }
 
-    /// Sync runs, newest first.
-    package func runs(source: String? = nil, limit: Int? = nil) throws -> [SyncRunRecord] {
+    /// Sync runs, newest first; with `after`, only the runs after that one, oldest first (a
+    /// reader catching up on what it missed).
+    package func runs(source: String? = nil, limit: Int? = nil, after: Int? = nil) throws -> [SyncRunRecord] {
         try db.query("""
             SELECT id, source, started_at, finished_at, outcome, inserted, updated, deleted, http_status, bytes,
                    CAST(round((julianday(finished_at) - julianday(started_at)) * 86400000) AS INTEGER),
                    attempts, error, note
-            FROM sync_runs WHERE (?1 IS NULL OR source = ?1) ORDER BY id DESC LIMIT ?2
-            """, [.optionalText(source), .int(Int64(limit ?? -1))]) { row in
+            FROM sync_runs WHERE (?1 IS NULL OR source = ?1) AND (?3 IS NULL OR id > ?3)
+            ORDER BY id \(after == nil ? "DESC" : "ASC") LIMIT ?2
+            """, [.optionalText(source), .int(Int64(limit ?? -1)), .optionalInt(after)]) { row in
             SyncRunRecord(id: row.int(0), source: row.text(1) ?? "", startedAt: row.text(2) ?? "", finishedAt: row.text(3) ?? "",
                           outcome: row.text(4) ?? "", counts: ChangeCounts(inserted: row.int(5), updated: row.int(6), deleted: row.int(7)),
                           httpStatus: row.isNull(8) ? nil : row.int(8), bytes: row.isNull(9) ? nil : row.int(9),
@@ -65,6 +67,8 @@ package struct HistoryStore {
         case run(Int)
         /// Every run that finished within the last this many seconds.
         case since(seconds: Int)
+        /// Every run after this one (a reader catching up: `cache serve`'s `changes?since=`).
+        case afterRun(Int)
     }
 
     /// The change log of `source` for the selection, oldest first.
@@ -80,6 +84,9 @@ package struct HistoryStore {
         case .since(let seconds):
             filter = "r.finished_at >= ?2"
             values.append(.text(Timestamp.format(Date().addingTimeInterval(-Double(seconds)))))
+        case .afterRun(let id):
+            filter = "x.run_id > ?2"
+            values.append(.int(Int64(id)))
         }
         // A run's load (if any) comes first, then its row changes in the order they were made.
         return try db.query("""

@@ -13,6 +13,13 @@ package enum JSONValue: Sendable {
     package static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
     package static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
 
+    /// The value as compact JSON text, on one line.
+    package var compact: String {
+        var text = ""
+        write(to: &text)
+        return text
+    }
+
     package func write(to out: inout String) {
         switch self {
         case .null: out += "null"

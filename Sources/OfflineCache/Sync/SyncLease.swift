@@ -40,6 +40,14 @@ package struct SyncLease {
     }
 
     /// The pid of the live process holding the lease of `source`, if any.
+    /// The sources whose lease a live process holds now: the syncs in flight.
+    package func heldSources() throws -> Set<String> {
+        let rows = try db.query("SELECT source, holder_pid FROM sync_leases WHERE expires_at > ?", [.text(Timestamp.now())]) {
+            (source: $0.text(0) ?? "", pid: Int32($0.int(1)))
+        }
+        return Set(rows.filter { Self.isAlive($0.pid) }.map(\.source))
+    }
+
     package func currentHolder(_ source: String) throws -> Int32? {
         let rows = try db.query("""
             SELECT holder_pid, expires_at > ? FROM sync_leases WHERE source = ?

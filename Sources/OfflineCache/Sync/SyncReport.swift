@@ -94,3 +94,16 @@ public struct SyncReport: Sendable {
 
     public static let maxErrorCharacters = 500
 }
+
+extension SyncReport {
+    /// A sync that could not begin: `error` came before any run (an unknown source, a
+    /// database that cannot be opened for writing).
+    package init(failed source: String, _ error: Error) {
+        self.init(source: source, outcome: .failed)
+        failure = switch error {
+        case let error as CacheError: .source(error)
+        case let error as DatabaseError: .database(error)
+        default: .source(.invalidSource("\(error)"))
+        }
+    }
+}

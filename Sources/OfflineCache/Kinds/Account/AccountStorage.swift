@@ -74,6 +74,8 @@ struct AccountStorage: StorageDefinition {
         """
     }
 
+    var pageKey: String { "id" }
+
     /// One document per vendor: its transactions are the hits.
     var search: SearchDocuments {
         SearchDocuments(changedDocument: "coalesce(c.after, c.before) ->> '$.vendor'", column: "vendor", indexed: ["vendor"]) { only in

@@ -46,6 +46,8 @@ struct JokesStorage: StorageDefinition {
         """
     }
 
+    var pageKey: String { "id" }
+
     /// A joke's setup and punchline, by its id.
     var search: SearchDocuments {
         SearchDocuments(changedDocument: "c.row_id", column: "id", indexed: ["setup", "punchline"]) { only in

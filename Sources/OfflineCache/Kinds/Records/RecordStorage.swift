@@ -140,6 +140,8 @@ struct RecordStorage: StorageDefinition {
         """
     }
 
+    var pageKey: String { "key" }
+
     /// A record's string values, wherever they are in it, by its key.
     var search: SearchDocuments {
         SearchDocuments(changedDocument: "c.row_id", column: "key", indexed: ["record"]) { only in
@@ -150,6 +152,12 @@ struct RecordStorage: StorageDefinition {
             WHERE text IS NOT NULL
             """
         }
+    }
+
+    /// A field's column is read from the record, as the source's view reads it.
+    func filterColumn(_ db: Connection, source: String, _ column: String) throws -> String? {
+        if ["key", "seen_at", "age_s", "stale"].contains(column) { return RecordView.quoted(column) }
+        return try RecordView.columnPaths(db, source: source).first { $0.name == column }.map { RecordView.extract(path: $0.path) }
     }
 
     func viewColumns(_ db: Connection, source: String) throws -> [String] {

@@ -1,0 +1,73 @@
+import Dispatch
+import FoundationEssentials
+import OfflineCache
+import Synchronization
+
+/// The server's refreshes: at most one per source in this process at a time, run on a thread
+/// of their own under the source's lease (shared with every other process), so ten stale reads
+/// at once send one request upstream and none of them waits for it.
+final class Refresher: Sendable {
+    /// One refresh in flight: waited on by `Prefer: wait`, read once it ends.
+    final class Flight: Sendable {
+        let ended = DispatchSemaphore(value: 0)
+        let report = Mutex<SyncReport?>(nil)
+
+        /// The sync's report once it ended within `seconds`; nil while it still runs.
+        func wait(seconds: Double) -> SyncReport? {
+            if let done = report.withLock({ $0 }) { return done }
+            guard ended.wait(timeout: .now() + .milliseconds(Int(seconds * 1000))) == .success else { return nil }
+            ended.signal()  // for the next waiter
+            return report.withLock { $0 }
+        }
+    }
+
+    private let databasePath: String
+    private let environment: [String: String]
+    private let flights = Mutex<[String: Flight]>([:])
+    private let queue = DispatchQueue(label: "cache.serve.refresh", attributes: .concurrent)
+
+    /// Told when this process starts a refresh (the events' `refreshing`: a sync can begin
+    /// and end between two looks at the leases).
+    private let started: @Sendable (String) -> Void
+
+    init(databasePath: String, environment: [String: String], started: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.databasePath = databasePath
+        self.environment = environment
+        self.started = started
+    }
+
+    /// The refresh of `source` this process runs, if any.
+    func flight(_ source: String) -> Flight? {
+        flights.withLock { $0[source] }
+    }
+
+    /// Starts a sync of `source` unless this process runs one: the flight, and whether this call
+    /// started it. `onlyIfStale`: as a read's refresh, skipped under the lease when another
+    /// process's sync has just made it fresh.
+    func start(_ source: String, onlyIfStale: Bool) -> (flight: Flight, started: Bool) {
+        let (flight, started) = flights.withLock { flights -> (Flight, Bool) in
+            if let running = flights[source] { return (running, false) }
+            let flight = Flight()
+            flights[source] = flight
+            return (flight, true)
+        }
+        guard started else { return (flight, false) }
+        self.started(source)
+        let path = databasePath, environment = environment
+        queue.async {
+            let report: SyncReport
+            do {
+                let database = try CacheDatabase(path: path, access: .write)
+                var options = SyncEngine.Options()
+                options.onlyIfStale = onlyIfStale
+                report = try SyncEngine(database: database, environment: environment).sync(source, options: options)
+            } catch {
+                report = SyncReport(failed: source, error)
+            }
+            flight.report.withLock { $0 = report }
+            self.flights.withLock { $0[source] = nil }
+            flight.ended.signal()
+        }
+        return (flight, true)
+    }
+}

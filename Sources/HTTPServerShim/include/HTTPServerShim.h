@@ -1,0 +1,65 @@
+#ifndef CACHE_HTTP_SERVER_SHIM_H
+#define CACHE_HTTP_SERVER_SHIM_H
+
+// GNU libmicrohttpd, loaded by `cache serve` only and called through a small API of its own.
+//
+// No other command pays for it: `cache` does not link libmicrohttpd, and a machine without it
+// runs every other command; `serve` says which package to install. The server runs one thread
+// per connection (bounded in number, with an idle timeout), so a handler, a stream of events or
+// a `Prefer: wait` may block its own connection without holding up any other.
+
+#include <stddef.h>
+
+struct MHD_Connection;
+typedef struct cache_http_server cache_http_server;
+
+// Loads libmicrohttpd once, thread-safely. NULL on success; else why it failed (one line).
+const char *cache_http_load(void);
+
+// The library's version ("0.9.75"), loading it; NULL if it cannot be loaded.
+const char *cache_http_version(void);
+
+// Called once per request, once its headers have come and its body (which no route reads,
+// at most `cache_http_max_body` bytes) has been read and dropped. Returns what
+// cache_http_respond or cache_http_stream returned.
+typedef int (*cache_http_handler)(void *context, struct MHD_Connection *connection,
+                                  const char *method, const char *path);
+
+// The largest request body taken; a larger one is answered 413 by the shim itself.
+extern const unsigned long long cache_http_max_body;
+
+// Listens on `address` (an IPv4 or IPv6 literal) and `port` (0: a free one). NULL when it
+// cannot, with why in `error`.
+cache_http_server *cache_http_start(const char *address, unsigned short port, unsigned int connection_limit,
+                                    unsigned int idle_timeout_seconds, size_t header_memory,
+                                    cache_http_handler handler, void *context, char *error, size_t error_size);
+// The port it listens on.
+unsigned short cache_http_port(cache_http_server *server);
+// Stops accepting connections; those open go on.
+void cache_http_quiesce(cache_http_server *server);
+// Connections open now (requests in flight, idle keep-alive connections and event streams).
+unsigned int cache_http_open_connections(cache_http_server *server);
+// Closes every connection and frees the server.
+void cache_http_stop(cache_http_server *server);
+
+// A request header by name (any case), or NULL.
+const char *cache_http_header(struct MHD_Connection *connection, const char *name);
+// Every query argument in order, decoded: `value` is NULL for `?flag`.
+typedef void (*cache_http_pair)(void *context, const char *name, const char *value);
+void cache_http_arguments(struct MHD_Connection *connection, cache_http_pair each, void *context);
+// The peer's address as text ("127.0.0.1"), into `buffer`.
+void cache_http_peer(struct MHD_Connection *connection, char *buffer, size_t size);
+
+// Queues a whole response. `headers` is "Name: value\n" lines. Returns 1 when queued.
+int cache_http_respond(struct MHD_Connection *connection, unsigned int status, const char *headers,
+                       const void *body, size_t length);
+
+// Queues a response whose body `read` makes as it goes: it fills at most `size` bytes and
+// returns how many (it may block, on this connection's own thread), -1 at the end, -2 to
+// abort. `release` is called once, when the response is done with.
+typedef long (*cache_http_reader)(void *context, unsigned long long position, char *buffer, size_t size);
+typedef void (*cache_http_release)(void *context);
+int cache_http_stream(struct MHD_Connection *connection, unsigned int status, const char *headers,
+                      cache_http_reader read, void *context, cache_http_release release);
+
+#endif

@@ -1,0 +1,418 @@
+import Foundation
+import Testing
+
+/// `cache serve` through the binary, over real HTTP on loopback: every route and header, 304s,
+/// paging while a sync lands, filters, events from other processes, refreshes, bad and hostile
+/// input, the token, read-only, and SIGTERM.
+@Suite(.gated) struct ServeTests {
+    /// A cache with `items` (a json source of 300 records in 3 linked pages) and `jokes`, both
+    /// synced, and a server over it.
+    /// The three live as long as this does: a test holds it to its end.
+    final class Served {
+        let upstream: LoopbackUpstream
+        let box: Sandbox
+        let server: ServeProcess
+        init(_ upstream: LoopbackUpstream, _ box: Sandbox, _ server: ServeProcess) {
+            self.upstream = upstream
+            self.box = box
+            self.server = server
+        }
+    }
+
+    static func served(ttl: String = "1h", _ arguments: [String] = [], environment: [String: String] = [:],
+                       upstream given: LoopbackUpstream? = nil) throws -> Served {
+        let upstream = try given ?? LoopbackUpstream()
+        let box = try Sandbox()
+        #expect(try box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id",
+                              "--next", "link", "--ttl", ttl, "--search", "on").status == 0)
+        #expect(try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", ttl).status == 0)
+        let sync = try box.cache("sync")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        return Served(upstream, box, try ServeProcess(box, arguments, environment: environment))
+    }
+
+    /// Every key of every page, following `next` from `first`.
+    static func allKeys(_ server: ServeProcess, _ first: String) throws -> [String] {
+        var keys: [String] = []
+        var target: String? = first
+        while let next = target {
+            let page = try server.get(next)
+            #expect(page.status == 200, "\(page.text)")
+            let json = try page.json()
+            keys += (json["rows"] as? [[String: Any]] ?? []).compactMap { $0["key"] as? String }
+            target = json["next"] as? String
+            if let target { #expect(page.headers["link"] == "<\(target)>; rel=\"next\"") }
+            #expect(keys.count <= 1000, "paging does not end")
+            if keys.count > 1000 { break }
+        }
+        return keys
+    }
+
+    @Test func everyRouteAnswersInTheCommandLinesShapes() async throws {
+        let served = try Self.served()
+        let box = served.box
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let sources = try server.get("/sources")
+        #expect(sources.status == 200 && sources.headers["content-type"] == "application/json")
+        let status = try await box.cache("status", "--json").jsonArray()
+        let listedSources = try sources.jsonArray()
+        #expect(listedSources.map { $0["source"] as? String } == status.map { $0["source"] as? String })
+        #expect(listedSources.map { Set($0.keys) } == status.map { Set($0.keys) })
+        #expect(try server.get("/sources/items").json()["rows"] as? Int == 300)
+
+        // Rows: the first page, then every page by `next`; the same keys `list` gives.
+        let page = try server.get("/sources/items/rows?limit=10").json()
+        #expect(page["source"] as? String == "items" && page["stale"] as? Bool == false && page["refreshing"] as? Bool == false)
+        let rows = try #require(page["rows"] as? [[String: Any]])
+        let listed = try await box.cache("list", "items", "--offline", "--json").jsonArray()
+        #expect(rows.count == 10)
+        #expect(Set(rows[0].keys) == Set(listed[0].keys))
+        let keys = try Self.allKeys(server, "/sources/items/rows?limit=64")
+        #expect(keys.count == 300 && Set(keys) == Set(listed.compactMap { $0["key"] as? String }))
+        #expect(keys == keys.sorted(), "pages come in key order")
+
+        let csv = try server.get("/sources/items/rows.csv")
+        let csvLines = csv.text.split(separator: "\n")
+        #expect(csv.status == 200 && csv.headers["content-type"]?.hasPrefix("text/csv") == true)
+        #expect(csvLines.count == 301)
+        #expect(csvLines.first == (try await box.cache("list", "items", "--offline", "--csv").stdout.split(separator: "\n").first))
+        let ndjson = try server.get("/sources/items/rows.ndjson")
+        #expect(ndjson.text.split(separator: "\n").count == 300 && ndjson.headers["content-type"] == "application/x-ndjson")
+        #expect(try server.get("/sources/jokes/rows?limit=1000").json()["rows"].map { ($0 as? [Any])?.count } == 10)
+
+        let one = try server.get("/sources/items/rows/5")
+        let record = try one.json()["record"] as? [String: Any]
+        #expect(one.status == 200 && record?["id"] as? Int == 5)
+        #expect(try server.get("/sources/items/rows/5/log").jsonArray().first?["change"] as? String == "loaded")
+        let changes = try server.get("/sources/items/changes?since=0")
+        let changeList = try changes.jsonArray()
+        #expect(changes.status == 200 && changeList.count >= 1)
+        #expect(try server.get("/metrics").text.contains("source=\"items\""))
+        #expect(try server.get("/healthz").status == 200)
+        #expect((try server.get("/").json()["routes"] as? [String])?.contains("GET /events") == true)
+        let searched = try server.get("/sources/items/rows?q=item-42").json()
+        #expect((searched["rows"] as? [[String: Any]])?.map { $0["key"] as? String } == ["42"])
+    }
+
+    @Test func freshRowsCarryTheirFreshnessAndRevalidateTo304() async throws {
+        let served = try Self.served()
+        let box = served.box
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let reply = try server.get("/sources/jokes/rows")
+        let etag = try #require(reply.headers["etag"])
+        #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && !etag.hasPrefix("W/"))
+        let control = try #require(reply.headers["cache-control"])
+        let maxAge = Int(control.split(separator: ",")[0].replacingOccurrences(of: "max-age=", with: "")) ?? -1
+        #expect((3590...3600).contains(maxAge), "\(control)")
+        #expect(control.contains("stale-while-revalidate=3600") && control.contains("stale-if-error=86400"))
+        #expect(Int(reply.headers["age"] ?? "") ?? -1 <= 10)
+        #expect(reply.headers["last-modified"]?.hasSuffix(" GMT") == true)
+        #expect(reply.headers["cache-status"]?.hasPrefix("cache; hit; ttl=") == true)
+
+        let again = try server.get("/sources/jokes/rows", headers: ["If-None-Match": etag])
+        #expect(again.status == 304 && again.body.isEmpty && again.headers["etag"] == etag)
+        #expect(try server.get("/sources/jokes/rows?limit=3").headers["etag"] != etag, "another query is another entity")
+        #expect(try server.get("/sources/jokes/rows", headers: ["If-None-Match": "\"other\""]).status == 200)
+
+        // A sync that changes the rows changes the tag (jokes/ten serves ten others each time).
+        let resync = try await box.cache("sync", "jokes")
+        #expect(resync.status == 0, "\(resync.stderr)")
+        let changed = try server.get("/sources/jokes/rows", headers: ["If-None-Match": etag])
+        #expect(changed.status == 200 && changed.headers["etag"] != etag)
+    }
+
+    @Test func tenStaleReadsAnswerAtOnceAndSendOneRequestUpstream() async throws {
+        let served = try Self.served(ttl: "1h")
+        let upstream = served.upstream
+        let box = served.box
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        try age(box.database, by: 7200)
+        let before = try upstreamRequests(upstream, "/api/items").count
+        try upstream.control(["delay": 1])
+        let replies = try (0..<10).map { _ in DispatchQueue.global().asyncResult { try server.get("/sources/items/rows?limit=5") } }
+            .map { try $0.wait() }
+        #expect(replies.allSatisfy { $0.status == 200 })
+        #expect(replies.allSatisfy { (try? $0.json()["stale"] as? Bool) == true })
+        #expect(replies.filter { $0.headers["cache-status"]?.contains("fwd=stale") == true }.count == 1)
+        #expect(replies.allSatisfy { (try? $0.json()["refreshing"] as? Bool) == true })
+        try upstream.control(["delay": 0])
+        // The refresh lands: fresh rows, and one sync's requests (three pages) upstream.
+        try poll(seconds: 20) { (try server.get("/sources/items/rows?limit=1").json()["stale"] as? Bool) == false }
+        let first = try upstreamRequests(upstream, "/api/items").dropFirst(before).filter { !($0["query"] as? String ?? "").contains("page=") }
+        #expect(first.count == 1, "\(first)")
+    }
+
+    @Test func filtersAreTypedAndBoundNeverSpliced() async throws {
+        let served = try Self.served()
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        func keys(_ query: String) throws -> [String] {
+            let reply = try server.get("/sources/items/rows?limit=1000&" + query)
+            #expect(reply.status == 200, "\(query): \(reply.text)")
+            return (try reply.json()["rows"] as? [[String: Any]] ?? []).compactMap { $0["key"] as? String }
+        }
+        #expect(try keys("id=eq.7") == ["7"])
+        #expect(try keys("id=in.(1,2,3)") == ["1", "2", "3"])
+        #expect(try keys("name=eq.item-12") == ["12"])
+        #expect(try keys("name=like.item-29*").sorted() == ["29", "290", "291", "292", "293", "294", "295", "296", "297", "298", "299"])
+        #expect(try keys("name=ilike.ITEM-299") == ["299"])
+        #expect(try keys("id=gte.299") == ["299", "300"])
+        #expect(try keys("id=lt.3&id=not.eq.1") == ["2"])
+        #expect(try keys("owner__login=eq.user5").count > 5)
+        #expect(try keys("name=eq.x'%20OR%201=1%20--").isEmpty)
+        #expect(try keys("name=is.null").isEmpty)
+        let page = try server.get("/sources/items/rows?limit=1000&price=gt.400").json()["rows"] as? [[String: Any]] ?? []
+        #expect(!page.isEmpty && page.allSatisfy { (($0["record"] as? [String: Any])?["price"] as? Double ?? 0) > 400 })
+    }
+
+    @Test func pagesStayInKeyOrderWhileASyncLands() async throws {
+        let served = try Self.served()
+        let upstream = served.upstream
+        let box = served.box
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let first = try server.get("/sources/items/rows?limit=100").json()
+        let firstKeys = (first["rows"] as? [[String: Any]] ?? []).compactMap { $0["key"] as? String }
+        let next = try #require(first["next"] as? String)
+        // Upstream loses the first 50 records and gains 20 new ones; the sync lands between pages.
+        try upstream.setItems((51...320).map { ["id": $0, "name": "item-\($0)", "price": Double($0)] })
+        #expect(try await box.cache("sync", "items", "--accept-removals").status == 0)
+        let rest = try Self.allKeys(server, next)
+        #expect(Set(rest).isDisjoint(with: firstKeys), "no row twice")
+        #expect(rest == rest.sorted() && rest.first.map { $0 > firstKeys.last! } == true)
+        #expect(Set(firstKeys + rest).isSuperset(of: (51...320).map(String.init).filter { $0 > firstKeys.last! }))
+    }
+
+    @Test(arguments: [
+        ("/sources/items/rows?limit=x", 400, "limit"), ("/sources/items/rows?limit=0", 400, "limit"),
+        ("/sources/items/rows?limit=5000", 400, "limit"), ("/sources/items/rows?nope=eq.1", 400, "not a column"),
+        ("/sources/items/rows?id=near.1", 400, "not a filter"), ("/sources/items/rows?id", 400, "not a parameter"),
+        ("/sources/items/rows?as_of=yesterday-ish", 400, "as_of"), ("/sources/items/rows?after=zzz", 400, "cursor"),
+        ("/sources/items/rows?id=is.maybe", 400, "null, true or false"), ("/sources/items/rows?stale=perhaps", 400, "stale"),
+        ("/sources/items/rows?q=%22unclosed", 400, "FTS5"), ("/sources/nope/rows", 404, "nope"),
+        ("/sources/items/rows/9999", 404, "9999"), ("/nowhere", 404, "no route"), ("/sources/items/rows?id=in.1,2", 400, "brackets"),
+    ])
+    func badInputIsAClearErrorWithTheRightStatus(target: String, status: Int, words: String) async throws {
+        let served = try Self.served()
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let reply = try server.get(target)
+        #expect(reply.status == status, "\(target): \(reply.text)")
+        #expect(reply.headers["content-type"] == "application/json")
+        #expect(reply.error?.contains(words) == true, "\(target): \(reply.text)")
+    }
+
+    @Test func hostileRequestsAreRefusedAndTheServerStaysUp() async throws {
+        let served = try Self.served()
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        #expect(try server.request("DELETE", "/sources").status == 405)
+        #expect(try server.request("DELETE", "/sources").headers["allow"] == "GET, HEAD")
+        #expect(try server.request("GET", "/sources/items/refresh").status == 405)
+        #expect(try server.get("/sources/items/rows?limit=1&" + String(repeating: "a", count: 40_000) + "=1").status == 414)
+        #expect(try server.get("/sources", headers: ["X-Big": String(repeating: "b", count: 40_000)]).status == 431)
+        #expect(try server.request("POST", "/sources/items/refresh", body: String(repeating: "c", count: 100_000)).status == 413)
+        // Garbage instead of HTTP, a request line cut off, a connection closed half way.
+        for garbage in ["\u{0}\u{1}\u{2}\r\n\r\n", "GET /sources HTTP/1.1\r\nHost", "BREW /pot HTCPCP/1.0\r\n\r\n"] {
+            let socket = try HTTPProbe.connect(port: server.port, timeout: 2)
+            try HTTPProbe.send(socket, Data(garbage.utf8))
+            shutdown(socket, Int32(SHUT_WR))
+            _ = HTTPProbe.readAll(socket)
+            close(socket)
+        }
+        #expect(try server.get("/healthz").status == 200)
+        #expect(!server.stderrText.contains("Fatal"))
+    }
+
+    @Test func threeHundredIdleConnectionsDoNotStarveARequestAndTwoHundredClientsAreServed() async throws {
+        let served = try Self.served()
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        var idle: [Int32] = []
+        defer { idle.forEach { close($0) } }
+        for index in 0..<300 {
+            let socket = try HTTPProbe.connect(port: server.port, timeout: 5)
+            if index % 2 == 0 { try HTTPProbe.send(socket, Data("GET /sources HTTP/1.1\r\nHost: x\r\n".utf8)) }  // half a request
+            idle.append(socket)
+        }
+        let started = Date()
+        #expect(try server.get("/sources/jokes/rows?limit=1").status == 200)
+        #expect(Date().timeIntervalSince(started) < 2)
+        idle.forEach { close($0) }
+        idle = []
+        let replies = try (0..<200).map { _ in DispatchQueue.global().asyncResult { try server.get("/sources/items/rows?limit=20") } }
+            .map { try $0.wait() }
+        #expect(replies.allSatisfy { $0.status == 200 })
+    }
+
+    @Test func eventsSeeASyncByAnotherProcessAndReplayWhatAReconnectMissed() async throws {
+        let served = try Self.served()
+        let box = served.box
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let socket = try HTTPProbe.connect(port: server.port, timeout: 15)
+        defer { close(socket) }
+        try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        var stream = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func read(until text: String) -> Bool {
+            let deadline = Date().addingTimeInterval(15)
+            while !stream.contains(text), Date() < deadline {
+                let count = recv(socket, &buffer, buffer.count, 0)
+                if count <= 0 { return false }
+                stream += String(decoding: buffer[0..<count], as: UTF8.self)
+            }
+            return stream.contains(text)
+        }
+        #expect(read(until: ": cache events"))
+        #expect(stream.contains("text/event-stream"))
+        #expect(try await box.cache("sync", "jokes").status == 0)
+        #expect(read(until: "event: updated"), "\(stream)")
+        let run = try #require(try await box.cache("history", "--json").jsonArray().first?["run"] as? Int)
+        #expect(stream.contains("id: \(run)\n") && stream.contains("\"source\": \"jokes\""))
+
+        // A client that reconnects with the last id it saw gets the runs since, from the history.
+        let replay = try HTTPProbe.connect(port: server.port, timeout: 3)
+        defer { close(replay) }
+        try HTTPProbe.send(replay, Data("GET /events HTTP/1.1\r\nHost: x\r\nLast-Event-ID: \(run - 1)\r\n\r\n".utf8))
+        var replayed = ""
+        let deadline = Date().addingTimeInterval(10)
+        while !replayed.contains("id: \(run)\n"), Date() < deadline {
+            let count = recv(replay, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            replayed += String(decoding: buffer[0..<count], as: UTF8.self)
+        }
+        #expect(replayed.contains("id: \(run)\nevent: updated"), "\(replayed)")
+    }
+
+    @Test func aRefreshOnRequestAnswers202OrWaitsForItsResult() async throws {
+        let served = try Self.served()
+        let upstream = served.upstream
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let started = try server.request("POST", "/sources/jokes/refresh")
+        #expect(started.status == 202 && started.headers["location"] == "/sources/jokes")
+        try poll(seconds: 10) { try upstreamRequests(upstream, "/jokes/ten").count == 2 }
+        let waited = try server.request("POST", "/sources/jokes/refresh", headers: ["Prefer": "wait=20"])
+        #expect(waited.status == 200, "\(waited.text)")
+        #expect(try waited.json()["outcome"] as? String == "updated" && waited.headers["preference-applied"] == "wait=20")
+        #expect(try server.request("POST", "/sources/nope/refresh").status == 404)
+        #expect(try server.request("POST", "/sources/jokes/refresh", headers: ["Prefer": "wait=soon"]).status == 400)
+    }
+
+    @Test func readOnlyServesAndNeverWritesOrRefreshes() async throws {
+        let upstream = try LoopbackUpstream()
+        let served = try Self.served(upstream: upstream)
+        let box = served.box
+        let first = served.server
+        defer { withExtendedLifetime(served) {} }
+        _ = first.stop()
+        try age(box.database, by: 7200)
+        let before = try upstream.stats()["total"] as? Int
+        let server = try ServeProcess(box, [], environment: ["CACHE_READ_ONLY": "1"])
+        let rows = try server.get("/sources/items/rows?limit=3").json()
+        #expect(rows["stale"] as? Bool == true && rows["refreshing"] as? Bool == false)
+        #expect(try server.request("POST", "/sources/items/refresh").status == 409)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try upstream.stats()["total"] as? Int == before)
+    }
+
+    @Test func aTokenGuardsEveryRouteAndOnlyLoopbackGoesWithoutOne() async throws {
+        let served = try Self.served(["--token-env", "SERVE_TOKEN"], environment: ["SERVE_TOKEN": "s3cret"])
+        let box = served.box
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let missing = try server.get("/sources")
+        #expect(missing.status == 401 && missing.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+        #expect(try server.get("/sources/items/rows", headers: ["Authorization": "Bearer s3cre"]).status == 401)
+        #expect(try server.get("/healthz", headers: ["Authorization": "Bearer s3cret!"]).status == 401)
+        #expect(try server.get("/sources", headers: ["Authorization": "Bearer s3cret"]).status == 200)
+
+        let open = try await box.cache("serve", "--listen", "0.0.0.0:0")
+        #expect(open.status == 64 && open.stderr.contains("--token-env"), "\(open.stderr)")
+        let unset = try await box.cache("serve", "--token-env", "NOT_SET_ANYWHERE")
+        #expect(unset.status == 78 && unset.stderr.contains("NOT_SET_ANYWHERE"))
+        #expect(try await box.cache("serve", "--listen", "example.org:80").status == 64)
+        #expect(try await box.cache("serve", "--cors", "https://x/\r\nSet-Cookie: a").status == 64)
+    }
+
+    @Test func corsNamesTheOneOriginAndAnswersPreflights() async throws {
+        let served = try Self.served(["--cors", "https://dash.example.org"])
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let reply = try server.get("/sources/jokes/rows", headers: ["Origin": "https://dash.example.org"])
+        #expect(reply.headers["access-control-allow-origin"] == "https://dash.example.org")
+        #expect(reply.headers["access-control-expose-headers"]?.contains("ETag") == true)
+        let preflight = try server.request("OPTIONS", "/sources/jokes/refresh", headers: ["Origin": "https://dash.example.org"])
+        #expect(preflight.status == 204 && preflight.headers["access-control-allow-methods"]?.contains("POST") == true)
+    }
+
+    @Test func healthzFailsWithRetryAfterWhenASourceIsOlderThanMaxAge() async throws {
+        let served = try Self.served(["--max-age", "1h"])
+        let box = served.box
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        #expect(try server.get("/healthz").status == 200)
+        try age(box.database, by: 7200)
+        let late = try server.get("/healthz")
+        #expect(late.status == 503 && late.headers["retry-after"] == "60")
+        #expect(try late.json()["ok"] as? Bool == false)
+    }
+
+    @Test func sigtermLetsARequestInFlightFinishAndExitsZero() async throws {
+        let served = try Self.served()
+        let upstream = served.upstream
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        try upstream.control(["delay": 1.5])
+        let inFlight = DispatchQueue.global().asyncResult {
+            try server.request("POST", "/sources/jokes/refresh", headers: ["Prefer": "wait=20"])
+        }
+        try poll(seconds: 10) { try upstreamRequests(upstream, "/jokes/ten").count == 2 }
+        let (status, seconds) = server.stop(SIGTERM)
+        #expect(status == 0)
+        #expect(seconds < ServeTestsLimits.drain + 1)
+        #expect(try inFlight.wait().status == 200)
+    }
+}
+
+enum ServeTestsLimits {
+    /// `ServeCommand.drainSeconds`: how long SIGTERM waits for requests in flight.
+    static let drain = 5.0
+}
+
+/// Polls `condition` every 50 ms until it holds, or fails the test after `seconds`.
+func poll(seconds: Double, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
+    throw TestFailure("the condition did not hold within \(seconds) s")
+}
+
+/// A value computed on another thread, to wait for.
+final class AsyncResult<T>: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<T, Error>?
+
+    fileprivate init(_ queue: DispatchQueue, _ body: @escaping @Sendable () throws -> T) {
+        queue.async { [self] in
+            result = Result { try body() }
+            done.signal()
+        }
+    }
+
+    func wait() throws -> T {
+        done.wait()
+        done.signal()
+        return try result!.get()
+    }
+}
+
+extension DispatchQueue {
+    func asyncResult<T>(_ body: @escaping @Sendable () throws -> T) -> AsyncResult<T> { AsyncResult(self, body) }
+}
