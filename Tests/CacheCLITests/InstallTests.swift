@@ -115,15 +115,19 @@ import Testing
         #expect(system.contains("User=cache") && system.contains("ExecStart=\"\(prefix)/bin/cache\" --db /var/lib/cache/cache.sqlite3 sync --if-stale --quiet"))
         // Litestream's sample names the same database (see the README's "Many machines").
         #expect(try String(contentsOfFile: prefix + "/share/cache/litestream.yml", encoding: .utf8).contains("- path: /var/lib/cache/cache.sqlite3"))
+        // cache serve too, on loopback, as a service of its own.
+        let serve = try String(contentsOfFile: units + "/cache-serve.service", encoding: .utf8)
+        #expect(serve.contains("ExecStart=\"\(prefix)/bin/cache\" serve --listen 127.0.0.1:8765"))
         try await Self.verify([units + "/cache-sync.service", units + "/cache-sync.timer", units + "/cache-prune.service",
-                               units + "/cache-prune.timer"], prefix: prefix, box)
+                               units + "/cache-prune.timer", units + "/cache-serve.service"], prefix: prefix, box)
         let systemUnits = prefix + "/share/cache/system"
         try await Self.verify([systemUnits + "/cache-sync.service", systemUnits + "/cache-sync.timer",
-                               systemUnits + "/cache-prune.service", systemUnits + "/cache-prune.timer"], prefix: prefix, box)
+                               systemUnits + "/cache-prune.service", systemUnits + "/cache-prune.timer",
+                               systemUnits + "/cache-serve.service"], prefix: prefix, box)
         #expect(service.contains("Documentation=file://\(prefix)/share/man/man1/cache.1"), "\(service)")
         // The system units are hardened: systemd's own score of their exposure is below 5.
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") {
-            for unit in ["cache-sync.service", "cache-prune.service"] {
+            for unit in ["cache-sync.service", "cache-prune.service", "cache-serve.service"] {
                 let scored = try await box.run("/usr/bin/systemd-analyze", ["security", "--offline=true", systemUnits + "/" + unit])
                 let line = scored.stdout.split(separator: "\n").last { $0.contains("Overall exposure level") } ?? ""
                 let score = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }

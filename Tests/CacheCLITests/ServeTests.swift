@@ -95,6 +95,27 @@ import Testing
         #expect((searched["rows"] as? [[String: Any]])?.map { $0["key"] as? String } == ["42"])
     }
 
+    /// The README's rows example has the keys a served page has, in their order, and its routes
+    /// table names every route the server lists.
+    @Test func theReadmesExampleAndRoutesAreWhatTheServerAnswers() async throws {
+        let served = try Self.served()
+        defer { withExtendedLifetime(served) {} }
+        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let lines = readme.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex { $0.hasPrefix("$ curl -s 'http://127.0.0.1:8765/sources/jokes/rows?limit=1'") })
+        let example = lines[(start + 1)...].prefix { $0 != "```" }.joined(separator: "\n")
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(example.utf8)) as? [String: Any])
+        let reply = try served.server.get("/sources/jokes/rows?limit=1")
+        func keys(_ text: String) -> [String] { ReadmeTests.firstObjectKeys("[" + text + "]") }
+        #expect(keys(example) == keys(reply.text))
+        let shownRow = try #require((shown["rows"] as? [[String: Any]])?.first)
+        let servedRow = try #require((try reply.json()["rows"] as? [[String: Any]])?.first)
+        #expect(Set(shownRow.keys) == Set(servedRow.keys))
+        let routes = try #require(try served.server.get("/").json()["routes"] as? [String])
+        #expect(routes.count == 12)
+        for route in routes { #expect(readme.contains("`\(route)`"), "\(route) is not in the README") }
+    }
+
     @Test func freshRowsCarryTheirFreshnessAndRevalidateTo304() async throws {
         let served = try Self.served()
         let box = served.box

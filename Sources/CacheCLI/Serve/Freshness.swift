@@ -10,8 +10,10 @@ struct Freshness {
     /// Whether this read started a refresh (RFC 9211's `fwd=stale`).
     var startedRefresh = false
 
-    /// A strong validator: the rows' version and the query that picked them. A refresh that
-    /// changes nothing keeps it, so a revalidation is answered 304.
+    /// A strong validator of the rows: their version (`RowsVersion.tag`) and the query that
+    /// picked them. A refresh that changes nothing keeps it, so a revalidation is answered 304;
+    /// the freshness a cached copy's body shows (its `stale` flags and ages, as of when it was
+    /// made) is told afresh by the headers of each answer.
     func etag(query: String) -> String {
         "\"" + Self.hash(version.tag + "\n" + query) + "\""
     }

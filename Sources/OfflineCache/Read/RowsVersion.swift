@@ -3,9 +3,11 @@ import FoundationEssentials
 /// What a reader over HTTP needs to validate and date a source's rows (`cache serve`'s `ETag`,
 /// `Last-Modified`, `Age` and `Cache-Control`), read in one query and never from the rows.
 package struct RowsVersion: Sendable, Equatable {
-    /// Changes whenever what the source's rows say could: another source of the name, a
-    /// change of settings that decides what syncs write, a run that wrote or confirmed them,
-    /// an unconfirmation (`sources set`), the source going stale.
+    /// Changes whenever the rows could: another source of the name, a change of settings that
+    /// decides what syncs write, a run that changed them, an unconfirmation (`sources set`).
+    /// Not a run that only confirmed them, nor the clock: their freshness is the answer's
+    /// headers (`Age`, `Cache-Control`, `Cache-Status`), sent again with every 304, so a
+    /// refresh that changed nothing revalidates for the price of a header.
     package var tag: String
     /// When a run last changed the rows (`updated`), in the stored form.
     package var changedAt: String?
@@ -24,7 +26,7 @@ package struct RowsVersion: Sendable, Equatable {
 extension CacheReader {
     package func rowsVersion(of source: Source) throws -> RowsVersion {
         let row = try db.query("""
-            SELECT (SELECT max(id) FROM sync_runs WHERE source = ?1 AND outcome IN ('updated', 'unchanged')),
+            SELECT (SELECT max(id) FROM sync_runs WHERE source = ?1 AND outcome = 'updated'),
                    (SELECT max(finished_at) FROM sync_runs WHERE source = ?1 AND outcome = 'updated'),
                    (SELECT count(*) FROM unconfirmations WHERE source = ?1),
                    (SELECT max(id) FROM sync_runs WHERE source = ?1),
@@ -35,8 +37,7 @@ extension CacheReader {
             (written: row.isNull(0) ? nil : row.int(0), changedAt: row.text(1), unconfirmed: row.int(2),
              lastRun: row.isNull(3) ? nil : row.int(3), age: row.isNull(4) ? nil : row.int(4), stale: row.isNull(5) || row.int(5) != 0)
         }.first!
-        let tag = [source.identity ?? source.name, String(row.written ?? 0), String(row.unconfirmed), row.stale ? "stale" : "fresh"]
-            .joined(separator: "|")
+        let tag = [source.identity ?? source.name, String(row.written ?? 0), String(row.unconfirmed)].joined(separator: "|")
         return RowsVersion(tag: tag, changedAt: row.changedAt, ageSeconds: row.age, ttlSeconds: source.ttlSeconds,
                            stale: row.stale, lastRun: row.lastRun)
     }
