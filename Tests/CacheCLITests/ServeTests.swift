@@ -25,7 +25,8 @@ import Testing
         let box = try Sandbox()
         #expect(try box.cache("sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id",
                               "--next", "link", "--ttl", ttl, "--search", "on").status == 0)
-        #expect(try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", ttl).status == 0)
+        #expect(try box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", ttl,
+                              "--search", "off").status == 0)
         let sync = try box.cache("sync")
         #expect(sync.status == 0, "\(sync.stderr)")
         return Served(upstream, box, try ServeProcess(box, arguments, environment: environment))
@@ -213,7 +214,7 @@ import Testing
         ("/sources/items/rows?id=near.1", 400, "not a filter"), ("/sources/items/rows?id", 400, "not a parameter"),
         ("/sources/items/rows?as_of=yesterday-ish", 400, "as_of"), ("/sources/items/rows?after=zzz", 400, "cursor"),
         ("/sources/items/rows?id=is.maybe", 400, "null, true or false"), ("/sources/items/rows?stale=perhaps", 400, "stale"),
-        ("/sources/items/rows?q=%22unclosed", 400, "FTS5"), ("/sources/nope/rows", 404, "nope"),
+        ("/sources/items/rows?q=%22unclosed", 400, "FTS5"), ("/sources/jokes/rows?q=fish", 400, "search is off"), ("/sources/nope/rows", 404, "nope"),
         ("/sources/items/rows/9999", 404, "9999"), ("/nowhere", 404, "no route"), ("/sources/items/rows?id=in.1,2", 400, "brackets"),
     ])
     func badInputIsAClearErrorWithTheRightStatus(target: String, status: Int, words: String) async throws {

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import Glibc
 import OfflineCache
@@ -15,6 +16,9 @@ final class CacheServer: Sendable {
         var cors: String?
         var maxAge: Int?
         var accessLog: Bool
+
+        /// Read-only (a replica, `--read-only`) opens change nothing, not even a migration.
+        var readAccess: CacheDatabase.Access { readOnly ? .readOnly : .read }
     }
 
     /// A refusal: the status and the sentence.
@@ -34,8 +38,11 @@ final class CacheServer: Sendable {
     let settings: Settings
     let refresher: Refresher
     let events: EventHub
-    /// Read connections, one per request at a time, kept for the next.
+    /// Read connections, one per request at a time, kept for the next: at most `readerCount`,
+    /// each with its own page cache, so 256 connections do not make 256 of them.
     private let readers = Mutex<[ReadConnection]>([])
+    private let readerSlots = DispatchSemaphore(value: CacheServer.readerCount)
+    static let readerCount = 8
     private let logLock = Mutex(())
 
     /// A read connection passed between request threads (one at a time).
@@ -46,7 +53,7 @@ final class CacheServer: Sendable {
 
     init(_ settings: Settings) {
         self.settings = settings
-        let events = EventHub(databasePath: settings.databasePath)
+        let events = EventHub(databasePath: settings.databasePath, access: settings.readAccess)
         self.events = events
         refresher = Refresher(databasePath: settings.databasePath, environment: settings.environment) { events.refreshing($0) }
     }
@@ -266,6 +273,9 @@ final class CacheServer: Sendable {
                 var writer: RowBytes?
                 var next: String?
                 if let query {
+                    guard source.searchable else {
+                        throw Refusal(status: 400, message: "search is off for '\(source.name)'; 'cache sources set \(source.name) --search on' indexes its rows")
+                    }
                     for hit in try reader.search(source, query: query, limit: page.limit) where count < page.limit {
                         try reader.forEachRow(of: source, document: hit.document, limit: page.limit - count, asRecords: asRecords) { write($0, $1, &writer) }
                     }
@@ -417,7 +427,9 @@ final class CacheServer: Sendable {
     }
 
     private func withReader<T>(_ body: (CacheDatabase) throws -> T) throws -> T {
-        let reader = try readers.withLock { $0.popLast() } ?? ReadConnection(CacheDatabase(path: settings.databasePath, access: .read))
+        readerSlots.wait()
+        defer { readerSlots.signal() }
+        let reader = try readers.withLock { $0.popLast() } ?? ReadConnection(CacheDatabase(path: settings.databasePath, access: settings.readAccess))
         defer { readers.withLock { $0.append(reader) } }
         return try body(reader.database)
     }

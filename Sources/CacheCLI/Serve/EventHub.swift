@@ -43,13 +43,16 @@ final class EventHub: Sendable {
     /// announced twice.
     private let announced = Mutex<Set<String>>([])
 
-    init(databasePath: String) {
+    private let access: CacheDatabase.Access
+
+    init(databasePath: String, access: CacheDatabase.Access) {
         self.databasePath = databasePath
+        self.access = access
     }
 
     /// Starts the watcher, reading from the newest run there is now.
     func start() throws {
-        let database = try CacheDatabase(path: databasePath, access: .read)
+        let database = try CacheDatabase(path: databasePath, access: access)
         let latest = try HistoryStore(database).runs(limit: 1).first?.id ?? 0
         nonisolated(unsafe) let watched = database
         DispatchQueue(label: "cache.serve.events").async { [self] in watch(watched, after: latest) }
@@ -82,7 +85,7 @@ final class EventHub: Sendable {
         subscribers.withLock { $0[key] = subscriber }
         let subscription = Subscription(self, key)
         var replay: [Event] = []
-        if let lastEventID, let database = try? CacheDatabase(path: databasePath, access: .read),
+        if let lastEventID, let database = try? CacheDatabase(path: databasePath, access: access),
            let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastEventID) {
             replay = runs.compactMap(Self.event)
             subscriber.sentThrough.withLock { $0 = runs.last?.id ?? lastEventID }

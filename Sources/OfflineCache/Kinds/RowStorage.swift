@@ -40,9 +40,12 @@ package struct RowSelection: Sendable, Equatable {
     package var asOf: String?
     /// Only the rows of one search document, bound as `?3` (see `SearchDocuments.column`).
     package var document = false
-    /// In the order of the storage's `pageKey` instead of `list`'s, and only the rows after
-    /// `?4` when it is bound: keyset paging, stable while syncs land between pages.
+    /// In the order of the storage's `pageKey` instead of `list`'s: keyset paging, stable while
+    /// syncs land between pages...
     package var keyed = false
+    /// ...from after the page key bound as `?4` (a range on the index, so any page is as quick
+    /// as the first).
+    package var afterKey = false
     /// More conditions on the rows, each bound from `?5` on (`RowFilter`), built from the
     /// storage's `filterColumn`s.
     package var conditions: [String] = []
@@ -110,7 +113,7 @@ extension StorageDefinition {
     func select(_ columns: String, from view: String, _ selection: RowSelection, orderBy: String) -> (with: String, body: String) {
         let orderBy = selection.keyed ? pageKey : orderBy
         let filter = (selection.staleOnly ? " AND stale = 1" : "") + (selection.document ? " AND \(search.column) = ?3" : "")
-            + (selection.keyed ? " AND (?4 IS NULL OR \(pageKey) > ?4)" : "") + selection.conditions.map { " AND (\($0))" }.joined()
+            + (selection.afterKey ? " AND \(pageKey) > ?4" : "") + selection.conditions.map { " AND (\($0))" }.joined()
         guard let moment = selection.asOf else {
             return ("", "SELECT \(columns) FROM \(view) WHERE source = ?1\(filter) ORDER BY \(orderBy) LIMIT ?2")
         }

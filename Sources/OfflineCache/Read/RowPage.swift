@@ -159,6 +159,7 @@ extension CacheReader {
         let storage = source.kind.storage.definition
         var selection = RowSelection(source: source.name, staleOnly: page.staleOnly, asOf: page.asOf)
         selection.keyed = true
+        selection.afterKey = page.after != nil
         var bindings: [SQLValue] = [.null, try page.after.map(RowCursor.value) ?? .null]
         var conditions: [String] = []
         for filter in page.filters {
@@ -171,6 +172,8 @@ extension CacheReader {
             bindings += values
         }
         selection.conditions = conditions
+        // SQLite takes a value only for a parameter the statement has: the highest one numbers them.
+        if conditions.isEmpty && page.after == nil { bindings = [] }
         // One row more than the page: whether there is a next page, without counting them all.
         var count = 0
         var last: SQLValue?
