@@ -41,7 +41,9 @@ package struct CacheReader {
         try db.inReadTransaction {
             let statement = try db.cachedStatement(sql)
             defer { statement.reset() }
-            try statement.bind([.text(selection.source), .int(Int64(limit ?? -1))] + bindings)
+            // Only the parameters the statement has: a page without a cursor has no ?4, and
+            // filters that bind nothing (`is.null`) none after it.
+            try statement.bind(Array(([.text(selection.source), .int(Int64(limit ?? -1))] + bindings).prefix(max(2, statement.parameterCount))))
             let columns = (0..<statement.columnCount).map(statement.columnName)
             while try statement.step() { try body(columns, statement) }
         }

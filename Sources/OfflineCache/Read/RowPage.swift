@@ -172,8 +172,6 @@ extension CacheReader {
             bindings += values
         }
         selection.conditions = conditions
-        // SQLite takes a value only for a parameter the statement has: the highest one numbers them.
-        if conditions.isEmpty && page.after == nil { bindings = [] }
         // One row more than the page: whether there is a next page, without counting them all.
         var count = 0
         var last: SQLValue?

@@ -84,6 +84,9 @@ package final class Statement {
     }
 
     /// Binds `values` to parameters 1...n, after a reset.
+    /// The highest parameter number the statement has (`?4` makes 4, used or not before it).
+    package var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
     package func bind(_ values: [SQLValue]) throws(DatabaseError) {
         sqlite3_reset(handle)
         for (offset, value) in values.enumerated() {
