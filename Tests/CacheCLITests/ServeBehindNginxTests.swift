@@ -34,8 +34,12 @@ struct ServeBehindNginxTests {
         let port = try Self.freePort()
         let folder = box.folder + "/nginx"
         try FileManager.default.createDirectory(atPath: folder + "/cache", withIntermediateDirectories: true)
+        // As root, nginx's worker would be 'nobody', and the sandbox may be 0700: other tests
+        // open databases meanwhile, and a new database narrows the process's umask while it is
+        // made. So the worker runs as the user the test runs as.
         let configuration = """
             daemon off;
+            \(getuid() == 0 ? "user root;" : "")
             worker_processes 1;
             pid \(folder)/nginx.pid;
             error_log \(folder)/error.log warn;
@@ -68,7 +72,8 @@ struct ServeBehindNginxTests {
 
         func status() throws -> (String, HTTPReply) {
             let reply = try HTTPProbe.request(port: port, method: "GET", target: "/sources/jokes/rows?limit=3")
-            #expect(reply.status == 200, "\(reply.text)")
+            let log = (try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)) ?? ""
+            #expect(reply.status == 200, "\(reply.status) \(reply.text) \(server.stderrText.suffix(500)) \(log)")
             return (reply.headers["x-cache"] ?? "none", reply)
         }
         #expect(try status().0 == "MISS")

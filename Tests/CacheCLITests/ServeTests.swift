@@ -216,6 +216,13 @@ import Testing
         ("/sources/items/rows?id=is.maybe", 400, "null, true or false"), ("/sources/items/rows?stale=perhaps", 400, "stale"),
         ("/sources/items/rows?q=%22unclosed", 400, "FTS5"), ("/sources/jokes/rows?q=fish", 400, "search is off"), ("/sources/nope/rows", 404, "nope"),
         ("/sources/items/rows/9999", 404, "9999"), ("/nowhere", 404, "no route"), ("/sources/items/rows?id=in.1,2", 400, "brackets"),
+        // Found by a red-team pass: each was once a 200 that should not have been.
+        ("/sources/items/rows/5%00x", 404, "5%00x"), ("/sources/items%00zzz", 404, "items%00zzz"),
+        ("/sources/items/rows/%ff%fe", 400, "UTF-8"), ("/sources/items/rows?id=eq.%ff", 400, "UTF-8"),
+        ("/sources/items/rows?id=in.(" + (1...101).map(String.init).joined(separator: ",") + ")", 400, "more than 100"),
+        ("/sources/items/rows?" + (1...21).map { "id=neq.\($0)" }.joined(separator: "&"), 400, "more than 20 filters"),
+        ("/sources/items/rows.csv?nope=eq.1", 400, "not a column"), ("/sources/items/rows.ndjson?after=x", 400, "cursor"),
+        ("/sources/items/rows.csv?q=item", 400, "q="), ("/sources/items/rows?q=item&stale=1", 400, "q="),
     ])
     func badInputIsAClearErrorWithTheRightStatus(target: String, status: Int, words: String) async throws {
         let served = try Self.served()
@@ -225,6 +232,22 @@ import Testing
         #expect(reply.status == status, "\(target): \(reply.text)")
         #expect(reply.headers["content-type"] == "application/json")
         #expect(reply.error?.contains(words) == true, "\(target): \(reply.text)")
+    }
+
+    /// Two orders of the same parameters are two answers, and so two tags; a filter's value is
+    /// never read as hex; the access log escapes what a client sends.
+    @Test func tagsFollowTheQueryAsGivenAndTheLogIsEscaped() async throws {
+        let served = try Self.served(["--access-log"])
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let five = try server.get("/sources/items/rows?limit=10&limit=5"), ten = try server.get("/sources/items/rows?limit=5&limit=10")
+        let fiveRows = try five.json()["rows"] as? [Any], tenRows = try ten.json()["rows"] as? [Any]
+        #expect(fiveRows?.count == 5 && tenRows?.count == 10)
+        #expect(five.headers["etag"] != ten.headers["etag"])
+        #expect((try server.get("/sources/items/rows?id=eq.0x10").json()["rows"] as? [Any])?.isEmpty == true)
+        _ = try? server.request("G\u{1B}[31mT", "/sources")
+        try poll(seconds: 5) { server.stderrText.contains("[31mT /sources") }
+        #expect(!server.stderrText.contains("\u{1B}"))
     }
 
     @Test func hostileRequestsAreRefusedAndTheServerStaysUp() async throws {
@@ -352,6 +375,7 @@ import Testing
         #expect(try server.get("/sources/items/rows", headers: ["Authorization": "Bearer s3cre"]).status == 401)
         #expect(try server.get("/healthz", headers: ["Authorization": "Bearer s3cret!"]).status == 401)
         #expect(try server.get("/sources", headers: ["Authorization": "Bearer s3cret"]).status == 200)
+        #expect(try server.get("/sources", headers: ["Authorization": "bearer s3cret"]).status == 200)
 
         let open = try await box.cache("serve", "--listen", "0.0.0.0:0")
         #expect(open.status == 64 && open.stderr.contains("--token-env"), "\(open.stderr)")
@@ -398,6 +422,23 @@ import Testing
         #expect(status == 0)
         #expect(seconds < ServeTestsLimits.drain + 1)
         #expect(try inFlight.wait().status == 200)
+    }
+
+    /// A `Prefer: wait` on an upstream slower than the drain does not hold the exit up: it is
+    /// answered 202 and the process ends within the drain's 5 s.
+    @Test func sigtermDoesNotWaitForASlowRefreshPastTheDrain() async throws {
+        let served = try Self.served()
+        let (upstream, server) = (served.upstream, served.server)
+        defer { withExtendedLifetime(served) {} }
+        try upstream.control(["delay": 20])
+        let waiting = DispatchQueue.global().asyncResult {
+            try server.request("POST", "/sources/jokes/refresh", headers: ["Prefer": "wait=300"], timeout: 30)
+        }
+        try poll(seconds: 10) { try upstreamRequests(upstream, "/jokes/ten").count == 2 }
+        let (status, seconds) = server.stop(SIGTERM)
+        #expect(status == 0)
+        #expect(seconds < ServeTestsLimits.drain + 1.5, "\(seconds) s")
+        #expect(try waiting.wait().status == 202)
     }
 }
 

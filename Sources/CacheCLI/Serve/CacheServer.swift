@@ -86,7 +86,7 @@ final class CacheServer: Sendable {
         }
         if settings.accessLog {
             let milliseconds = Double((ContinuousClock.now - began) / .microseconds(1)) / 1000
-            let line = "\(request.peer) \(request.method) \(TerminalSafe.escapeControl(request.path)) \(response.status) \(String(format2: milliseconds)) ms\n"
+            let line = "\(request.peer) \(TerminalSafe.escapeControl(request.method)) \(TerminalSafe.escapeControl(request.path)) \(response.status) \(String(format2: milliseconds)) ms\n"
             logLock.withLock { _ in _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) } }
         }
         return response
@@ -158,8 +158,8 @@ final class CacheServer: Sendable {
     private func checkToken(_ request: HTTPServer.Request) throws {
         guard let token = settings.token else { return }
         let given = request.header("Authorization").map { Substring($0) }
-        let prefix = "Bearer "
-        guard let given, given.hasPrefix(prefix) else {
+        let prefix = "bearer "  // the scheme in any case (RFC 9110)
+        guard let given, given.prefix(prefix.count).lowercased() == prefix else {
             throw Refusal(status: 401, message: "this server needs 'Authorization: Bearer <token>'", headers: [("WWW-Authenticate", "Bearer")])
         }
         let offered = Array(given.dropFirst(prefix.count).utf8), expected = Array(token.utf8)
@@ -210,7 +210,7 @@ final class CacheServer: Sendable {
     enum RowsFormat { case json, csv, ndjson }
 
     private func rows(_ request: HTTPServer.Request, _ name: String, _ format: RowsFormat) throws -> HTTPServer.Response {
-        let arguments = request.arguments
+        let arguments = try self.arguments(request)
         var page = RowPage(limit: format == .json ? Self.defaultLimit : Int(Int32.max))
         var query: String?
         for (parameter, value) in arguments {
@@ -236,8 +236,8 @@ final class CacheServer: Sendable {
                 page.filters.append(try RowFilter(column: parameter, value))
             }
         }
-        if query != nil, !page.filters.isEmpty || page.after != nil || page.asOf != nil {
-            throw Refusal(status: 400, message: "'q=' searches the rows as they are now, and takes no filters, as_of or after")
+        if query != nil, !page.filters.isEmpty || page.after != nil || page.asOf != nil || page.staleOnly || format != .json {
+            throw Refusal(status: 400, message: "'q=' searches the rows as they are now, in the JSON rows alone, and takes no filters, stale, as_of or after")
         }
         return try withReader { database in
             let reader = CacheReader(database)
@@ -251,7 +251,8 @@ final class CacheServer: Sendable {
             }
             var freshness = Freshness(version: try reader.rowsVersion(of: source))
             let refreshing = try refreshBehind(database, source, freshness: &freshness, pastMoment: page.asOf != nil)
-            let canonical = request.path + "?" + arguments.map { "\($0.name)=\($0.value ?? "")" }.sorted().joined(separator: "&")
+            // The query as given, each part escaped: `?limit=5&limit=10` is not `?limit=10&limit=5`.
+            let canonical = Self.url(path: request.path, arguments)
             let etag = freshness.etag(query: canonical)
             var headers = [("ETag", etag)] + freshness.headers
             if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
@@ -287,10 +288,14 @@ final class CacheServer: Sendable {
                 text = ""
                 JSONValue.optional(nextURL).write(to: &text)
                 bytes += Array((text + "}\n").utf8)
-                if let nextURL { headers.append(("Link", "<\(nextURL)>; rel=\"next\"")) }
+                // (A next URL past 4 KiB stays in the body: headers share the request's memory.)
+                if let nextURL, nextURL.utf8.count <= 4096 { headers.append(("Link", "<\(nextURL)>; rel=\"next\"")) }
                 return HTTPServer.Response(status: 200, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))
             case .csv, .ndjson:
                 // Every row, page by page (each its own query, in key order): memory stays flat.
+                // The filters and the cursor are checked first, so a mistake is a 400, not a
+                // stream cut short.
+                try reader.check(page, of: source)
                 var remaining = page.limit
                 var cursor = page.after
                 var header = format == .csv
@@ -354,7 +359,7 @@ final class CacheServer: Sendable {
 
     private func changes(_ request: HTTPServer.Request, _ name: String) throws -> HTTPServer.Response {
         var selection = HistoryStore.Selection.latest
-        for (parameter, value) in request.arguments {
+        for (parameter, value) in try arguments(request) {
             guard parameter == "since" else { throw Refusal(status: 400, message: "'\(parameter)' is not a parameter of changes: use since=RUN") }
             guard let value, let run = Int(value), run >= 0 else {
                 throw Refusal(status: 400, message: "'since=\(value ?? "")' is not a run number (from 'cache history', or an event's id)")
@@ -368,10 +373,10 @@ final class CacheServer: Sendable {
     }
 
     private func refresh(_ request: HTTPServer.Request, _ name: String) throws -> HTTPServer.Response {
+        _ = try withReader { try SourceStore($0).named(name) }
         guard !settings.readOnly else {
             throw Refusal(status: 409, message: "this server is read-only (--read-only, CACHE_READ_ONLY or a Litestream replica): its primary refreshes")
         }
-        _ = try withReader { try SourceStore($0).named(name) }
         var wait: Double?
         if let prefer = request.header("Prefer") {
             for preference in prefer.split(separator: ",") {
@@ -408,6 +413,12 @@ final class CacheServer: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The query's arguments, or a 400 when one is not text.
+    private func arguments(_ request: HTTPServer.Request) throws -> [(name: String, value: String?)] {
+        guard let arguments = request.arguments else { throw Refusal(status: 400, message: "a query argument is not UTF-8 text") }
+        return arguments
+    }
 
     /// Starts the refresh behind a stale read, as `cache list` does (never for a past moment, nor
     /// when read-only; the lease, backoff and missing tokens honoured): whether one is in flight.

@@ -18,17 +18,21 @@ final class HTTPServer: @unchecked Sendable {
             cache_http_header(connection, name).map { String(cString: $0) }
         }
 
-        /// The query's arguments in order, decoded; nil for a name without `=`.
-        var arguments: [(name: String, value: String?)] {
-            final class Collected { var pairs: [(name: String, value: String?)] = [] }
+        /// The query's arguments in order, decoded (a value is nil for a name without `=`); nil
+        /// when one is not UTF-8 text.
+        var arguments: [(name: String, value: String?)]? {
+            final class Collected { var pairs: [(name: String, value: String?)] = []; var text = true }
             let collected = Collected()
             withExtendedLifetime(collected) {
                 cache_http_arguments(connection, { context, name, value in
                     let collected = Unmanaged<Collected>.fromOpaque(context!).takeUnretainedValue()
-                    collected.pairs.append((name.map { String(cString: $0) } ?? "", value.map { String(cString: $0) }))
+                    let name = name.flatMap { String(validatingCString: $0) }
+                    let text = value.map { String(validatingCString: $0) }
+                    guard let name, text.map({ $0 != nil }) ?? true else { collected.text = false; return }
+                    collected.pairs.append((name, text ?? nil))
                 }, Unmanaged.passUnretained(collected).toOpaque())
             }
-            return collected.pairs
+            return collected.text ? collected.pairs : nil
         }
 
         /// The client's address.
@@ -85,8 +89,12 @@ final class HTTPServer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         server = cache_http_start(address, port, limits.connections, limits.idleSeconds, limits.headerBytes, { context, connection, method, path in
             let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
-            let request = Request(connection: connection!, method: String(cString: method!), path: String(cString: path!))
-            return HTTPServer.send(server.handler(request), on: connection!)
+            // Text, or a 400: a path that is not UTF-8 must not become another path by repair.
+            guard let method = String(validatingCString: method!), let path = String(validatingCString: path!) else {
+                return HTTPServer.send(Response(status: 400, headers: [("Content-Type", "application/json")],
+                                                body: .bytes(Array("{\"error\": \"the request's method or path is not UTF-8 text\"}\n".utf8))), on: connection!)
+            }
+            return HTTPServer.send(server.handler(Request(connection: connection!, method: method, path: path)), on: connection!)
         }, context, &error, error.count)
         guard server != nil else {
             throw StartError(description: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))

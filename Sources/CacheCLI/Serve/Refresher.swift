@@ -12,7 +12,8 @@ final class Refresher: Sendable {
         let ended = DispatchSemaphore(value: 0)
         let report = Mutex<SyncReport?>(nil)
 
-        /// The sync's report once it ended within `seconds`; nil while it still runs.
+        /// The sync's report once it ended within `seconds`; nil while it still runs (or the
+        /// server is stopping: `Refresher.stop` wakes every waiter).
         func wait(seconds: Double) -> SyncReport? {
             if let done = report.withLock({ $0 }) { return done }
             guard ended.wait(timeout: .now() + .milliseconds(Int(seconds * 1000))) == .success else { return nil }
@@ -34,6 +35,13 @@ final class Refresher: Sendable {
         self.databasePath = databasePath
         self.environment = environment
         self.started = started
+    }
+
+    /// Wakes every `Prefer: wait` (they answer 202), so a SIGTERM's drain is not held up by a
+    /// slow upstream. The syncs themselves stop with the process: each writes in one
+    /// transaction, so an unfinished one leaves nothing behind.
+    func stop() {
+        for flight in flights.withLock({ Array($0.values) }) { flight.ended.signal() }
     }
 
     /// The refresh of `source` this process runs, if any.

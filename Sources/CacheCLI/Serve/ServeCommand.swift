@@ -51,10 +51,13 @@ enum ServeCommand {
 
         var received: Int32 = 0
         sigwait(&signals, &received)
-        // Stop taking connections, end the event streams, then let what is in flight finish.
+        // Stop taking connections, end the event streams, then let what is in flight finish; a
+        // `Prefer: wait` still waiting half a second before the end is answered 202 instead.
         server.quiesce()
         app.events.stop()
         let deadline = ContinuousClock.now + .milliseconds(Int64(drainSeconds * 1000))
+        while server.openConnections > 0, ContinuousClock.now < deadline - .milliseconds(500) { usleep(20_000) }
+        app.refresher.stop()
         while server.openConnections > 0, ContinuousClock.now < deadline { usleep(20_000) }
         server.stop()
         return ExitCode.success

@@ -39,7 +39,9 @@ package struct CacheReader {
                     _ body: ([String], Statement) throws -> Void) throws {
         let sql = try kind.storage.definition.rowsQuery(db, selection, asRecords: asRecords)
         try db.inReadTransaction {
-            let statement = try db.cachedStatement(sql)
+            // A statement per shape of conditions would be cached for ever (a reader's filters
+            // make new shapes at will): those are prepared for this read alone.
+            let statement = selection.conditions.isEmpty ? try db.cachedStatement(sql) : try Statement(connection: db, sql: sql)
             defer { statement.reset() }
             // Only the parameters the statement has: a page without a cursor has no ?4, and
             // filters that bind nothing (`is.null`) none after it.

@@ -40,6 +40,11 @@ package struct RowFilter: Sendable, Equatable {
     package var value: String
     package var negated = false
 
+    /// The most values one `in` list takes, and the most filters one page takes: each is bound,
+    /// and a statement of thousands of parameters costs more than any page is worth.
+    package static let largestList = 100
+    package static let mostFilters = 20
+
     /// `text` is what follows `COLUMN=`: `OP.VALUE`.
     package init(column: String, _ text: String) throws(RowPageError) {
         self.column = column
@@ -58,7 +63,10 @@ package struct RowFilter: Sendable, Equatable {
         }
         if op == .in {
             guard value.hasPrefix("("), value.hasSuffix(")"), value.count >= 2 else {
-                throw RowPageError(message: "'\(column)=in.\(value)': 'in' takes a list in brackets, such as in.(1,2,3)")
+                throw RowPageError(message: "'\(column)=in.\(value.prefix(40))': 'in' takes a list in brackets, such as in.(1,2,3)")
+            }
+            guard Self.listItems(String(value.dropFirst().dropLast())).count <= Self.largestList else {
+                throw RowPageError(message: "'\(column)=in.(…)' lists more than \(Self.largestList) values")
             }
         }
     }
@@ -109,7 +117,10 @@ package struct RowFilter: Sendable, Equatable {
         if text == "true" { return .int(1) }
         if text == "false" { return .int(0) }
         if let integer = Int64(text) { return .int(integer) }
-        if let double = Double(text), double.isFinite, text.contains(where: \.isNumber) { return .double(double) }
+        // Decimal only: Swift's Double also reads hex (`0x10`), which no JSON number is.
+        if let double = Double(text), double.isFinite, text.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) }) {
+            return .double(double)
+        }
         return .null
     }
 
@@ -149,6 +160,31 @@ package enum RowCursor {
 }
 
 extension CacheReader {
+    /// Throws what reading `page` would throw for its filters and its cursor, reading no row.
+    package func check(_ page: RowPage, of source: Source) throws {
+        _ = try conditions(page, of: source)
+    }
+
+    /// The page's conditions as SQL and their values from `?3` on (`?3` unused, `?4` the cursor).
+    private func conditions(_ page: RowPage, of source: Source) throws -> (conditions: [String], bindings: [SQLValue]) {
+        let storage = source.kind.storage.definition
+        var bindings: [SQLValue] = [.null, try page.after.map(RowCursor.value) ?? .null]
+        var conditions: [String] = []
+        guard page.filters.count <= RowFilter.mostFilters else {
+            throw RowPageError(message: "more than \(RowFilter.mostFilters) filters in one request")
+        }
+        for filter in page.filters {
+            guard let column = try storage.filterColumn(db, source: source.name, filter.column) else {
+                let columns = try viewColumns(of: source)
+                throw RowPageError(message: "'\(filter.column)' is not a column of \(source.name)'s rows; its columns: \(columns.joined(separator: ", "))")
+            }
+            var values: [SQLValue] = []
+            conditions.append(filter.condition(on: column, first: 3 + bindings.count, bindings: &values))
+            bindings += values
+        }
+        return (conditions, bindings)
+    }
+
     /// The column a row is found by and pages are ordered by: `key` for records, `id` else.
     package func pageKey(of source: Source) -> String { source.kind.storage.definition.pageKey }
 
@@ -160,17 +196,7 @@ extension CacheReader {
         var selection = RowSelection(source: source.name, staleOnly: page.staleOnly, asOf: page.asOf)
         selection.keyed = true
         selection.afterKey = page.after != nil
-        var bindings: [SQLValue] = [.null, try page.after.map(RowCursor.value) ?? .null]
-        var conditions: [String] = []
-        for filter in page.filters {
-            guard let column = try storage.filterColumn(db, source: source.name, filter.column) else {
-                let columns = try viewColumns(of: source)
-                throw RowPageError(message: "'\(filter.column)' is not a column of \(source.name)'s rows; its columns: \(columns.joined(separator: ", "))")
-            }
-            var values: [SQLValue] = []
-            conditions.append(filter.condition(on: column, first: 3 + bindings.count, bindings: &values))
-            bindings += values
-        }
+        let (conditions, bindings) = try self.conditions(page, of: source)
         selection.conditions = conditions
         // One row more than the page: whether there is a next page, without counting them all.
         var count = 0
