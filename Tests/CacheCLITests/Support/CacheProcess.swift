@@ -93,20 +93,25 @@ final class RunningProcess {
     init(_ executable: String, _ arguments: [String], environment extra: [String: String]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["NO_COLOR"] = "1"
-        // The tests talk to loopback servers: a proxy set on the machine must not come between.
-        for variable in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
-            environment[variable] = nil
-        }
-        for (key, value) in extra { environment[key] = value }
-        process.environment = environment
+        process.environment = Self.environment(extra)
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
         outData = ReadAll(out.fileHandleForReading)
         errData = ReadAll(err.fileHandleForReading)
+    }
+
+    /// This process's environment for a child: no colour, no proxy (the tests talk to loopback
+    /// servers: a proxy set on the machine must not come between), and `extra`.
+    static func environment(_ extra: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        for variable in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            environment[variable] = nil
+        }
+        for (key, value) in extra { environment[key] = value }
+        return environment
     }
 
     /// Waits for the exit; returns the result and the wall time from start to exit.

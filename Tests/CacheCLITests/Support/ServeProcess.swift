@@ -12,11 +12,7 @@ final class ServeProcess: @unchecked Sendable {
     init(_ box: Sandbox, _ arguments: [String] = [], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: Paths.cacheBinary)
         process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
-        var variables = ProcessInfo.processInfo.environment
-        for variable in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] { variables[variable] = nil }
-        variables["CACHE_DB"] = box.database
-        for (key, value) in environment { variables[key] = value }
-        process.environment = variables
+        process.environment = RunningProcess.environment(["CACHE_DB": box.database].merging(environment) { $1 })
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
