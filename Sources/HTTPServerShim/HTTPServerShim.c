@@ -1,9 +1,11 @@
+#define _GNU_SOURCE  // POLLRDHUP
 #include "HTTPServerShim.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -326,6 +328,13 @@ static enum MHD_Result each_pair(void *cls, enum MHD_ValueKind kind, const char 
 void cache_http_arguments(struct MHD_Connection *connection, cache_http_pair each, void *context) {
     struct pair_context pairs = {each, context};
     mhd.get_connection_values(connection, MHD_GET_ARGUMENT_KIND, each_pair, &pairs);
+}
+
+int cache_http_peer_gone(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = mhd.get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL) return 0;
+    struct pollfd peer = {.fd = info->connect_fd, .events = POLLRDHUP};
+    return poll(&peer, 1, 0) > 0 && (peer.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 void cache_http_peer(struct MHD_Connection *connection, char *buffer, size_t size) {

@@ -333,6 +333,26 @@ import Testing
         #expect(replayed.contains("id: \(run)\nevent: updated"), "\(replayed)")
     }
 
+    /// Event clients that hang up are let go within a second or two, not at the next keep-alive.
+    @Test func eventClientsThatHangUpAreLetGo() async throws {
+        let served = try Self.served()
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        func threads() throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)
+            return Int(status.split(separator: "\n").first { $0.hasPrefix("Threads:") }?.split(separator: "\t").last ?? "") ?? -1
+        }
+        let before = try threads()
+        for _ in 0..<40 {
+            let socket = try HTTPProbe.connect(port: server.port, timeout: 5)
+            try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            var buffer = [UInt8](repeating: 0, count: 256)
+            _ = recv(socket, &buffer, buffer.count, 0)
+            close(socket)
+        }
+        try poll(seconds: 8) { try threads() <= before + 2 }
+    }
+
     @Test func aRefreshOnRequestAnswers202OrWaitsForItsResult() async throws {
         let served = try Self.served()
         let upstream = served.upstream
@@ -346,6 +366,10 @@ import Testing
         #expect(try waited.json()["outcome"] as? String == "updated" && waited.headers["preference-applied"] == "wait=20")
         #expect(try server.request("POST", "/sources/nope/refresh").status == 404)
         #expect(try server.request("POST", "/sources/jokes/refresh", headers: ["Prefer": "wait=soon"]).status == 400)
+        #expect(try server.request("POST", "/sources/jokes/refresh", headers: ["Prefer": "wait=0x10"]).status == 400)
+        // RFC 7240's forms: a quoted value, and parameters after a ';'.
+        #expect(try server.request("POST", "/sources/jokes/refresh", headers: ["Prefer": "respond-async, wait=\"20\""]).status == 200)
+        #expect(try server.request("POST", "/sources/jokes/refresh", headers: ["Prefer": "wait=20;x=y"]).status == 200)
     }
 
     @Test func readOnlyServesAndNeverWritesOrRefreshes() async throws {

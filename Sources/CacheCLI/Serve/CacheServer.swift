@@ -380,9 +380,15 @@ final class CacheServer: Sendable {
         var wait: Double?
         if let prefer = request.header("Prefer") {
             for preference in prefer.split(separator: ",") {
-                let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
+                // RFC 7240: `wait=2`, `wait="2"`, and parameters after a `;`, which wait has none of.
+                let token = preference.split(separator: ";", maxSplits: 1).first ?? ""
+                let parts = token.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
                 guard parts.first?.lowercased() == "wait" else { continue }
-                guard parts.count == 2, let seconds = Double(parts[1]), seconds >= 0 else {
+                let quoted = parts.count == 2 ? String(parts[1]) : ""
+                let value = quoted.count >= 2 && quoted.hasPrefix("\"") && quoted.hasSuffix("\"") ? String(quoted.dropFirst().dropLast()) : quoted
+                // Decimal digits and a point only: Double would also read hex and "nan".
+                guard !value.isEmpty, value.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+                      let seconds = Double(value), seconds.isFinite, seconds >= 0 else {
                     throw Refusal(status: 400, message: "'Prefer: \(preference.trimmingSpaces())' is not wait=SECONDS")
                 }
                 wait = min(seconds, Self.longestWait)
@@ -409,7 +415,7 @@ final class CacheServer: Sendable {
         let lastEventID = request.header("Last-Event-ID").flatMap { Int($0.trimmingSpaces()) }
         return HTTPServer.Response(status: 200, headers: [
             ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no"),
-        ], body: .stream(events.stream(lastEventID: lastEventID)))
+        ], body: .stream(events.stream(lastEventID: lastEventID) { request.peerIsGone }))
     }
 
     // MARK: Helpers

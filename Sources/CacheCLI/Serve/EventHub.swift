@@ -75,11 +75,8 @@ final class EventHub: Sendable {
         deinit { _ = hub.subscribers.withLock { $0.removeValue(forKey: key) } }
     }
 
-    /// Clients streaming now.
-    var subscriberCount: Int { subscribers.withLock { $0.count } }
-
     /// A stream for one client, first with the runs after `lastEventID` (when it reconnects).
-    func stream(lastEventID: Int?) -> () -> [UInt8]? {
+    func stream(lastEventID: Int?, peerIsGone: @escaping () -> Bool) -> () -> [UInt8]? {
         let subscriber = Subscriber()
         let key = ObjectIdentifier(subscriber)
         subscribers.withLock { $0[key] = subscriber }
@@ -112,8 +109,12 @@ final class EventHub: Sendable {
                     if let newest = fresh.compactMap(\.id).max() { subscriber.sentThrough.withLock { $0 = newest } }
                     return fresh.flatMap(\.bytes)
                 }
-                if subscriber.arrived.wait(timeout: .now() + .milliseconds(Int(Self.keepAliveSeconds * 1000))) == .timedOut {
-                    return Array(": keep-alive\n\n".utf8)
+                // A second at a time, so a client that hung up is let go within one.
+                var waited = 0.0
+                while subscriber.arrived.wait(timeout: .now() + .seconds(1)) == .timedOut {
+                    if peerIsGone() || isStopping { return nil }
+                    waited += 1
+                    if waited >= Self.keepAliveSeconds { return Array(": keep-alive\n\n".utf8) }
                 }
             }
         }

@@ -35,6 +35,10 @@ final class HTTPServer: @unchecked Sendable {
             return collected.text ? collected.pairs : nil
         }
 
+        /// Whether the client has hung up: a stream waiting for something to send asks, so a
+        /// connection nobody reads does not keep its thread.
+        var peerIsGone: Bool { cache_http_peer_gone(connection) != 0 }
+
         /// The client's address.
         var peer: String {
             var buffer = [CChar](repeating: 0, count: 64)

@@ -47,6 +47,8 @@ const char *cache_http_header(struct MHD_Connection *connection, const char *nam
 // Every query argument in order, decoded: `value` is NULL for `?flag`.
 typedef void (*cache_http_pair)(void *context, const char *name, const char *value);
 void cache_http_arguments(struct MHD_Connection *connection, cache_http_pair each, void *context);
+// Whether the client has closed its end (or the connection broke): for a stream that waits.
+int cache_http_peer_gone(struct MHD_Connection *connection);
 // The peer's address as text ("127.0.0.1"), into `buffer`.
 void cache_http_peer(struct MHD_Connection *connection, char *buffer, size_t size);
 
