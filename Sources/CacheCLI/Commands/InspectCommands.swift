@@ -237,8 +237,7 @@ enum InspectCommands {
         let asRecords = source.kind.keepsRecords && format != .csv
         try CacheReader(database).forEachRow(of: source, asRecords: asRecords) { columns, row in
             if writer == nil {
-                writer = RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"),
-                                  rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
+                writer = RowBytes.listRow(columns, asRecords: asRecords)
                 if format == .csv { console.out(CSVText.row(columns)) }
             } else if format == .json {
                 console.out(JSONValue.arraySeparator)

@@ -119,9 +119,7 @@ enum ListCommand {
         try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit, asRecords: asRecords,
                               asOf: options.asOf) { columns, row in
             // The README's list rows ("Output of `list`"), the same fields as `export`; the stale flag a boolean in JSON.
-            let rowWriter = writer ?? RowBytes(names: columns, columns: Array(columns.indices),
-                                               boolColumn: columns.firstIndex(of: "stale"),
-                                               rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
+            let rowWriter = writer ?? RowBytes.listRow(columns, asRecords: asRecords)
             writer = rowWriter
             if options.format == .json {
                 if count > 0 { console.out(JSONValue.arraySeparator) }

@@ -27,8 +27,7 @@ enum SearchCommand {
             try reader.forEachRow(of: source, document: hit.document, limit: options.limit - found.count, asRecords: asRecords) { columns, row in
                 var json = ""
                 if options.json {
-                    let rowWriter = writer ?? RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"),
-                                                       rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
+                    let rowWriter = writer ?? RowBytes.listRow(columns, asRecords: asRecords)
                     writer = rowWriter
                     var bytes: [UInt8] = []
                     rowWriter.json(row, into: &bytes)

@@ -13,6 +13,12 @@ struct RowBytes {
     /// A column holding JSON, written into JSON as it is (a generic record).
     var rawColumn: Int? = nil
 
+    /// A row as `list --json` (and `export`, `search`, `cache serve`) gives it: every column,
+    /// the stale flag a boolean, a record's JSON (`asRecords`) written into it as it is.
+    static func listRow(_ columns: [String], asRecords: Bool) -> RowBytes {
+        RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"), rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
+    }
+
     init(names: [String], columns: [Int]? = nil, boolColumn: Int? = nil, rawColumn: Int? = nil) {
         self.rawColumn = rawColumn
         self.columns = columns ?? Array(names.indices)

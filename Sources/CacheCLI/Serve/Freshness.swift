@@ -15,7 +15,7 @@ struct Freshness {
     /// the freshness a cached copy's body shows (its `stale` flags and ages, as of when it was
     /// made) is told afresh by the headers of each answer.
     func etag(query: String) -> String {
-        "\"" + Self.hash(version.tag + "\n" + query) + "\""
+        "\"" + BodyHash.of(Data((version.tag + "\n" + query).utf8)) + "\""
     }
 
     /// `Cache-Control`: fresh for what is left of the TTL; then served stale for up to one more
@@ -60,16 +60,5 @@ struct Freshness {
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
-    }
-
-    /// FNV-1a, 64 bits, as hex: short, stable across runs and processes (unlike `Hasher`).
-    static func hash(_ text: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }

@@ -31,8 +31,8 @@ package struct Backoff: Sendable {
 /// last few bytes go through FNV-1a. About ten times faster than FNV-1a over every byte (0.1 s
 /// for 78 MiB), and enough to tell "the same body again": it is not a defence against a server
 /// that wants to collide, which could send the old body anyway.
-enum BodyHash {
-    static func of(_ data: Data) -> String {
+package enum BodyHash {
+    package static func of(_ data: Data) -> String {
         let p1: UInt64 = 0x9E37_79B1_85EB_CA87, p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
         var a = p1 &+ p2, b = p2, c: UInt64 = 0, d = 0 &- p1
         func round(_ lane: inout UInt64, _ word: UInt64) {
