@@ -27,7 +27,9 @@ let package = Package(
         // The engine: store, upstream, sync, read. Never prints, never exits.
         .target(name: "OfflineCache", dependencies: ["CSQLite", "CurlShim"]),
         // Argument parsing, commands and output; testable without a process.
-        .target(name: "CacheCLI", dependencies: ["OfflineCache", "HTTPServerShim"]),
+        // The live page `cache serve` answers at `/`, carried in the binary as bytes.
+        .target(name: "CacheCLI", dependencies: ["OfflineCache", "HTTPServerShim"],
+                resources: [.embedInCode("Serve/Page/live.html")]),
         .executableTarget(name: "cache", dependencies: ["CacheCLI"]),
         .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"], exclude: ["Fixtures"]),
         .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "OfflineCache", "cache"]),

@@ -170,7 +170,7 @@ enum CommandTable {
             examples: ["cache status", "cache status --max-age 2h   # from a monitor"]),
         CommandSpec(
             name: "serve",
-            overview: "Serve the cache over HTTP until SIGTERM or SIGINT: GET /sources, /sources/NAME/rows (JSON; .csv and .ndjson stream them all), /sources/NAME/rows/KEY, /events (Server-Sent Events), /healthz and /metrics; POST /sources/NAME/refresh. Rows come at once with ETag, Cache-Control, Age and Cache-Status; a stale read starts one refresh behind it. Prints 'serving http://HOST:PORT' once it listens.",
+            overview: "Serve the cache over HTTP until SIGTERM or SIGINT: GET / (in a browser, the live page: every source's rows, redrawn as syncs land), GET /sources, /sources/NAME/rows (JSON; .csv and .ndjson stream them all), /sources/NAME/rows/KEY, /events (Server-Sent Events), /healthz and /metrics; POST /sources/NAME/refresh. Rows come at once with ETag, Cache-Control, Age and Cache-Status; a stale read starts one refresh behind it. Prints 'serving http://HOST:PORT' once it listens.",
             options: [
                 OptionSpec(name: "--listen", value: "host:port", help: "Where to listen (default: 127.0.0.1:8765; port 0 picks a free one). An address other machines reach needs --token-env."),
                 OptionSpec(name: "--token-env", value: "var", help: "Every request needs 'Authorization: Bearer' and this variable's value."),
@@ -178,7 +178,7 @@ enum CommandTable {
                 OptionSpec(name: "--max-age", value: "duration", help: "GET /healthz is 503 when a source has not synced successfully within this (or its own --alert-after), as 'status --max-age'."),
                 OptionSpec(name: "--access-log", help: "One line per request on stderr: client, method, path, status, time."),
             ],
-            examples: ["cache serve", "curl -s 'http://127.0.0.1:8765/sources/jokes/rows?limit=5'",
+            examples: ["cache serve   # then open http://127.0.0.1:8765/ in a browser", "curl -s 'http://127.0.0.1:8765/sources/jokes/rows?limit=5'",
                        "CACHE_SERVE_TOKEN=secret cache serve --listen 0.0.0.0:8765 --token-env CACHE_SERVE_TOKEN"]),
         CommandSpec(
             name: "metrics",

@@ -44,6 +44,7 @@ extension CacheServer {
         let arguments = try self.arguments(request)
         var page = RowPage(limit: format == .json ? Self.defaultLimit : Int(Int32.max))
         var query: String?
+        var asView = false
         for (parameter, value) in arguments {
             switch parameter {
             case "limit":
@@ -54,6 +55,9 @@ extension CacheServer {
             case "stale":
                 guard let flag = Self.flag(value) else { throw Refusal(status: 400, message: "'stale=\(value ?? "")' is not 1, 0, true or false") }
                 page.staleOnly = flag
+            case "view":
+                guard let flag = Self.flag(value) else { throw Refusal(status: 400, message: "'view=\(value ?? "")' is not 1, 0, true or false") }
+                asView = flag
             case "q":
                 guard let value, !value.isEmpty else { throw Refusal(status: 400, message: "'q=' needs a search query, as 'cache search' takes it") }
                 query = value
@@ -63,7 +67,7 @@ extension CacheServer {
                 guard let value, !value.isEmpty else { throw Refusal(status: 400, message: "'after=' needs the cursor a page's 'next' link gives") }
                 page.after = value
             default:
-                guard let value else { throw Refusal(status: 400, message: "'\(parameter)' is not a parameter of rows: use limit, stale, q, as_of, after, or COLUMN=OP.VALUE") }
+                guard let value else { throw Refusal(status: 400, message: "'\(parameter)' is not a parameter of rows: use limit, stale, q, as_of, after, view, or COLUMN=OP.VALUE") }
                 page.filters.append(try RowFilter(column: parameter, value))
             }
         }
@@ -87,12 +91,17 @@ extension CacheServer {
             let etag = freshness.etag(query: canonical)
             var headers = [("ETag", etag)] + freshness.headers
             if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
-            let asRecords = source.kind.keepsRecords && format != .csv
+            // CSV, and `view=1`, give the view's columns (nested `__` ones too), not the record.
+            let asRecords = source.kind.keepsRecords && format != .csv && !asView
             switch format {
             case .json:
                 var bytes = Array("{\"source\": ".utf8)
                 var text = ""
                 JSONValue.quote(source.name, into: &text)
+                if source.kind.hasHeader, let header = Self.header(try reader.rows(of: source, limit: 0, asOf: page.asOf)) {
+                    text += ", \"header\": "
+                    header.write(to: &text)
+                }
                 bytes += Array(text.utf8) + Array(", \"stale\": \(freshness.version.stale), \"refreshing\": \(refreshing), \"rows\": [".utf8)
                 var count = 0
                 let write = { (columns: [String], row: Statement, writer: inout RowBytes?) in
@@ -159,6 +168,15 @@ extension CacheServer {
                 return HTTPServer.Response(status: 200, headers: [("Content-Type", type)] + headers, body: .stream(stream))
             }
         }
+    }
+
+    /// What a kind shows above its rows: an account's holder and balance.
+    static func header(_ rows: CachedRows) -> JSONValue? {
+        guard case .account(let account?, _) = rows else { return nil }
+        return .object([
+            ("name", .string(account.name)), ("balance", .double(account.balance)), ("seen_at", .string(account.seenAt)),
+            ("age_s", .int(account.ageSeconds)), ("stale", .bool(account.stale)),
+        ])
     }
 
     func row(_ request: HTTPServer.Request, _ name: String, key: String) throws -> HTTPServer.Response {

@@ -100,7 +100,6 @@ final class CacheServer: Sendable {
                 ("Access-Control-Max-Age", "600"),
             ])
         }
-        try checkToken(request)
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         func only(_ methods: String..., then answer: () throws -> HTTPServer.Response) throws -> HTTPServer.Response {
             let allowed = methods.contains("GET") ? methods + ["HEAD"] : methods
@@ -110,9 +109,13 @@ final class CacheServer: Sendable {
             }
             return try answer()
         }
+        if parts == [""], LivePage.isWanted(by: request) {
+            return try only("GET") { LivePage.response(request) }
+        }
+        try checkToken(request)
         switch parts.first {
         case "" where parts.count == 1:
-            return try only("GET") { Self.json(200, Self.index) }
+            return try only("GET") { Self.json(200, Self.index, headers: [("Vary", "Accept")]) }
         case "healthz" where parts.count == 1:
             return try only("GET") { try healthz() }
         case "metrics" where parts.count == 1:

@@ -33,6 +33,9 @@ extension SourceKind {
     /// Whether its rows are records found by a key (json, csv): it takes a `RecordLayout`.
     package var keepsRecords: Bool { storage.keepsRecords }
 
+    /// Whether the kind keeps a header above its rows (an account's holder and balance).
+    package var hasHeader: Bool { storage.definition.loggedHeader != nil }
+
     /// The options a source of this kind takes: those of every kind, then its own (`--key`).
     package var options: [SourceOption] { SourceOption.common + definition.options }
 

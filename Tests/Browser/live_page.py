@@ -1,0 +1,313 @@
+"""The live page of `cache serve` in a real browser: Debian's Chromium driven by Playwright.
+
+LivePageTests (Tests/CacheCLITests) prepares the cache and the loopback upstreams, then runs
+this script with the Playwright virtual environment Scripts/browser-venv makes. This script
+starts `cache serve` itself (it stops and restarts it to see the page go offline and catch up),
+checks every state of the page through its DOM hooks, saves screenshots, and prints one JSON
+line of figures. Any failed check raises, naming what it saw; the exit status says so.
+
+Environment: CACHE_BIN, CACHE_DB, UPSTREAM (the loopback upstream the bank and jokes come
+from), CHROMIUM (the browser's path), SHOTS (the folder for the screenshots).
+"""
+
+import json
+import os
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from urllib.parse import urlsplit
+
+from playwright.sync_api import sync_playwright
+
+CACHE = os.environ["CACHE_BIN"]
+UPSTREAM = os.environ["UPSTREAM"]
+SHOTS = os.environ["SHOTS"]
+os.makedirs(SHOTS, exist_ok=True)
+
+
+class Failed(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failed(message)
+
+
+def until(what, probe, timeout=15.0):
+    """Polls `probe` (no eval in the page: its policy forbids it) until it gives a true value."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise Failed(f"timed out waiting for {what} (last saw {last!r})")
+
+
+def cache(*arguments):
+    print(f"$ cache {' '.join(arguments)}", file=sys.stderr, flush=True)
+    done = subprocess.run([CACHE, *arguments], capture_output=True, text=True, timeout=60)
+    check(done.returncode == 0, f"cache {' '.join(arguments)} exited {done.returncode}: {done.stderr}")
+    return done.stdout
+
+
+def post(path, body):
+    request = urllib.request.Request(UPSTREAM + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).read()
+
+
+def upstream_count(path):
+    stats = json.loads(urllib.request.urlopen(UPSTREAM + "/_stats", timeout=10).read())
+    return stats["paths"].get(path, 0)
+
+
+class Server:
+    """`cache serve`, started and stopped by this script."""
+
+    def __init__(self, port=0):
+        self.process = subprocess.Popen([CACHE, "serve", "--listen", f"127.0.0.1:{port}"], stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True)
+        ready, _, _ = select.select([self.process.stdout], [], [], 15)
+        check(ready, "cache serve said nothing in 15 s")
+        line = self.process.stdout.readline().strip()
+        check(line.startswith("serving http://"), f"cache serve did not start: {line!r}")
+        self.url = line.split(" ", 1)[1]
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        check(self.process.wait(timeout=10) == 0, "cache serve did not exit 0 on SIGTERM")
+
+
+def text(page, selector):
+    return page.locator(selector).first.inner_text()
+
+
+def attribute(page, selector, name):
+    locator = page.locator(selector)
+    return locator.first.get_attribute(name) if locator.count() else None
+
+
+def main():
+    server = Server()
+    origin = server.url
+    requests, errors, event_requests = [], [], []
+    figures = {}
+    launch = {"executable_path": os.environ["CHROMIUM"]}
+    if os.geteuid() == 0:
+        launch["args"] = ["--no-sandbox"]  # Chromium's sandbox refuses to run as root
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(**launch)
+
+        def watch(page, phase):
+            page.on("request", lambda request: requests.append(request.url))
+            page.on("request", lambda request: event_requests.append(request.headers) if urlsplit(request.url).path == "/events" else None)
+            page.on("pageerror", lambda error: errors.append(f"{phase}: {error}"))
+            # While the server is down, the browser logs each refused connection: those are the
+            # offline state, not the page's errors.
+            page.on("console", lambda message: errors.append(f"{phase}: {message.text}")
+                    if message.type == "error" and "ERR_CONNECTION_REFUSED" not in message.text else None)
+
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, color_scheme="light")
+        page = context.new_page()
+        watch(page, "wide")
+        page.goto(origin + "/")
+        for name in ["bank", "jokes", "items", "vault", "pending"]:
+            page.wait_for_selector(f'section[data-source="{name}"]')
+
+        # Nothing cached yet: placeholder rows shaped like the kind's, hidden from screen readers.
+        pending = 'section[data-source="pending"]'
+        check(attribute(page, pending, "data-state") == "empty", f"pending: {attribute(page, pending, 'data-state')}")
+        check(attribute(page, pending, "aria-busy") == "true", "pending: not aria-busy")
+        check(page.locator(pending + " .skeleton").count() >= 3, "pending: no skeleton rows")
+        check(page.locator(pending + " .skeleton[aria-hidden=true]").count() == page.locator(pending + " .skeleton").count(),
+              "pending: a skeleton row is not hidden from screen readers")
+        check(page.locator(pending + " .row").count() == 0, "pending: shows rows")
+        pulse = page.locator(pending + " .skeleton .bar").first.evaluate("node => getComputedStyle(node).animationName")
+        check(pulse == "pulse", f"pending: the skeleton does not pulse ({pulse})")
+
+        # The account, as the seed app draws it.
+        bank = 'section[data-source="bank"]'
+        page.wait_for_selector(bank + " .row")
+        transactions = json.loads(cache("list", "bank", "--offline", "--json"))
+        check(text(page, bank + " [data-role=balance]") == "1,234.56", f"bank balance: {text(page, bank + ' [data-role=balance]')}")
+        check(page.locator(bank + " .row").count() == len(transactions) == 6, "bank: not 6 transactions")
+        shown = page.locator(bank + " .row").all()
+        check(sorted(row.get_attribute("data-key") for row in shown) == sorted(t["id"] for t in transactions),
+              "bank: the rows' data-key are not the transactions' ids")
+        check([row.locator(".vendor").inner_text() for row in shown] == [t["vendor"] for t in transactions],
+              "bank: the transactions are not newest first, as `cache list` has them")
+        uber = page.locator(bank + ' .row', has_text="Uber").first
+        check(uber.locator(".badge").inner_text() == "U", "Uber's circle does not show U")
+        check(uber.locator(".date").inner_text() == "Sun, Nov 29", f"Uber's date: {uber.locator('.date').inner_text()}")
+        check(uber.locator(".amount").inner_text() == "- 23.50", f"Uber's amount: {uber.locator('.amount').inner_text()}")
+        refund = page.locator(bank + ' .row', has_text="Refund: Amazon").first
+        check(refund.locator(".amount").inner_text() == "+ 19.99", "the refund is not + 19.99")
+
+        def rgb(locator, property):
+            value = locator.evaluate(f"node => getComputedStyle(node).{property}")
+            return [int(float(part)) for part in value[value.index("(") + 1:value.index(")")].replace(",", " ").split()[:3]]
+
+        red, green = rgb(uber.locator(".amount"), "color"), rgb(refund.locator(".amount"), "color")
+        check(red[0] > red[1] and green[1] > green[0], f"debit {red} is not red or credit {green} is not green")
+        starbucks = page.locator(bank + ' .row', has_text="Starbucks")
+        check(rgb(starbucks.nth(0).locator(".badge"), "backgroundColor") == rgb(starbucks.nth(1).locator(".badge"), "backgroundColor")
+              != rgb(uber.locator(".badge"), "backgroundColor"), "a vendor's colour is not its own")
+
+        # Jokes: setup and punchline.
+        jokes = 'section[data-source="jokes"]'
+        page.wait_for_selector(jokes + " .row")
+        cached_jokes = json.loads(cache("list", "jokes", "--offline", "--json"))
+        first = page.locator(jokes + f' .row[data-key="{cached_jokes[0]["id"]}"]')
+        check(first.locator(".setup").inner_text().split() == cached_jokes[0]["setup"].split(), "a joke's setup is not its own")
+        check(first.locator(".punchline").inner_text().split() == cached_jokes[0]["punchline"].split(), "a joke's punchline is not its own")
+
+        # A failed sync: the alert beside the stale rows, still shown.
+        items = 'section[data-source="items"]'
+        page.wait_for_selector(items + " [role=alert]")
+        alert = text(page, items + " [role=alert]")
+        check("failed" in alert and "Next try" in alert and "500" in alert, f"items' alert: {alert!r}")
+        check(attribute(page, items, "data-state") == "failed", "items: not failed")
+        check(page.locator(items + " .row").count() == 100, f"items: {page.locator(items + ' .row').count()} rows shown")
+        check(page.locator(items + " .row.stale").count() == 100, "items: the rows are not marked stale")
+        opacity = float(page.locator(items + " .row.stale").first.evaluate("node => getComputedStyle(node).opacity"))
+        check(opacity < 0.8, f"a stale row is not dimmed (opacity {opacity})")
+        check("old" in page.locator(items + " .row.stale [data-role=row-age]").first.inner_text(), "a stale row does not say its age")
+        headings = page.locator(items + " th").all_inner_texts()
+        check("owner__login" in headings, f"items' table has no nested column: {headings}")
+
+        # Held by the removal guard: the alert names the command that accepts it.
+        vault = 'section[data-source="vault"]'
+        page.wait_for_selector(vault + " [role=alert]")
+        held = text(page, vault + " [role=alert]")
+        check("removal guard" in held and "cache sync vault --accept-removals" in held, f"vault's alert: {held!r}")
+        check(page.locator(vault + " .row").count() > 0, "vault: the kept rows are not shown")
+        check(page.locator(vault + " [data-action=accept]").count() == 0, "the page offers to accept removals")
+
+        # The search box: the same query as `cache search`.
+        page.locator(items + " [data-action=search]").fill("user5")
+        until("the search's rows", lambda: page.locator(items + " .row").count() and all(
+            "user5" in row for row in page.locator(items + " .row").all_inner_texts()))
+        page.locator(items + " [data-action=search]").fill("")
+        until("the rows back after the search", lambda: page.locator(items + " .row").count() == 100)
+
+        page.locator(items + " [data-action=search]").blur()
+        page.screenshot(path=os.path.join(SHOTS, "wide.png"))
+
+        # Live: a sync by another process redraws the bank's section, in place.
+        page.evaluate("window.keptAcrossRedraws = 'still here'")
+        # Scrolled into the bank's rows: what the reader looks at stays where it is on screen
+        # while rows land above it (the browser's scroll anchoring, which an in-place redraw keeps).
+        page.evaluate("window.scrollTo(0, 300)")
+        on_screen = lambda: page.locator(items).evaluate("node => Math.round(node.getBoundingClientRect().top)")
+        seen_at = on_screen()
+        account = {"name": "Jane Appleseed", "currentBalance": 1111.11, "transactions": [
+            {"type": 1, "vendor": "Starbucks", "amount": 7.23, "date": "2026-11-28 08:15:14"},
+            {"type": 1, "vendor": "Starbucks", "amount": 7.23, "date": "2026-11-28 08:15:14"},
+            {"type": 1, "vendor": "Whole Foods", "amount": 84.1, "date": "2026-11-28 18:02:40"},
+            {"type": 1, "vendor": "Uber", "amount": 23.5, "date": "2026-11-29 22:41:09"},
+            {"type": 0, "vendor": "Refund: Amazon", "amount": 19.99, "date": "2026-11-30 07:30:00"},
+            {"type": 1, "vendor": "Bakery", "amount": 4.5, "date": "2026-12-01 08:00:00"},
+        ]}
+        post("/_account", account)
+        synced = time.monotonic()
+        cache("sync", "bank")
+        until("the new balance", lambda: text(page, bank + " [data-role=balance]") == "1,111.11")
+        figures["redraw_after_sync_s"] = round(time.monotonic() - synced, 2)
+        check(page.locator(bank + " .row.inserted", has_text="Bakery").count() == 1, "the new transaction is not marked inserted")
+        check(page.locator(bank + " .row.removed", has_text="Payroll").count() == 1, "the removed transaction is not marked removed")
+        check(page.evaluate("window.keptAcrossRedraws") == "still here", "the page was reloaded")
+        check(page.evaluate("performance.getEntriesByType('navigation').length") == 1, "the page navigated")
+        check(abs(on_screen() - seen_at) <= 2, f"what was on screen moved: from {seen_at} px to {on_screen()} px")
+        until("the removed row to go", lambda: page.locator(bank + " .row", has_text="Payroll").count() == 0)
+
+        # The Refresh control: the upstream is asked, the section shows it refreshing until the event.
+        before = upstream_count("/jokes/ten")
+        post("/_control", {"delay": 1.5})
+        page.locator(jokes + " [data-action=refresh]").click()
+        check(text(page, jokes + " [data-action=refresh]") == "Refresh", "the refresh control does not read Refresh")
+        check(attribute(page, jokes, "data-refreshing") == "true", "the section does not show it is refreshing")
+        time.sleep(0.6)
+        check(attribute(page, jokes, "data-refreshing") == "true", "the indicator went before the sync ended")
+        check(page.locator(jokes + " .row").count() == 10, "the rows are not readable while refreshing")
+        until("the refresh to land", lambda: attribute(page, jokes, "data-refreshing") == "false")
+        post("/_control", {"delay": 0})
+        check(upstream_count("/jokes/ten") == before + 1, f"the refresh asked the upstream {upstream_count('/jokes/ten') - before} times")
+
+        # Offline: the server goes away; the page says so and keeps what it shows; when the server
+        # is back, it catches up on what was synced meanwhile (with Last-Event-ID).
+        check(any("last-event-id" not in headers for headers in event_requests), "the first events request had a Last-Event-ID")
+        port = server.port
+        server.stop()
+        until("the page to say offline", lambda: attribute(page, "#connection", "data-state") == "offline")
+        check("offline" in text(page, "#connection"), "the connection does not read offline")
+        check(page.locator(bank + " .row").count() == 6, "the rows went while offline")
+        account["currentBalance"] = 999.99
+        post("/_account", account)
+        cache("sync", "bank")
+        reconnects = len(event_requests)
+        server = Server(port)
+        until("the page to be live again", lambda: attribute(page, "#connection", "data-state") == "live", timeout=20)
+        until("the balance synced while offline", lambda: text(page, bank + " [data-role=balance]") == "999.99")
+        check(any("last-event-id" in headers for headers in event_requests[reconnects:]), "the page reconnected without Last-Event-ID")
+        check(page.evaluate("window.keptAcrossRedraws") == "still here", "the page reloaded to catch up")
+
+        # First rows painted, from the navigation's start, with the rows cached (median of five).
+        paints = []
+        for _ in range(5):
+            page.goto(origin + "/")
+            page.wait_for_selector(jokes + " .row")
+            paints.append(until("the first-rows mark", lambda: page.evaluate(
+                "performance.getEntriesByName('cache:first-rows').map(entry => entry.startTime)[0]")))
+        figures["first_rows_ms"] = round(statistics.median(paints), 1)
+        figures["first_rows_ms_all"] = [round(value, 1) for value in paints]
+        context.close()
+
+        # A phone, in the dark: nothing scrolls sideways; the wide table scrolls in its section.
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, color_scheme="dark", is_mobile=True, has_touch=True)
+        small = phone.new_page()
+        watch(small, "phone")
+        small.goto(origin + "/")
+        small.wait_for_selector(items + " .row")
+        small.wait_for_selector(bank + " .row")
+        width = small.evaluate("document.documentElement.scrollWidth")
+        check(width <= 390, f"the page is {width} px wide on a 390 px phone")
+        table = small.locator(items + " .table-scroll")
+        check(table.evaluate("node => node.scrollWidth > node.clientWidth"), "the wide table does not scroll inside its section")
+        dark = rgb(small.locator("body"), "backgroundColor")
+        check(sum(dark) < 150, f"the dark scheme's background is {dark}")
+        small.screenshot(path=os.path.join(SHOTS, "phone.png"))
+        phone.close()
+
+        # Asked for less motion: the placeholders keep still.
+        calm = browser.new_context(reduced_motion="reduce")
+        still = calm.new_page()
+        watch(still, "reduced motion")
+        still.goto(origin + "/")
+        still.wait_for_selector(pending + " .skeleton .bar")
+        motion = still.locator(pending + " .skeleton .bar").first.evaluate("node => getComputedStyle(node).animationName")
+        check(motion == "none", f"the skeleton moves for a user who asked for less motion ({motion})")
+        calm.close()
+        browser.close()
+
+    server.stop()
+    elsewhere = sorted({url for url in requests if not url.startswith(origin + "/") and not url.startswith("data:")})
+    check(not elsewhere, f"the page asked another origin: {elsewhere}")
+    check(not errors, f"script errors: {errors}")
+    figures["requests"] = len(requests)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failed as failure:
+        print(f"live page: {failure}", file=sys.stderr)
+        sys.exit(1)
