@@ -5,7 +5,7 @@ import OfflineCache
 extension CacheServer {
     static let index: JSONValue = .object([
         ("routes", .array([
-            "GET /sources", "GET /sources/NAME", "GET /sources/NAME/rows", "GET /sources/NAME/rows.csv",
+            "GET /", "GET /sources", "GET /sources/NAME", "GET /sources/NAME/rows", "GET /sources/NAME/rows.csv",
             "GET /sources/NAME/rows.ndjson", "GET /sources/NAME/rows/KEY", "GET /sources/NAME/rows/KEY/log",
             "GET /sources/NAME/changes?since=RUN", "POST /sources/NAME/refresh", "GET /events", "GET /healthz", "GET /metrics",
         ].map(JSONValue.string))),
