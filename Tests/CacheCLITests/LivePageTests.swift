@@ -34,6 +34,7 @@ import Testing
 
     @Test func aBrowserGetsOneSmallPageThatNamesNoOtherOriginAndOtherClientsTheRoutes() async throws {
         let box = try Sandbox()
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", "http://127.0.0.1:9/jokes").status == 0)
         let server = try ServeProcess(box, ["--token-env", "LIVE_PAGE_TOKEN"], environment: ["LIVE_PAGE_TOKEN": "s3cret"])
         let page = try server.get("/", headers: ["Accept": "text/html,application/xhtml+xml,*/*;q=0.8"])
         #expect(page.status == 200)
