@@ -432,6 +432,27 @@ import Testing
         #expect(try late.json()["ok"] as? Bool == false)
     }
 
+    /// Without libmicrohttpd (hidden in a mount namespace of its own), `serve` says in one line
+    /// what to install and exits 69, and every other command runs as before.
+    @Test(.enabled(if: DatabaseFileIdentityTests.canMount, "needs root and unshare to hide the library"))
+    func withoutLibmicrohttpdServeNamesThePackageAndTheRestRuns() async throws {
+        let box = try Sandbox()
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", "http://127.0.0.1:9/jokes").status == 0)
+        let script = """
+            library=$(readlink -f "$(ldconfig -p | awk '/libmicrohttpd\\.so\\.12 /{print $NF; exit}')")
+            [ -f "$library" ] || { echo "no libmicrohttpd.so.12 to hide" >&2; exit 99; }
+            mount --bind /dev/null "$library"
+            export CACHE_DB='\(box.database)' NO_COLOR=1
+            timeout 10 '\(Paths.cacheBinary)' serve --listen 127.0.0.1:0 > /dev/null; echo "serve: $?"
+            '\(Paths.cacheBinary)' sources list > /dev/null; echo "sources list: $?"
+            """
+        let run = try await box.run("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/bash", "-c", script])
+        #expect(run.stdout == "serve: 69\nsources list: 0\n", "\(run.stdout) \(run.stderr)")
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(run.stderr)")
+        #expect(lines.first?.hasPrefix("cache: serve: cannot load libmicrohttpd.so.12, which 'cache serve' needs (install libmicrohttpd12)") == true, "\(run.stderr)")
+    }
+
     @Test func sigtermLetsARequestInFlightFinishAndExitsZero() async throws {
         let served = try Self.served()
         let upstream = served.upstream
