@@ -230,15 +230,17 @@ extension SourceOption {
     }
 
     /// Every option, common ones first, then each kind's own in the registry's order.
-    public static var all: [SourceOption] {
+    /// (Made once: a server reads a source's settings on every request.)
+    public static let all: [SourceOption] = {
         var seen: Set<String> = []
         return SourceKind.allCases.flatMap(\.options).filter { seen.insert($0.name).inserted }
-    }
+    }()
+
+    private static let byName: [String: SourceOption] = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
 
     /// The option named `name` (`ttl`; `--ttl` too), of any kind.
     package static func named(_ name: String) -> SourceOption? {
-        let bare = name.hasPrefix("--") ? String(name.dropFirst(2)) : name
-        return all.first { $0.name == bare }
+        byName[name.hasPrefix("--") ? String(name.dropFirst(2)) : name]
     }
 
     /// The kinds that take this option.
