@@ -314,6 +314,9 @@ import Testing
         }
         #expect(read(until: ": cache events"))
         #expect(stream.contains("text/event-stream"))
+        // A new client's cursor: the newest run's id, with no event, for a reconnect to start from.
+        let newest = try #require(try await box.cache("history", "--json").jsonArray().first?["run"] as? Int)
+        #expect(read(until: "retry: 2000\nid: \(newest)\n\n"), "\(stream)")
         #expect(try await box.cache("sync", "jokes").status == 0)
         #expect(read(until: "event: updated"), "\(stream)")
         let run = try #require(try await box.cache("history", "--json").jsonArray().first?["run"] as? Int)

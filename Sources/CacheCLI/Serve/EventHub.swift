@@ -82,13 +82,19 @@ final class EventHub: Sendable {
         subscribers.withLock { $0[key] = subscriber }
         let subscription = Subscription(self, key)
         var replay: [Event] = []
-        if let lastEventID, let database = try? CacheDatabase(path: databasePath, access: access),
-           let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastEventID) {
-            replay = runs.compactMap(Self.event)
-            subscriber.sentThrough.withLock { $0 = runs.last?.id ?? lastEventID }
+        var cursor = ""
+        if let database = try? CacheDatabase(path: databasePath, access: access) {
+            if let lastEventID, let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastEventID) {
+                replay = runs.compactMap(Self.event)
+                subscriber.sentThrough.withLock { $0 = runs.last?.id ?? lastEventID }
+            } else if lastEventID == nil, let newest = try? HistoryStore(database).runs(limit: 1).first?.id {
+                // A new client's cursor, an id with no event: reconnecting from it, it misses no run
+                // that ends from now on, even if it never saw one.
+                cursor = "id: \(newest)\n"
+            }
         }
         // A comment first: the response starts at once, and a proxy passes it on.
-        var first = Array(": cache events\nretry: 2000\n\n".utf8)
+        var first = Array(": cache events\nretry: 2000\n\(cursor)\n".utf8)
         for event in replay { first += event.bytes }
         var started = false
         return { [self] in
