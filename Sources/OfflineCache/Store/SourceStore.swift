@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// The `sources` table: adding, finding, listing and removing sources.
 package struct SourceStore {
@@ -204,7 +205,25 @@ package struct SourceStore {
 
     /// A source from its row (`columns`): the settings document with the columns beside it,
     /// read by the options' declarations as the cache stored them.
+    /// Sources made from their stored rows, by the row's text: `cache serve` reads one on every
+    /// request, and checking its settings is most of that read's cost. A row that changes is a
+    /// new key; the whole memo goes past `madeLimit` entries.
+    private static let made = Mutex<[String: Source]>([:])
+    private static let madeLimit = 256
+
     private static func source(_ row: Statement) throws -> Source {
+        let columns = (0..<8).map { row.text($0) ?? "\u{1}" }
+        let key = columns.joined(separator: "\u{0}")
+        if let source = made.withLock({ $0[key] }) { return source }
+        let source = try madeSource(row)
+        made.withLock { memo in
+            if memo.count >= madeLimit { memo.removeAll() }
+            memo[key] = source
+        }
+        return source
+    }
+
+    private static func madeSource(_ row: Statement) throws -> Source {
         let name = row.text(0) ?? ""
         let damaged = CacheError.invalidSource("the stored definition of '\(name)' is damaged")
         guard let kind = SourceKind(rawValue: row.text(1) ?? ""),
