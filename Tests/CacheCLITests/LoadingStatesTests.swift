@@ -37,6 +37,32 @@ import Testing
         #expect(changes.inserted == [gift.id] && changes.updated.isEmpty && changes.removed.count == 0)
     }
 
+    /// With a limit, a row the new one pushes out of the window is still cached: not removed.
+    @Test func aRowThatOnlyLeftTheWindowIsNotRemoved() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addStaleBank(upstream, box)
+        var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        var transactions = try #require(account["transactions"] as? [[String: Any]])
+        // The newest first: Gift goes on top of the three-row window, pushing the third out.
+        transactions.append(["type": 0, "vendor": "Gift", "amount": 50, "date": "2026-11-30 09:00:00"])
+        transactions.removeAll { $0["vendor"] as? String == "Payroll" }  // really gone (outside the window)
+        account["transactions"] = transactions
+        try upstream.setAccount(account)
+
+        var states: [LoadingState] = []
+        for await state in CacheClient(databasePath: box.database).states(of: "bank", limit: 3) { states.append(state) }
+        guard case .preview(.account(_, let preview), stale: true)? = states.first,
+              case .fresh(.account(_, let fresh), let changes)? = states.last else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(preview.map(\.vendor) == ["Refund: Amazon", "Uber", "Whole Foods"])
+        #expect(fresh.map(\.vendor) == ["Gift", "Refund: Amazon", "Uber"])
+        #expect(changes.inserted == [try #require(fresh.first?.id)])
+        #expect(changes.removed.count == 0, "\(changes.removed)")
+    }
+
     @Test func previewThenFailedKeepsTheCachedRows() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()

@@ -57,7 +57,7 @@ enum ListCommand {
         }
         if interactive {
             LiveList(source: source, console: console, fieldChoice: options.columns, preview: try read(), read: read,
-                     wait: { tick in try refresh.wait(for: started, tick: tick) }).run()
+                     stillCached: { try reader.cachedIDs(of: source, among: $0) }, wait: { tick in try refresh.wait(for: started, tick: tick) }).run()
             return ExitCode.success
         }
 

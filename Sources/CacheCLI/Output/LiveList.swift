@@ -13,6 +13,8 @@ struct LiveList {
     let fieldChoice: [String]?
     let preview: CachedRows
     let read: () throws -> CachedRows
+    /// Which of these row ids the cache still holds (a row that only left the window is not removed).
+    let stillCached: (Set<String>) throws -> Set<String>
     /// Waits for the refresh, calling `tick` between looks; nil when it succeeded.
     let wait: (_ tick: (Double) throws -> Void) throws -> RefreshError?
 
@@ -66,7 +68,8 @@ struct LiveList {
             return
         }
         guard let fresh = try? read() else { return }
-        let changes = RowChanges.between(preview, fresh)
+        var changes = RowChanges.between(preview, fresh)
+        changes = changes.leavingOut((try? stillCached(Set(changes.removed.ids))) ?? [])
         erase(drawn)
         let redrawn = ListRendering(changes: skeleton ? nil : changes, color: console.useColor, columns: columns, fieldChoice: fieldChoice,
                                     keyField: source.layout?.singleKeyField)

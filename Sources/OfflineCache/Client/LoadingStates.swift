@@ -91,7 +91,10 @@ public struct CacheClient: Sendable {
             if let error {
                 yield(.failed(error, cached: rows))
             } else {
-                yield(.fresh(rows, changes: RowChanges.between(preview, rows)))
+                var changes = RowChanges.between(preview, rows)
+                // With a limit, a row can leave the window and stay cached: that is not a removal.
+                changes = changes.leavingOut(try reader.cachedIDs(of: read.source, among: Set(changes.removed.ids)))
+                yield(.fresh(rows, changes: changes))
             }
         } catch {
             yield(.failed(RefreshError(message: "\(error)"), cached: preview))

@@ -39,6 +39,19 @@ public struct RowChanges: Sendable, Equatable {
         }
     }
 
+    /// The same changes, less the removed rows the cache still holds (`cached`, by id): with a
+    /// limit, a row pushed out of the window by a new one has not gone.
+    package func leavingOut(_ cached: Set<String>) -> RowChanges {
+        guard !cached.isEmpty else { return self }
+        var changes = self
+        switch removed {
+        case .account(let header, let rows): changes.removed = .account(header, rows.filter { !cached.contains($0.id) })
+        case .jokes(let rows): changes.removed = .jokes(rows.filter { !cached.contains(String($0.id)) })
+        case .records(let columns, let rows): changes.removed = .records(columns: columns, rows.filter { !cached.contains($0.key) })
+        }
+        return changes
+    }
+
     private static func diff<Row>(_ before: [Row], _ after: [Row], id: (Row) -> String,
                                   same: (Row, Row) -> Bool) -> (Set<String>, Set<String>, Set<String>) {
         var old: [String: Row] = [:]

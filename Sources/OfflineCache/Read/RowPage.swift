@@ -185,6 +185,27 @@ extension CacheReader {
         return (conditions, bindings)
     }
 
+    /// Which of `ids` (rows as `RowChanges` names them: a transaction's or joke's id, a record's
+    /// key) `source` still holds: a row that only left a limited reading's window is not removed.
+    package func cachedIDs(of source: Source, among ids: Set<String>) throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        let storage = source.kind.storage.definition
+        var selection = RowSelection(source: source.name)
+        selection.keyed = true
+        var column = storage.pageKey
+        if let filtered = try storage.filterColumn(db, source: source.name, storage.pageKey) { column = filtered }
+        selection.conditions = ["CAST(\(column) AS TEXT) IN (SELECT value FROM json_each(?5))"]
+        var list = ""
+        JSONValue.array(ids.sorted().map(JSONValue.string)).write(to: &list)
+        var found: Set<String> = []
+        var keyColumn: Int?
+        try forEachRow(selection, kind: source.kind, limit: nil, asRecords: false, bindings: [.null, .null, .text(list)]) { columns, row in
+            if keyColumn == nil { keyColumn = columns.firstIndex(of: storage.pageKey) }
+            if let keyColumn, let id = row.text(keyColumn) { found.insert(id) }
+        }
+        return found
+    }
+
     /// The column a row is found by and pages are ordered by: `key` for records, `id` else.
     package func pageKey(of source: Source) -> String { source.kind.storage.definition.pageKey }
 
