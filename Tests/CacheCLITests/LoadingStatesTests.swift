@@ -11,15 +11,21 @@ import Testing
     }
 
 
+    /// Upstream's account gains a newest transaction, Gift (and loses `removing`'s).
+    func giveAGift(_ upstream: LoopbackUpstream, removing vendor: String? = nil) throws {
+        var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        var transactions = try #require(account["transactions"] as? [[String: Any]])
+        transactions.append(["type": 0, "vendor": "Gift", "amount": 50, "date": "2026-11-30 09:00:00"])
+        if let vendor { transactions.removeAll { $0["vendor"] as? String == vendor } }
+        account["transactions"] = transactions
+        try upstream.setAccount(account)
+    }
+
     @Test func previewThenFresh() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)
-        var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
-        var transactions = try #require(account["transactions"] as? [[String: Any]])
-        transactions.append(["type": 0, "vendor": "Gift", "amount": 50, "date": "2026-11-30 09:00:00"])
-        account["transactions"] = transactions
-        try upstream.setAccount(account)
+        try giveAGift(upstream)
 
         let states = await collect(box, "bank")
         #expect(states.count == 3)
@@ -42,13 +48,9 @@ import Testing
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try addStaleBank(upstream, box)
-        var account = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
-        var transactions = try #require(account["transactions"] as? [[String: Any]])
-        // The newest first: Gift goes on top of the three-row window, pushing the third out.
-        transactions.append(["type": 0, "vendor": "Gift", "amount": 50, "date": "2026-11-30 09:00:00"])
-        transactions.removeAll { $0["vendor"] as? String == "Payroll" }  // really gone (outside the window)
-        account["transactions"] = transactions
-        try upstream.setAccount(account)
+        // The newest first: Gift goes on top of the three-row window, pushing the third out;
+        // Payroll, outside the window, is really gone.
+        try giveAGift(upstream, removing: "Payroll")
 
         var states: [LoadingState] = []
         for await state in CacheClient(databasePath: box.database).states(of: "bank", limit: 3) { states.append(state) }
