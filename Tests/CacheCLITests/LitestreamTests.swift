@@ -188,6 +188,67 @@ import Testing
         #expect(try await exported(box, copy, "bank", readOnly: true).count == 6)
     }
 
+    /// A follower knows how far behind it is: while the primary syncs and replicates, its lag
+    /// stays within 3 s; once replication stops (the primary still syncing), it grows past that,
+    /// `status --max-lag 3s` fails, `metrics` shows it, and `serve --max-lag 3s` drains it; when
+    /// replication is back, so is the follower.
+    @Test(.enabled(if: isInstalled, "Litestream could not be installed"))
+    func aFollowersLagGrowsWhenReplicationStopsAndItsChecksSaySo() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let replica = "file://" + box.folder + "/replica"
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", "1h").status == 0)
+        #expect(try await box.cache("sync", "--quiet").status == 0)
+        #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
+        let follower = box.folder + "/follower.sqlite3"
+        let following = try RunningProcess(try Self.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
+                                           environment: Self.environment)
+        defer { following.process.terminate() }
+        func check(_ bound: String) async throws -> RunResult {
+            try await box.run(Paths.cacheBinary, ["--read-only", "--db", follower, "status", "--max-lag", bound], environment: [:])
+        }
+        // Replicating: the primary's timer syncs (nothing is due: it stamps the heartbeat) and ships it.
+        var within = false
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !within, ContinuousClock.now < deadline {
+            #expect(try await box.cache("sync", "--if-stale", "--quiet").status == 0)
+            #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
+            try await pause(0.3)
+            if FileManager.default.fileExists(atPath: follower + "-txid") { within = try await check("3s").status == 0 }
+        }
+        #expect(within, "the follower never came within 3 s of its primary while replicating")
+
+        // Replication stops; the primary goes on syncing, and the follower falls behind.
+        var late: RunResult?
+        let stopped = ContinuousClock.now
+        while late == nil, ContinuousClock.now - stopped < .seconds(20) {
+            #expect(try await box.cache("sync", "--if-stale", "--quiet").status == 0)
+            let result = try await check("3s")
+            if result.status == 1 { late = result }
+            try await pause(0.3)
+        }
+        let failed = try #require(late, "the follower's lag never passed 3 s after replication stopped")
+        #expect(failed.stdout.contains("behind its primary (its newest heartbeat), more than 3s"), "\(failed.stdout)")
+        let metrics = try await box.run(Paths.cacheBinary, ["--read-only", "--db", follower, "metrics"], environment: [:])
+        let gauge = metrics.stdout.split(separator: "\n").first { $0.hasPrefix("cache_replica_lag_seconds ") }
+        #expect((gauge.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0) > 3, "\(gauge ?? "no lag gauge")")
+        let server = try ServeProcess(box, ["--read-only", "--max-lag", "3s"], environment: ["CACHE_DB": follower])
+        let health = try server.get("/healthz")
+        #expect(health.status == 503 && health.headers["retry-after"] != nil, "\(health.status) \(health.text)")
+
+        // Replication back: the follower catches up, and its checks pass again.
+        var back = false
+        let resumed = ContinuousClock.now
+        while !back, ContinuousClock.now - resumed < .seconds(30) {
+            #expect(try await box.cache("sync", "--if-stale", "--quiet").status == 0)
+            #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
+            try await pause(0.3)
+            back = (try await check("3s")).status == 0
+        }
+        #expect(back, "the follower did not catch up once replication was back")
+        #expect(try server.get("/healthz").status == 200)
+    }
+
     /// Lets the running replicator ship what it saw, stops it, then replicates once more as cron
     /// would: the replica holds everything the primary has.
     func stopThenReplicateOnce(_ replicating: RunningProcess, _ box: Sandbox, _ replica: String) async throws {

@@ -24,6 +24,7 @@ import Testing
         "0018_history_and_search.sql": 0xaf474ef1b440128b,
         "0020_held_sweeps_index_damage_and_horizon_causes.sql": 0xa98f4f5bff56af30,
         "0021_source_settings_as_one_document.sql": 0x8a79f00aaeb08584,
+        "0022_heartbeat.sql": 0x7a61f9adc1bb7b25,
     ]
 
     static func checksum(_ text: String) -> UInt64 {

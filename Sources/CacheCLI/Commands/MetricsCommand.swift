@@ -7,8 +7,10 @@ import OfflineCache
 /// (written beside it and renamed over it, so the collector never reads half a file).
 enum MetricsCommand {
     static func run(textfile: String?, _ context: Context) throws -> Int32 {
-        let metrics = try CacheReader(context.openForReading()).metrics()
-        let text = exposition(metrics)
+        let database = try context.openForReading()
+        let metrics = try CacheReader(database).metrics()
+        let lag = StatusCommand.replicaLag(database, readOnly: context.readOnly)
+        let text = exposition(metrics, replicaLag: lag ?? nil)
         guard let textfile else {
             context.console.out(text)
             return ExitCode.success
@@ -60,8 +62,13 @@ enum MetricsCommand {
 
     /// One family per figure, each with its HELP and TYPE; a sample per source that has a value
     /// (a source that never succeeded has no last-success sample).
-    static func exposition(_ metrics: [SourceMetrics]) -> String {
+    /// With `replicaLag` (a follower's), `cache_replica_lag_seconds` too.
+    static func exposition(_ metrics: [SourceMetrics], replicaLag: Double? = nil) -> String {
         var out = ""
+        if let replicaLag {
+            out += "# HELP cache_replica_lag_seconds Seconds since the primary's newest heartbeat this follower holds: how far behind it is, at most.\n"
+            out += "# TYPE cache_replica_lag_seconds gauge\ncache_replica_lag_seconds \(number((replicaLag * 1000).rounded() / 1000))\n"
+        }
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
             out += "# HELP cache_\(name) \(help)\n# TYPE cache_\(name) \(type)\n"
             for sample in samples { out += "cache_\(name){\(sample.labels)} \(number(sample.value))\n" }

@@ -7,8 +7,10 @@ enum StatusCommand {
     static let tooOld: Int32 = 1
 
     /// One source's status as `status --json` shows it (and `cache serve`'s `/sources`).
-    static func json(_ status: SourceStatus, readOnly: Bool, database: String) -> JSONValue {
-        .object([
+    /// On a read-only follower, `replicaLag` is how far behind its primary it is (`replica_lag_s`,
+    /// null before any heartbeat); a primary's objects have no such key.
+    static func json(_ status: SourceStatus, readOnly: Bool, database: String, replicaLag: Double?? = .none) -> JSONValue {
+        var fields: [(String, JSONValue)] = [
             ("source", .string(status.source.name)), ("kind", .string(status.source.kind.rawValue)),
             ("url", .string(status.source.displayURL)), ("mode", .string(status.source.mode.rawValue)),
             ("ttl_s", .int(status.source.ttlSeconds)), ("rows", .int(status.rows)),
@@ -21,7 +23,37 @@ enum StatusCommand {
             ("watermark", .optional(status.watermark)), ("last_full_at", .optional(status.lastFullAt)),
             ("index_damaged_at", .optional(status.indexDamagedAt)), ("index_damage", .optional(status.indexDamage)),
             ("read_only", .bool(readOnly)), ("database", .string(database)),
-        ])
+        ]
+        if readOnly, case .some(let lag) = replicaLag { fields.append(("replica_lag_s", .optional(lag.map { Int($0) }))) }
+        return .object(fields)
+    }
+
+    /// How far behind its primary this cache is, when it is a read-only follower: `.some(nil)`
+    /// before any heartbeat arrived; `.none` on a primary, which is not behind anything.
+    static func replicaLag(_ database: CacheDatabase?, readOnly: Bool) -> Double?? {
+        guard readOnly, let database else { return .none }
+        return .some(try? Heartbeat(database).lagSeconds())
+    }
+
+    /// `status --max-lag DUR`: a follower whose primary's newest heartbeat is older than DUR (or
+    /// that has none) fails, saying by how much; a primary passes.
+    static func checkLag(_ lag: Double??, maxLag: Int, json: Bool, _ console: Console) -> Int32 {
+        let limit = DurationText.format(maxLag)
+        let line: String, ok: Bool
+        switch lag {
+        case .none:
+            (ok, line) = (true, "ok: a primary (writable), behind nothing")
+        case .some(nil):
+            (ok, line) = (false, "replica: no heartbeat from its primary yet (every 'cache sync' there stamps one), so its lag is unknown")
+        case .some(let seconds?):
+            let behind = DurationText.age(Int(seconds))
+            (ok, line) = seconds <= Double(maxLag)
+                ? (true, "ok: \(behind) behind its primary, within \(limit)")
+                : (false, "replica: \(behind) behind its primary (its newest heartbeat), more than \(limit) by \(DurationText.age(Int(seconds) - maxLag))")
+        }
+        // With --json, stdout is the JSON alone: the verdict on lag goes to stderr.
+        if json { if !ok { console.err("cache: " + line) } } else { console.out(line + "\n") }
+        return ok ? ExitCode.success : tooOld
     }
 
     static func run(_ options: Command.Status, _ context: Context) throws -> Int32 {
@@ -35,12 +67,20 @@ enum StatusCommand {
             if let unknown = options.names.first(where: { !known.contains($0) }) { throw CacheError.noSuchSource(unknown) }
             statuses = statuses.filter { options.names.contains($0.source.name) }
         }
-        if let maxAge = options.maxAge {
-            return check(statuses, maxAge: maxAge, json: options.json, database: context.databasePath, context.console)
+        let lag = replicaLag(database, readOnly: context.readOnly)
+        if options.maxAge != nil || options.maxLag != nil {
+            if database == nil && options.maxLag != nil { throw CacheError.noDatabase(path: context.databasePath) }
+            var code = ExitCode.success
+            if let maxAge = options.maxAge { code = check(statuses, maxAge: maxAge, json: options.json, database: context.databasePath, context.console) }
+            if let maxLag = options.maxLag {
+                let lagCode = checkLag(lag, maxLag: maxLag, json: options.json, context.console)
+                if code == ExitCode.success { code = lagCode }
+            }
+            return code
         }
         let console = context.console
         if options.json {
-            console.out(JSONValue.lines(statuses.map { json($0, readOnly: context.readOnly, database: context.databasePath) }))
+            console.out(JSONValue.lines(statuses.map { json($0, readOnly: context.readOnly, database: context.databasePath, replicaLag: lag) }))
             return ExitCode.success
         }
         if statuses.isEmpty {
@@ -91,7 +131,11 @@ enum StatusCommand {
             // clock, read on this one), its lag at most that.
             let newest = statuses.compactMap(\.ageSeconds).min()
             let replica = context.replica.map { " (a Litestream replica: \($0) is beside it)" } ?? ""
-            console.err(fit("read-only\(replica): " + (newest.map { "the newest sync here ended \(DurationText.age($0)) ago" } ?? "no sync here yet")))
+            var behind = newest.map { "the newest sync here ended \(DurationText.age($0)) ago" } ?? "no sync here yet"
+            if case .some(let seconds?) = lag {
+                behind += "; its primary's newest heartbeat is \(DurationText.age(Int(seconds))) old (its lag, at most)"
+            }
+            console.err(fit("read-only\(replica): " + behind))
         }
         return ExitCode.success
     }

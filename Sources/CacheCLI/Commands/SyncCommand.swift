@@ -67,6 +67,9 @@ enum SyncCommand {
                 report(source, results.wait(for: index))
             }
         }
+        // The heartbeat a follower measures its lag by: every sync that could write, even one
+        // that found nothing stale (not a --plan, which writes nothing).
+        if !options.plan { try? Heartbeat(database).beat() }
         if options.json && !(options.quiet && exitCode == ExitCode.success) {
             console.out(JSONValue.lines(reports.map(json)))
         }

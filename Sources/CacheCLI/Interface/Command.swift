@@ -11,6 +11,8 @@ enum Command: Equatable {
         var json = false
         /// `--max-age`: check that each source succeeded within this many seconds.
         var maxAge: Int?
+        /// `--max-lag`: on a follower, check that its primary's heartbeat is at most this old.
+        var maxLag: Int?
     }
 
     struct Sync: Equatable {
@@ -52,6 +54,8 @@ enum Command: Equatable {
         var cors: String?
         /// `/healthz` fails when a source has not succeeded within this (or its --alert-after).
         var maxAge: Int?
+        /// On a follower, `/healthz` fails when its primary's heartbeat is older than this.
+        var maxLag: Int?
         var accessLog = false
     }
 

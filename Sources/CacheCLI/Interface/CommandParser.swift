@@ -207,6 +207,10 @@ enum CommandParser {
                 guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-age", name) }
                 status.maxAge = seconds
             }
+            if let text = args.value("--max-lag") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-lag", name) }
+                status.maxLag = seconds
+            }
             return .status(status)
 
         case "serve":
@@ -228,6 +232,10 @@ enum CommandParser {
             if let text = args.value("--max-age") {
                 guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-age", name) }
                 serve.maxAge = seconds
+            }
+            if let text = args.value("--max-lag") {
+                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-lag", name) }
+                serve.maxLag = seconds
             }
             serve.accessLog = args.has("--access-log")
             // Rows and their history are for this machine unless a token guards them.

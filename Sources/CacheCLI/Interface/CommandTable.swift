@@ -166,6 +166,7 @@ enum CommandTable {
             options: [
                 OptionSpec(name: "--json", help: "Print a JSON array."),
                 OptionSpec(name: "--max-age", value: "duration", help: "Exit 1, naming each source and since when, if any has not synced successfully within this (or its own --alert-after); else print one line and exit 0."),
+                OptionSpec(name: "--max-lag", value: "duration", help: "On a read-only follower: exit 1, saying by how much, if its primary's newest heartbeat (stamped by every 'cache sync' there) is older than this; a primary always passes."),
             ],
             examples: ["cache status", "cache status --max-age 2h   # from a monitor"]),
         CommandSpec(
@@ -176,6 +177,7 @@ enum CommandTable {
                 OptionSpec(name: "--token-env", value: "var", help: "Every request needs 'Authorization: Bearer' and this variable's value."),
                 OptionSpec(name: "--cors", value: "origin", help: "Let pages from this origin read the responses (CORS), such as https://dash.example.org."),
                 OptionSpec(name: "--max-age", value: "duration", help: "GET /healthz is 503 when a source has not synced successfully within this (or its own --alert-after), as 'status --max-age'."),
+                OptionSpec(name: "--max-lag", value: "duration", help: "On a read-only follower, GET /healthz is 503 when its primary's heartbeat is older than this, as 'status --max-lag'."),
                 OptionSpec(name: "--access-log", help: "One line per request on stderr: client, method, path, status, time."),
             ],
             examples: ["cache serve   # then open http://127.0.0.1:8765/ in a browser", "curl -s 'http://127.0.0.1:8765/sources/jokes/rows?limit=5'",

@@ -9,6 +9,8 @@ struct Freshness {
     let version: RowsVersion
     /// Whether this read started a refresh (RFC 9211's `fwd=stale`).
     var startedRefresh = false
+    /// On a read-only follower, how far behind its primary it is (`.some(nil)`: unknown).
+    var replicaLag: Double?? = .none
 
     /// A strong validator of the rows: their version (`RowsVersion.tag`) and the query that
     /// picked them. A refresh that changes nothing keeps it, so a revalidation is answered 304;
@@ -31,7 +33,13 @@ struct Freshness {
     /// RFC 9211: served from this cache; `fwd=stale` when this read started a refresh.
     var cacheStatus: String {
         let ttl = version.stale ? -(max(0, (version.ageSeconds ?? version.ttlSeconds) - version.ttlSeconds)) : version.freshFor
-        return "cache; hit" + (startedRefresh ? "; fwd=stale" : "") + "; ttl=\(ttl)"
+        var lag = ""
+        switch replicaLag {
+        case .none: break
+        case .some(nil): lag = "; detail=lag-unknown"
+        case .some(let seconds?): lag = "; detail=lag-\(Int(seconds))s"
+        }
+        return "cache; hit" + (startedRefresh ? "; fwd=stale" : "") + "; ttl=\(ttl)" + lag
     }
 
     var headers: [(String, String)] {

@@ -35,7 +35,7 @@ enum ServeCommand {
 
         let app = CacheServer(CacheServer.Settings(
             databasePath: context.databasePath, environment: context.environment, readOnly: context.readOnly,
-            token: token, cors: options.cors, maxAge: options.maxAge, accessLog: options.accessLog))
+            token: token, cors: options.cors, maxAge: options.maxAge, maxLag: options.maxLag, accessLog: options.accessLog))
         try app.events.start()
         let server: HTTPServer
         do {
