@@ -71,12 +71,19 @@ extension CacheReader {
     /// The best `limit` documents of `source` for `query`, in FTS5's query syntax, best first.
     package func search(_ source: Source, query: String, limit: Int) throws -> [SearchHit] {
         do {
+            // The source's documents lie within one range of rowids (a sync adds its documents
+            // together): FTS5 ranks only the matches inside it, not every source's (a search of
+            // 200 records beside 300,000 that match took 0.3 s; 30 ms within the range).
+            // (No documents: an empty range, and the query is still read, so a bad one is refused.)
+            let (first, last) = try db.query("SELECT min(id), max(id) FROM search_docs WHERE source = ?", [.text(source.name)], row: {
+                $0.isNull(0) ? (1, 0) : ($0.int(0), $0.int(1))
+            }).first ?? (1, 0)
             return try db.query("""
                 SELECT d.doc, snippet(search_index, 0, '[', ']', '…', 16), search_index.rank
                 FROM search_index JOIN search_docs d ON d.id = search_index.rowid
-                WHERE search_index MATCH ?2 AND d.source = ?1
+                WHERE search_index MATCH ?2 AND search_index.rowid BETWEEN ?4 AND ?5 AND d.source = ?1
                 ORDER BY search_index.rank LIMIT ?3
-                """, [.text(source.name), .text(Self.quotingWords(query)), .int(Int64(limit))]) {
+                """, [.text(source.name), .text(Self.quotingWords(query)), .int(Int64(limit)), .int(Int64(first)), .int(Int64(last))]) {
                 SearchHit(document: $0.text(0) ?? "", snippet: $0.text(1) ?? "", rank: $0.double(2))
             }
         } catch let error as DatabaseError where error.primaryCode == SQLITE_ERROR || error.primaryCode == SQLITE_CORRUPT {
