@@ -203,14 +203,13 @@ package struct SourceStore {
         return Belongings(rows: rows, runs: runs)
     }
 
-    /// A source from its row (`columns`): the settings document with the columns beside it,
-    /// read by the options' declarations as the cache stored them.
     /// Sources made from their stored rows, by the row's text: `cache serve` reads one on every
     /// request, and checking its settings is most of that read's cost. A row that changes is a
     /// new key; the whole memo goes past `madeLimit` entries.
     private static let made = Mutex<[String: Source]>([:])
     private static let madeLimit = 256
 
+    /// A source from its row (`columns`), made once per row's text (`made`).
     private static func source(_ row: Statement) throws -> Source {
         let columns = (0..<8).map { row.text($0) ?? "\u{1}" }
         let key = columns.joined(separator: "\u{0}")
@@ -223,6 +222,8 @@ package struct SourceStore {
         return source
     }
 
+    /// A source from its row: the settings document with the columns beside it, read by the
+    /// options' declarations as the cache stored them.
     private static func madeSource(_ row: Statement) throws -> Source {
         let name = row.text(0) ?? ""
         let damaged = CacheError.invalidSource("the stored definition of '\(name)' is damaged")
