@@ -160,10 +160,7 @@ enum CommandParser {
         case "sync":
             var sync = Command.Sync(names: args.positionals, ifStale: args.has("--if-stale"),
                                     json: args.has("--json"), quiet: args.has("--quiet"))
-            if let text = args.value("--timeout") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--timeout", name) }
-                sync.timeout = Double(seconds)
-            }
+            if let seconds = try duration(args, "--timeout", name) { sync.timeout = Double(seconds) }
             if let text = args.value("--parallel") {
                 guard let count = Int(text), (1...64).contains(count) else {
                     throw invalid(text, "--parallel", "a number of sources from 1 to 64", name)
@@ -203,14 +200,8 @@ enum CommandParser {
 
         case "status":
             var status = Command.Status(names: args.positionals, json: args.has("--json"))
-            if let text = args.value("--max-age") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-age", name) }
-                status.maxAge = seconds
-            }
-            if let text = args.value("--max-lag") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-lag", name) }
-                status.maxLag = seconds
-            }
+            status.maxAge = try duration(args, "--max-age", name)
+            status.maxLag = try duration(args, "--max-lag", name)
             return .status(status)
 
         case "serve":
@@ -229,14 +220,8 @@ enum CommandParser {
                 }
                 serve.cors = origin
             }
-            if let text = args.value("--max-age") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-age", name) }
-                serve.maxAge = seconds
-            }
-            if let text = args.value("--max-lag") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--max-lag", name) }
-                serve.maxLag = seconds
-            }
+            serve.maxAge = try duration(args, "--max-age", name)
+            serve.maxLag = try duration(args, "--max-lag", name)
             serve.accessLog = args.has("--access-log")
             // Rows and their history are for this machine unless a token guards them.
             if serve.tokenEnv == nil, !SourceRules.isLoopback(serve.host) {
@@ -258,8 +243,7 @@ enum CommandParser {
             if let text = args.value("--run") {
                 guard let id = Int(text), id > 0 else { throw invalid(text, "--run", "a run number from 'cache history'", name) }
                 selection = .run(id)
-            } else if let text = args.value("--since") {
-                guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, "--since", name) }
+            } else if let seconds = try duration(args, "--since", name) {
                 selection = .since(seconds: seconds)
             }
             return .diff(source: source, selection: selection, json: args.has("--json"))
@@ -409,6 +393,13 @@ enum CommandParser {
 
     private static func invalidDuration(_ value: String, _ option: String, _ command: String) -> UsageError {
         invalid(value, option, "a duration such as \(CommandTable.durationHelp)", command)
+    }
+
+    /// `option`'s duration in seconds; nil when it is not given; a usage error when it is not one.
+    private static func duration(_ args: ArgumentScanner.Result, _ option: String, _ command: String) throws(UsageError) -> Int? {
+        guard let text = args.value(option) else { return nil }
+        guard let seconds = DurationText.seconds(text) else { throw invalidDuration(text, option, command) }
+        return seconds
     }
 
 
