@@ -9,8 +9,7 @@ enum MetricsCommand {
     static func run(textfile: String?, _ context: Context) throws -> Int32 {
         let database = try context.openForReading()
         let metrics = try CacheReader(database).metrics()
-        let lag = StatusCommand.replicaLag(database, readOnly: context.readOnly)
-        let text = exposition(metrics, replicaLag: lag ?? nil)
+        let text = exposition(metrics, replicaLag: ReplicaLag.of(database, readOnly: context.readOnly).seconds)
         guard let textfile else {
             context.console.out(text)
             return ExitCode.success

@@ -9,7 +9,7 @@ enum StatusCommand {
     /// One source's status as `status --json` shows it (and `cache serve`'s `/sources`).
     /// On a read-only follower, `replicaLag` is how far behind its primary it is (`replica_lag_s`,
     /// null before any heartbeat); a primary's objects have no such key.
-    static func json(_ status: SourceStatus, readOnly: Bool, database: String, replicaLag: Double?? = .none) -> JSONValue {
+    static func json(_ status: SourceStatus, readOnly: Bool, database: String, replicaLag: ReplicaLag = .primary) -> JSONValue {
         var fields: [(String, JSONValue)] = [
             ("source", .string(status.source.name)), ("kind", .string(status.source.kind.rawValue)),
             ("url", .string(status.source.displayURL)), ("mode", .string(status.source.mode.rawValue)),
@@ -24,32 +24,25 @@ enum StatusCommand {
             ("index_damaged_at", .optional(status.indexDamagedAt)), ("index_damage", .optional(status.indexDamage)),
             ("read_only", .bool(readOnly)), ("database", .string(database)),
         ]
-        if readOnly, case .some(let lag) = replicaLag { fields.append(("replica_lag_s", .optional(lag.map { Int($0) }))) }
+        if let lag = replicaLag.json { fields.append(("replica_lag_s", lag)) }
         return .object(fields)
-    }
-
-    /// How far behind its primary this cache is, when it is a read-only follower: `.some(nil)`
-    /// before any heartbeat arrived; `.none` on a primary, which is not behind anything.
-    static func replicaLag(_ database: CacheDatabase?, readOnly: Bool) -> Double?? {
-        guard readOnly, let database else { return .none }
-        return .some(try? Heartbeat(database).lagSeconds())
     }
 
     /// `status --max-lag DUR`: a follower whose primary's newest heartbeat is older than DUR (or
     /// that has none) fails, saying by how much; a primary passes.
-    static func checkLag(_ lag: Double??, maxLag: Int, json: Bool, _ console: Console) -> Int32 {
+    static func checkLag(_ lag: ReplicaLag, maxLag: Int, json: Bool, _ console: Console) -> Int32 {
         let limit = DurationText.format(maxLag)
-        let line: String, ok: Bool
+        let ok = lag.isWithin(maxLag)
+        let line: String
         switch lag {
-        case .none:
-            (ok, line) = (true, "ok: a primary (writable), behind nothing")
-        case .some(nil):
-            (ok, line) = (false, "replica: no heartbeat from its primary yet (every 'cache sync' there stamps one), so its lag is unknown")
-        case .some(let seconds?):
+        case .primary:
+            line = "ok: a primary (writable), behind nothing"
+        case .unknown:
+            line = "replica: no heartbeat from its primary yet (every 'cache sync' there stamps one), so its lag is unknown"
+        case .behind(let seconds):
             let behind = DurationText.age(Int(seconds))
-            (ok, line) = seconds <= Double(maxLag)
-                ? (true, "ok: \(behind) behind its primary, within \(limit)")
-                : (false, "replica: \(behind) behind its primary (its newest heartbeat), more than \(limit) by \(DurationText.age(Int(seconds) - maxLag))")
+            line = ok ? "ok: \(behind) behind its primary, within \(limit)"
+                : "replica: \(behind) behind its primary (its newest heartbeat), more than \(limit) by \(DurationText.age(Int(seconds) - maxLag))"
         }
         // With --json, stdout is the JSON alone: the verdict on lag goes to stderr.
         if json { if !ok { console.err("cache: " + line) } } else { console.out(line + "\n") }
@@ -67,7 +60,7 @@ enum StatusCommand {
             if let unknown = options.names.first(where: { !known.contains($0) }) { throw CacheError.noSuchSource(unknown) }
             statuses = statuses.filter { options.names.contains($0.source.name) }
         }
-        let lag = replicaLag(database, readOnly: context.readOnly)
+        let lag = ReplicaLag.of(database, readOnly: context.readOnly)
         if options.maxAge != nil || options.maxLag != nil {
             if database == nil && options.maxLag != nil { throw CacheError.noDatabase(path: context.databasePath) }
             var code = ExitCode.success
@@ -132,7 +125,7 @@ enum StatusCommand {
             let newest = statuses.compactMap(\.ageSeconds).min()
             let replica = context.replica.map { " (a Litestream replica: \($0) is beside it)" } ?? ""
             var behind = newest.map { "the newest sync here ended \(DurationText.age($0)) ago" } ?? "no sync here yet"
-            if case .some(let seconds?) = lag {
+            if let seconds = lag.seconds {
                 behind += "; its primary's newest heartbeat is \(DurationText.age(Int(seconds))) old (its lag, at most)"
             }
             console.err(fit("read-only\(replica): " + behind))

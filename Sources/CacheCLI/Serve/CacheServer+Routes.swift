@@ -20,7 +20,7 @@ extension CacheServer {
             let freshFor = versions.map(\.freshFor).min() ?? 0
             let headers = [("ETag", etag), ("Cache-Control", "max-age=\(freshFor)")]
             if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
-            let lag = StatusCommand.replicaLag(database, readOnly: settings.readOnly)
+            let lag = ReplicaLag.of(database, readOnly: settings.readOnly)
             let body = JSONValue.array(statuses.map { StatusCommand.json($0, readOnly: settings.readOnly, database: settings.databasePath, replicaLag: lag) })
             return Self.json(200, body, headers: headers)
         }
@@ -35,7 +35,7 @@ extension CacheServer {
             let headers = [("ETag", etag)] + freshness.headers
             if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
             return Self.json(200, StatusCommand.json(try reader.status(of: source), readOnly: settings.readOnly, database: settings.databasePath,
-                                                     replicaLag: StatusCommand.replicaLag(database, readOnly: settings.readOnly)),
+                                                     replicaLag: ReplicaLag.of(database, readOnly: settings.readOnly)),
                              headers: headers)
         }
     }
@@ -87,7 +87,7 @@ extension CacheServer {
                 }
             }
             var freshness = Freshness(version: try reader.rowsVersion(of: source))
-            freshness.replicaLag = StatusCommand.replicaLag(database, readOnly: settings.readOnly)
+            freshness.replicaLag = ReplicaLag.of(database, readOnly: settings.readOnly)
             let refreshing = try refreshBehind(database, source, freshness: &freshness, pastMoment: page.asOf != nil)
             // The query as given, each part escaped: `?limit=5&limit=10` is not `?limit=10&limit=5`.
             let canonical = Self.url(path: request.path, arguments)
@@ -105,9 +105,9 @@ extension CacheServer {
                     text += ", \"header\": "
                     header.write(to: &text)
                 }
-                if case .some(let lag) = freshness.replicaLag {
+                if let lag = freshness.replicaLag.json {
                     text += ", \"replica_lag_s\": "
-                    JSONValue.optional(lag.map { Int($0) }).write(to: &text)
+                    lag.write(to: &text)
                 }
                 bytes += Array(text.utf8) + Array(", \"stale\": \(freshness.version.stale), \"refreshing\": \(refreshing), \"rows\": [".utf8)
                 var count = 0
@@ -260,17 +260,16 @@ extension CacheServer {
 
     func healthz() throws -> HTTPServer.Response {
         let (statuses, lag) = try withReader { database in
-            (try CacheReader(database).status(), StatusCommand.replicaLag(database, readOnly: settings.readOnly))
+            (try CacheReader(database).status(), ReplicaLag.of(database, readOnly: settings.readOnly))
         }
         let verdicts = StatusCommand.verdicts(statuses, maxAge: settings.maxAge)
         // A follower past --max-lag (or with no heartbeat yet) is not healthy: a load balancer
         // drains it until it catches up. A primary is behind nothing.
-        var lagOK = true
-        if let maxLag = settings.maxLag, case .some(let seconds) = lag { lagOK = seconds.map { $0 <= Double(maxLag) } ?? false }
+        let lagOK = settings.maxLag.map(lag.isWithin) ?? true
         let ok = verdicts.allSatisfy(\.ok) && !(statuses.isEmpty && settings.maxAge != nil) && lagOK
         var fields: [(String, JSONValue)] = [("ok", .bool(ok)), ("sources", .array(verdicts.map(StatusCommand.json)))]
-        if case .some(let seconds) = lag {
-            fields.append(("replica_lag_s", .optional(seconds.map { Int($0) })))
+        if let value = lag.json {
+            fields.append(("replica_lag_s", value))
             if let maxLag = settings.maxLag { fields.append(("max_lag_s", .int(maxLag))) }
         }
         let body = JSONValue.object(fields)

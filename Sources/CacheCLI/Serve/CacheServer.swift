@@ -121,7 +121,7 @@ final class CacheServer: Sendable {
             return try only("GET") { try healthz() }
         case "metrics" where parts.count == 1:
             return try only("GET") {
-                let text = try withReader { MetricsCommand.exposition(try CacheReader($0).metrics(), replicaLag: StatusCommand.replicaLag($0, readOnly: settings.readOnly) ?? nil) }
+                let text = try withReader { MetricsCommand.exposition(try CacheReader($0).metrics(), replicaLag: ReplicaLag.of($0, readOnly: settings.readOnly).seconds) }
                 return HTTPServer.Response(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(Array(text.utf8)))
             }
         case "events" where parts.count == 1:

@@ -9,8 +9,8 @@ struct Freshness {
     let version: RowsVersion
     /// Whether this read started a refresh (RFC 9211's `fwd=stale`).
     var startedRefresh = false
-    /// On a read-only follower, how far behind its primary it is (`.some(nil)`: unknown).
-    var replicaLag: Double?? = .none
+    /// On a read-only follower, how far behind its primary it is.
+    var replicaLag = ReplicaLag.primary
 
     /// A strong validator of the rows: their version (`RowsVersion.tag`) and the query that
     /// picked them. A refresh that changes nothing keeps it, so a revalidation is answered 304;
@@ -35,9 +35,9 @@ struct Freshness {
         let ttl = version.stale ? -(max(0, (version.ageSeconds ?? version.ttlSeconds) - version.ttlSeconds)) : version.freshFor
         var lag = ""
         switch replicaLag {
-        case .none: break
-        case .some(nil): lag = "; detail=lag-unknown"
-        case .some(let seconds?): lag = "; detail=lag-\(Int(seconds))s"
+        case .primary: break
+        case .unknown: lag = "; detail=lag-unknown"
+        case .behind(let seconds): lag = "; detail=lag-\(Int(seconds))s"
         }
         return "cache; hit" + (startedRefresh ? "; fwd=stale" : "") + "; ttl=\(ttl)" + lag
     }
