@@ -213,14 +213,11 @@ def main():
         page.evaluate("window.scrollTo(0, 300)")
         on_screen = lambda: page.locator(items).evaluate("node => Math.round(node.getBoundingClientRect().top)")
         seen_at = on_screen()
-        account = {"name": "Jane Appleseed", "currentBalance": 1111.11, "transactions": [
-            {"type": 0, "vendor": "Payroll", "amount": 2000, "date": "2026-11-27 09:00:00"},
-            {"type": 1, "vendor": "Starbucks", "amount": 7.23, "date": "2026-11-28 08:15:14"},
-            {"type": 1, "vendor": "Starbucks", "amount": 7.23, "date": "2026-11-28 08:15:14"},
-            {"type": 1, "vendor": "Uber", "amount": 23.5, "date": "2026-11-29 22:41:09"},
-            {"type": 0, "vendor": "Refund: Amazon", "amount": 19.99, "date": "2026-11-30 07:30:00"},
-            {"type": 1, "vendor": "Bakery", "amount": 4.5, "date": "2026-12-01 08:00:00"},
-        ]}
+        # Upstream's account as it is, less Whole Foods (in the middle), plus a newest Bakery.
+        account = json.loads(urllib.request.urlopen(UPSTREAM + "/account", timeout=10).read())["body"]
+        account["currentBalance"] = 1111.11
+        account["transactions"] = [t for t in account["transactions"] if t["vendor"] != "Whole Foods"] + [
+            {"type": 1, "vendor": "Bakery", "amount": 4.5, "date": "2026-12-01 08:00:00"}]
         post("/_account", account)
         synced = time.monotonic()
         cache("sync", "bank")
