@@ -24,7 +24,7 @@ public enum CLI {
             console.useColor = Console.colors(color, terminal: console.stdoutIsTerminal, environment: environment)
         }
         let context = Context(
-            databasePath: invocation.databasePath ?? CacheDatabase.defaultPath(environment: environment),
+            databasePaths: invocation.databasePaths.isEmpty ? [CacheDatabase.defaultPath(environment: environment)] : invocation.databasePaths,
             environment: environment, console: console,
             readOnly: invocation.readOnly || Context.readOnly(in: environment))
         do {
@@ -78,7 +78,7 @@ public enum CLI {
     static func suggestion(for error: Error, _ context: Context, checking: Bool = false) -> String {
         if let malformed = malformedPageHint(error, context, checking: checking) { return malformed }
         guard case CacheError.noSuchSource(let name) = error,
-              let names = try? context.openForReadingIfPresent().map({ try SourceStore($0).all().map(\.name) }),
+              let names = try? context.openEveryFileIfPresent().flatMap({ $0.sources.map(\.name) }),
               let best = names.min(by: { editDistance($0, name) < editDistance($1, name) }),
               editDistance(best, name) <= max(2, name.count / 3)
         else { return "" }

@@ -249,6 +249,128 @@ import Testing
         #expect(try server.get("/healthz").status == 200)
     }
 
+    /// The README's fleet: two primaries owning disjoint sources, each with its own timer and
+    /// replica, and two followers restoring both and reading them as one. The lag stays small
+    /// while both replicate; when one primary's replication stops, each follower's lag for its
+    /// file passes 3 s, `status --max-lag 3s` fails naming that file, `metrics` shows it, and
+    /// `serve --read-only --max-lag 3s` drains the follower. Then the primary is lost and
+    /// restored from its replica elsewhere: its sources sync again, and the followers catch up.
+    @Test(.enabled(if: isInstalled, "Litestream could not be installed"))
+    func twoPrimariesTwoFollowersReadAsOneAndALaggingPrimaryIsSeen() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let primaries = [box.folder + "/primary-a.sqlite3", box.folder + "/primary-b.sqlite3"]
+        let replicas = ["file://" + box.folder + "/replica-a", "file://" + box.folder + "/replica-b"]
+        func on(_ database: String, _ arguments: String...) async throws -> RunResult {
+            try await box.run(Paths.cacheBinary, ["--db", database] + arguments, environment: [:])
+        }
+        #expect(try await on(primaries[0], "sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", "1h").status == 0)
+        #expect(try await on(primaries[1], "sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id", "--ttl", "1h").status == 0)
+        // Each primary's timer: sync, then replicate once.
+        func tick(_ index: Int, replicate: Bool = true) async throws {
+            #expect(try await on(primaries[index], "sync", "--if-stale", "--quiet").status == 0)
+            if replicate { #expect(try await litestream(box, ["replicate", "-once", primaries[index], replicas[index]]).status == 0) }
+        }
+        try await tick(0)
+        try await tick(1)
+
+        // Two followers, each restoring both replicas and following them.
+        let followers = (1...2).map { machine in (0..<2).map { box.folder + "/follower\(machine)-\(["a", "b"][$0]).sqlite3" } }
+        var following: [RunningProcess] = []
+        defer { for process in following { process.process.terminate() } }
+        for files in followers {
+            for (index, file) in files.enumerated() {
+                following.append(try RunningProcess(try Self.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", file, replicas[index]],
+                                                    environment: Self.environment))
+            }
+        }
+        func read(_ files: [String], _ arguments: String...) async throws -> RunResult {
+            try await box.run(Paths.cacheBinary, ["--read-only"] + files.flatMap { ["--db", $0] } + arguments, environment: [:])
+        }
+        func allFollowing() -> Bool { followers.joined().allSatisfy { FileManager.default.fileExists(atPath: $0 + "-txid") } }
+
+        // While both primaries sync and replicate, each follower reads both as one, within 3 s.
+        var within = false
+        let deadline = ContinuousClock.now + .seconds(40)
+        while !within, ContinuousClock.now < deadline {
+            try await tick(0)
+            try await tick(1)
+            try await pause(0.3)
+            if allFollowing() {
+                var passing = true
+                for files in followers where passing { passing = try await read(files, "status", "--max-lag", "3s").status == 0 }
+                within = passing
+            }
+        }
+        #expect(within, "the followers never came within 3 s of both primaries")
+        for files in followers {
+            let statuses = try await read(files, "status", "--json").jsonArray()
+            #expect(statuses.map { $0["source"] as? String } == ["jokes", "items"], "\(statuses)")
+            #expect(statuses.map { $0["database"] as? String } == files)
+            #expect(try await read(files, "list", "items", "--json").jsonArray().count > 0)
+        }
+
+        // Primary B stops replicating (its timer still syncs): its file falls behind on both followers.
+        let server = try ServeProcess(box, ["--read-only", "--max-lag", "3s", "--db", followers[0][0], "--db", followers[0][1]])
+        var late: RunResult?
+        let stopped = ContinuousClock.now
+        while late == nil, ContinuousClock.now - stopped < .seconds(20) {
+            try await tick(0)
+            try await tick(1, replicate: false)
+            let result = try await read(followers[0], "status", "--max-lag", "3s")
+            if result.status == 1 { late = result }
+            try await pause(0.3)
+        }
+        let failed = try #require(late, "the follower's lag for primary B never passed 3 s after its replication stopped")
+        #expect(failed.stdout.contains("\(followers[0][1]): replica: ") && failed.stdout.contains("\(followers[0][0]): ok: "), "\(failed.stdout)")
+        #expect(try await read(followers[1], "status", "--max-lag", "3s").status == 1)
+        let metrics = try await read(followers[0], "metrics")
+        let gauge = metrics.stdout.split(separator: "\n").first { $0.hasPrefix("cache_replica_lag_seconds{db=\"\(followers[0][1])\"} ") }
+        #expect((gauge.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0) > 3, "\(metrics.stdout)")
+        let health = try server.get("/healthz")
+        #expect(health.status == 503 && health.headers["retry-after"] != nil, "\(health.status) \(health.text)")
+
+        // Primary B is lost. Restored from its replica on another machine, it takes over: its
+        // sources' leases expire on their own, its timer syncs and replicates, and the followers
+        // catch up.
+        let events = try HTTPProbe.connect(port: server.port, timeout: 15)
+        defer { close(events) }
+        try HTTPProbe.send(events, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        let replacement = box.folder + "/primary-b-restored.sqlite3"
+        let restored = try await litestream(box, ["restore", "-o", replacement, replicas[1]])
+        #expect(restored.status == 0, "\(restored.stderr)")
+        try upstream.setItems(count: 99)
+        let takeover = try await on(replacement, "sync", "items", "--quiet")
+        #expect(takeover.status == 0, "\(takeover.stderr)")
+        var back = false
+        let resumed = ContinuousClock.now
+        while !back, ContinuousClock.now - resumed < .seconds(30) {
+            try await tick(0)
+            #expect(try await on(replacement, "sync", "--if-stale", "--quiet").status == 0)
+            #expect(try await litestream(box, ["replicate", "-once", replacement, replicas[1]]).status == 0)
+            try await pause(0.3)
+            let first = try await read(followers[0], "status", "--max-lag", "3s").status
+            let second = try await read(followers[1], "status", "--max-lag", "3s").status
+            back = first == 0 && second == 0
+        }
+        #expect(back, "the followers did not catch up with the restored primary")
+        let onPrimary = try await on(replacement, "export", "items").jsonArray().map { $0["key"] as? String }
+        #expect(try await read(followers[1], "export", "items").jsonArray().map { $0["key"] as? String } == onPrimary)
+        #expect(try server.get("/healthz").status == 200)
+        #expect(onPrimary.count == 99)
+        // The follower's server saw the restored primary's sync arrive, with both files' cursor.
+        var stream = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let seen = ContinuousClock.now + .seconds(10)
+        while !stream.contains("\"source\": \"items\", \"run\""), ContinuousClock.now < seen {
+            let count = recv(events, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            stream += String(decoding: buffer[0..<count], as: UTF8.self)
+        }
+        #expect(stream.contains("event: updated") && stream.contains("\"source\": \"items\""), "\(stream)")
+        #expect(stream.split(separator: "\n").contains { $0.hasPrefix("id: ") && $0.split(separator: "-").count == 2 }, "\(stream)")
+    }
+
     /// Lets the running replicator ship what it saw, stops it, then replicates once more as cron
     /// would: the replica holds everything the primary has.
     func stopThenReplicateOnce(_ replicating: RunningProcess, _ box: Sandbox, _ replica: String) async throws {
@@ -265,7 +387,9 @@ import Testing
                      "cache sync --if-stale --quiet && litestream replicate -once \"$DB\" \"$REPLICA\"",
                      "litestream restore -o \"$DB\" \"$REPLICA\"",
                      "litestream restore -f -o \"$DB\" \"$REPLICA\"",
-                     "CACHE_READ_ONLY=1 cache --db \"$DB\" list bank"] {
+                     "CACHE_READ_ONLY=1 cache --db \"$DB\" list bank",
+                     "cache --db \"$A\" --db \"$B\" serve --read-only --max-lag 2m",
+                     "litestream restore -o \"$B\" \"$REPLICA_B\""] {
             #expect(readme.contains(line), "the README lacks: \(line)")
         }
     }

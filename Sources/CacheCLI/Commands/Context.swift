@@ -3,22 +3,27 @@ import OfflineCache
 
 /// What every command needs: where the database is, the environment, and where to write.
 struct Context {
-    let databasePath: String
+    /// Every `--db` (one unless a reading command was given several: see `Shards`).
+    let databasePaths: [String]
+    var databasePath: String { databasePaths[0] }
+    /// Several files read as one cache: always read-only.
+    var isSharded: Bool { databasePaths.count > 1 }
     let environment: [String: String]
     let console: Console
     /// `--read-only` or `CACHE_READ_ONLY=1`, or a file Litestream follows (`replica`): a
     /// replica's reader. Reads serve what is there and start nothing; commands that write
     /// refuse; no file is created or changed.
     var readOnly = false
-    /// The mark of Litestream's follower beside the file (`FILE-txid`), when there is one.
+    /// The mark of Litestream's follower beside the file (`FILE-txid`), when there is one
+    /// (for several files, read-only already, nil).
     var replica: String?
 
-    init(databasePath: String, environment: [String: String], console: Console, readOnly: Bool) {
-        self.databasePath = databasePath
+    init(databasePaths: [String], environment: [String: String], console: Console, readOnly: Bool) {
+        self.databasePaths = databasePaths
         self.environment = environment
         self.console = console
-        replica = LitestreamReplica.mark(of: databasePath)
-        self.readOnly = readOnly || replica != nil
+        replica = databasePaths.count == 1 ? LitestreamReplica.mark(of: databasePaths[0]) : nil
+        self.readOnly = readOnly || replica != nil || databasePaths.count > 1
     }
 
     /// Whether the environment asks for read-only mode: `CACHE_READ_ONLY` set to anything but
@@ -44,5 +49,26 @@ struct Context {
     /// The same, or nil when there is no database file yet (nothing is created).
     func openForReadingIfPresent() throws(CacheError) -> CacheDatabase? {
         FileManager.default.fileExists(atPath: databasePath) ? try openForReading() : nil
+    }
+
+    /// For commands that read one source: the file that holds it (of several, see `Shards`).
+    func openForReading(source: String) throws -> CacheDatabase {
+        isSharded ? try Shards(paths: databasePaths).holding(source).database : try openForReading()
+    }
+
+    /// For commands that read every source: each file (of several, see `Shards`).
+    func openEveryFile() throws -> [Shards.File] {
+        if isSharded { return try Shards(paths: databasePaths).files }
+        return [try file(openForReading())]
+    }
+
+    /// The same, or none when the one file is not there yet (nothing is created).
+    func openEveryFileIfPresent() throws -> [Shards.File] {
+        if isSharded { return try Shards(paths: databasePaths).files }
+        return try openForReadingIfPresent().map { [try file($0)] } ?? []
+    }
+
+    private func file(_ database: CacheDatabase) throws -> Shards.File {
+        Shards.File(path: databasePath, database: database, sources: try SourceStore(database).all(), lag: ReplicaLag.of(database, readOnly: readOnly))
     }
 }

@@ -6,12 +6,20 @@ import OfflineCache
 /// Offline inspection: what the cache holds, where it came from, what changed.
 enum InspectCommands {
     static func history(_ source: String?, limit: Int?, json: Bool, _ context: Context) throws -> Int32 {
-        let database = try context.openForReading()
-        if let source { _ = try SourceStore(database).named(source) }
-        let runs = try HistoryStore(database).runs(source: source, limit: limit)
+        // Each file's runs (of several, the newest of them all; a run's number is its file's).
+        let files = try context.openEveryFile().filter { file in source.map { name in file.sources.contains { $0.name == name } } ?? true }
+        if let source, files.isEmpty { throw CacheError.noSuchSource(source) }
+        var runs: [(run: SyncRunRecord, file: String)] = []
+        for file in files {
+            runs += try HistoryStore(file.database).runs(source: source, limit: limit).map { ($0, file.path) }
+        }
+        if files.count > 1 {
+            runs.sort { ($0.run.finishedAt, $0.run.id) > ($1.run.finishedAt, $1.run.id) }
+            if let limit { runs = Array(runs.prefix(limit)) }
+        }
         let console = context.console
         if json {
-            console.out(JSONValue.lines(runs.map { run in
+            console.out(JSONValue.lines(runs.map { run, file in
                 .object([
                     ("run", .int(run.id)), ("source", .string(run.source)), ("started_at", .string(run.startedAt)),
                     ("finished_at", .string(run.finishedAt)), ("outcome", .string(run.outcome)),
@@ -19,7 +27,7 @@ enum InspectCommands {
                     ("deleted", .int(run.counts.deleted)), ("http_status", .optional(run.httpStatus)),
                     ("bytes", .optional(run.bytes)), ("duration_ms", .int(run.durationMs)), ("attempts", .int(run.attempts)),
                     ("error", .optional(run.error)), ("note", .optional(run.note)),
-                ])
+                ] + (context.isSharded ? [("database", .string(file))] : []))
             }))
             return ExitCode.success
         }
@@ -29,7 +37,7 @@ enum InspectCommands {
         }
         let table = TextTable(header: ["RUN", "WHEN", "SOURCE", "OUTCOME", "INS", "UPD", "DEL", "HTTP", "BYTES", "TIME", "DETAIL"],
                               droppable: ["BYTES", "TIME", "HTTP"])
-        for run in runs {
+        for (run, _) in runs {
             table.add([String(run.id), when(run.finishedAt), run.source, run.outcome, String(run.counts.inserted),
                        String(run.counts.updated), String(run.counts.deleted), run.httpStatus.map(String.init) ?? "-",
                        run.bytes.map(byteCount) ?? "-", "\(run.durationMs) ms",
@@ -40,7 +48,7 @@ enum InspectCommands {
     }
 
     static func diff(_ source: String, _ selection: HistoryStore.Selection, json: Bool, _ context: Context) throws -> Int32 {
-        let database = try context.openForReading()
+        let database = try context.openForReading(source: source)
         _ = try SourceStore(database).named(source)
         if case .run(let id) = selection, try !HistoryStore(database).hasRun(id, source: source) {
             throw CacheError.noSuchRun(id, source: source)
@@ -156,7 +164,9 @@ enum InspectCommands {
     }
 
     static func sql(_ query: String, format: Command.Format, _ context: Context) throws -> Int32 {
-        let runner = try ReadOnlyQuery(path: context.databasePath, creatingNothing: context.readOnly)
+        // Several files: each checked first (and a source in two refused), then attached to the first.
+        if context.isSharded { _ = try Shards(paths: context.databasePaths) }
+        let runner = try ReadOnlyQuery(paths: context.databasePaths, creatingNothing: context.readOnly)
         let console = context.console
         var names: [String] = []
         var table: TextTable?
@@ -229,7 +239,7 @@ enum InspectCommands {
     }
 
     static func export(_ name: String, format: Command.ExportFormat, _ context: Context) throws -> Int32 {
-        let database = try context.openForReading()
+        let database = try context.openForReading(source: name)
         let source = try SourceStore(database).named(name)
         let console = context.console
         var writer: RowBytes?

@@ -7,7 +7,7 @@ import OfflineCache
 enum ListCommand {
     static func run(_ options: Command.List, _ context: Context) throws -> Int32 {
         if let moment = options.asOf { return try past(options, at: moment, context) }
-        let database = try context.openForReading()
+        let database = try context.openForReading(source: options.name)
         let refresh = try RefreshBehindRead(database, source: options.name)
         let source = refresh.source
         let reader = CacheReader(database)
@@ -86,7 +86,7 @@ enum ListCommand {
 
     /// `list --as-of`: the rows as they were, from the change log; nothing is refreshed.
     private static func past(_ options: Command.List, at moment: String, _ context: Context) throws -> Int32 {
-        let database = try context.openForReading()
+        let database = try context.openForReading(source: options.name)
         let source = try SourceStore(database).named(options.name)
         try HistoryStore(database).checkAnswerable(source: source.name, at: moment)
         let reader = CacheReader(database)

@@ -4,7 +4,7 @@ import OfflineCache
 /// `cache log NAME KEY`: one row's versions from the change log, newest first.
 enum LogCommand {
     static func run(_ name: String, key: String, json: Bool, _ context: Context) throws -> Int32 {
-        let database = try context.openForReading()
+        let database = try context.openForReading(source: name)
         let source = try SourceStore(database).named(name)
         let shown = try versions(database, source, key: key)
         let console = context.console

@@ -7,9 +7,8 @@ import OfflineCache
 /// (written beside it and renamed over it, so the collector never reads half a file).
 enum MetricsCommand {
     static func run(textfile: String?, _ context: Context) throws -> Int32 {
-        let database = try context.openForReading()
-        let metrics = try CacheReader(database).metrics()
-        let text = exposition(metrics, replicaLag: ReplicaLag.of(database, readOnly: context.readOnly).seconds)
+        let files = try context.openEveryFile()
+        let text = exposition(try files.map { try part(of: $0.database, readOnly: context.readOnly, several: files.count > 1) })
         guard let textfile else {
             context.console.out(text)
             return ExitCode.success
@@ -59,14 +58,31 @@ enum MetricsCommand {
         }
     }
 
+    /// One file's figures: its sources', and its lag behind its primary (on a follower; labelled
+    /// with the file when it is one of `several`).
+    typealias Part = (metrics: [SourceMetrics], lag: (file: String?, seconds: Double)?)
+
+    static func part(of database: CacheDatabase, readOnly: Bool, several: Bool) throws -> Part {
+        (try CacheReader(database).metrics(), ReplicaLag.of(database, readOnly: readOnly).seconds.map { (several ? database.path : nil, $0) })
+    }
+
+    /// Every file's figures as one exposition.
+    static func exposition(_ parts: [Part]) -> String {
+        exposition(parts.flatMap(\.metrics), replicaLags: parts.compactMap(\.lag))
+    }
+
     /// One family per figure, each with its HELP and TYPE; a sample per source that has a value
     /// (a source that never succeeded has no last-success sample).
-    /// With `replicaLag` (a follower's), `cache_replica_lag_seconds` too.
-    static func exposition(_ metrics: [SourceMetrics], replicaLag: Double? = nil) -> String {
+    /// With `replicaLags` (a follower's), `cache_replica_lag_seconds` too: one sample, or one
+    /// per file of several (labelled `db`).
+    static func exposition(_ metrics: [SourceMetrics], replicaLags: [(file: String?, seconds: Double)] = []) -> String {
         var out = ""
-        if let replicaLag {
+        if !replicaLags.isEmpty {
             out += "# HELP cache_replica_lag_seconds Seconds since the primary's newest heartbeat this follower holds: how far behind it is, at most.\n"
-            out += "# TYPE cache_replica_lag_seconds gauge\ncache_replica_lag_seconds \(number((replicaLag * 1000).rounded() / 1000))\n"
+            out += "# TYPE cache_replica_lag_seconds gauge\n"
+            for lag in replicaLags {
+                out += "cache_replica_lag_seconds\(lag.file.map { "{" + label("db", $0) + "}" } ?? "") \(number((lag.seconds * 1000).rounded() / 1000))\n"
+            }
         }
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
             out += "# HELP cache_\(name) \(help)\n# TYPE cache_\(name) \(type)\n"

@@ -14,6 +14,12 @@ enum ReplicaLag: Equatable {
         return (try? Heartbeat(database).lagSeconds()).flatMap { $0 }.map { .behind(seconds: $0) } ?? .unknown
     }
 
+    /// Of several files' lags (sources sharded over primaries), the one a bound is checked
+    /// against: unknown when any is, else the largest.
+    static func worst(_ lags: [ReplicaLag]) -> ReplicaLag {
+        lags.contains(.unknown) ? .unknown : lags.compactMap(\.seconds).max().map { .behind(seconds: $0) } ?? .primary
+    }
+
     var seconds: Double? {
         if case .behind(let seconds) = self { return seconds }
         return nil

@@ -5,7 +5,7 @@ import OfflineCache
 /// `cache reindex`, which builds the index again.
 enum SearchCommand {
     static func run(_ options: Command.Search, _ context: Context) throws -> Int32 {
-        let database = try context.openForReading()
+        let database = try context.openForReading(source: options.name)
         let source = try SourceStore(database).named(options.name)
         guard source.searchable else {
             throw UsageError(message: "Search is off for '\(source.name)'; 'cache sources set \(source.name) --search on' indexes its rows.", command: "search")

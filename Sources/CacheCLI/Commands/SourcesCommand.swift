@@ -62,25 +62,27 @@ enum SourcesCommand {
 
     static func list(json: Bool, _ context: Context) throws -> Int32 {
         // No database yet: no sources, the same as an empty one (nothing is created).
-        let database = try context.openForReadingIfPresent()
-        let sources = try database.map { try SourceStore($0).all() } ?? []
+        // Of several files, each source from the file that holds it.
+        let files = try context.openEveryFileIfPresent()
+        let sources = files.flatMap(\.sources)
         let console = context.console
         if json {
-            let items: [JSONValue] = sources.map { source in
-                .object([
+            let items: [JSONValue] = files.flatMap { file in file.sources.map { ($0, file) } }.map { source, file in
+                let database = file.database
+                return .object([
                     ("name", .string(source.name)), ("kind", .string(source.kind.rawValue)),
                 ] + source.kind.options.flatMap { $0.listed(source) }.map { ($0, escaped($1)) } + (source.layout.map { _ in
                     var fields: [(String, JSONValue)] = []
                     // An incremental source's watermark and last full sync, beside its settings.
                     if source.kind.options.contains(.sinceParam) {
-                        let progress = database.flatMap { try? SourceStore($0).watermark(of: source.name) }
+                        let progress = try? SourceStore(database).watermark(of: source.name)
                         fields.append(("watermark", .optional(progress?.watermark)))
                         fields.append(("last_full_at", .optional(progress?.lastFullAt)))
                     }
-                    let view: String? = database.flatMap { try? RecordView.name($0.connection, source: source.name) }
-                    let children = database.flatMap { try? RecordView.childViews($0.connection, source: source.name) } ?? []
+                    let view: String? = try? RecordView.name(database.connection, source: source.name)
+                    let children = (try? RecordView.childViews(database.connection, source: source.name)) ?? []
                     return fields + [("view", .optional(view)), ("child_views", .array(children.map { .string($0) }))]
-                } ?? []))
+                } ?? []) + (context.isSharded ? [("database", .string(file.path))] : []))
             }
             console.out(JSONValue.lines(items))
             return ExitCode.success
@@ -89,10 +91,12 @@ enum SourcesCommand {
             console.err("No sources yet. Add one with 'cache sources add NAME --kind \(SourceKind.allCases.map(\.rawValue).joined(separator: "|")) --url URL'.")
             return ExitCode.success
         }
-        let table = TextTable(header: ["NAME", "KIND", "MODE", "TTL", "URL"])
-        for source in sources {
-            table.add([source.name, source.kind.rawValue, source.mode.rawValue,
-                       DurationText.format(source.ttlSeconds), source.displayURL])
+        let table = TextTable(header: ["NAME", "KIND", "MODE", "TTL", "URL"] + (context.isSharded ? ["DB"] : []))
+        for file in files {
+            for source in file.sources {
+                table.add([source.name, source.kind.rawValue, source.mode.rawValue,
+                           DurationText.format(source.ttlSeconds), source.displayURL] + (context.isSharded ? [file.path] : []))
+            }
         }
         console.out(table.render(columns: console.terminalColumns))
         for source in sources where !source.unsentHeaders.isEmpty {

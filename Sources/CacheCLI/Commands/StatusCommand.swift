@@ -30,7 +30,8 @@ enum StatusCommand {
 
     /// `status --max-lag DUR`: a follower whose primary's newest heartbeat is older than DUR (or
     /// that has none) fails, saying by how much; a primary passes.
-    static func checkLag(_ lag: ReplicaLag, maxLag: Int, json: Bool, _ console: Console) -> Int32 {
+    /// `file` names the file of several whose lag this is.
+    static func checkLag(_ lag: ReplicaLag, maxLag: Int, json: Bool, file: String? = nil, _ console: Console) -> Int32 {
         let limit = DurationText.format(maxLag)
         let ok = lag.isWithin(maxLag)
         let line: String
@@ -44,48 +45,54 @@ enum StatusCommand {
             line = ok ? "ok: \(behind) behind its primary, within \(limit)"
                 : "replica: \(behind) behind its primary (its newest heartbeat), more than \(limit) by \(DurationText.age(Int(seconds) - maxLag))"
         }
+        let named = (file.map { $0 + ": " } ?? "") + line
         // With --json, stdout is the JSON alone: the verdict on lag goes to stderr.
-        if json { if !ok { console.err("cache: " + line) } } else { console.out(line + "\n") }
+        if json { if !ok { console.err("cache: " + named) } } else { console.out(named + "\n") }
         return ok ? ExitCode.success : tooOld
     }
 
     static func run(_ options: Command.Status, _ context: Context) throws -> Int32 {
         // No database yet: no sources, the same as an empty one (nothing is created). Except for
         // a monitor's check, which must not pass on a path that holds no cache.
-        let database = try context.openForReadingIfPresent()
-        if database == nil && options.maxAge != nil { throw CacheError.noDatabase(path: context.databasePath) }
-        var statuses = try database.map { try CacheReader($0).status() } ?? []
+        let files = try context.openEveryFileIfPresent()
+        if files.isEmpty && (options.maxAge != nil || options.maxLag != nil) { throw CacheError.noDatabase(path: context.databasePath) }
+        var statuses: [(status: SourceStatus, file: Shards.File)] = []
+        for file in files { statuses += try CacheReader(file.database).status().map { ($0, file) } }
         if !options.names.isEmpty {
-            let known = Set(statuses.map(\.source.name))
+            let known = Set(statuses.map(\.status.source.name))
             if let unknown = options.names.first(where: { !known.contains($0) }) { throw CacheError.noSuchSource(unknown) }
-            statuses = statuses.filter { options.names.contains($0.source.name) }
+            statuses = statuses.filter { options.names.contains($0.status.source.name) }
         }
-        let lag = ReplicaLag.of(database, readOnly: context.readOnly)
+        let databases = context.databasePaths.joined(separator: ", ")
         if options.maxAge != nil || options.maxLag != nil {
-            if database == nil && options.maxLag != nil { throw CacheError.noDatabase(path: context.databasePath) }
             var code = ExitCode.success
-            if let maxAge = options.maxAge { code = check(statuses, maxAge: maxAge, json: options.json, database: context.databasePath, context.console) }
+            if let maxAge = options.maxAge { code = check(statuses.map(\.status), maxAge: maxAge, json: options.json, database: databases, context.console) }
             if let maxLag = options.maxLag {
-                let lagCode = checkLag(lag, maxLag: maxLag, json: options.json, context.console)
-                if code == ExitCode.success { code = lagCode }
+                // Each file against the bound: several files have a primary each.
+                for file in files {
+                    let lagCode = checkLag(file.lag, maxLag: maxLag, json: options.json, file: context.isSharded ? file.path : nil, context.console)
+                    if code == ExitCode.success { code = lagCode }
+                }
             }
             return code
         }
         let console = context.console
         if options.json {
-            console.out(JSONValue.lines(statuses.map { json($0, readOnly: context.readOnly, database: context.databasePath, replicaLag: lag) }))
+            console.out(JSONValue.lines(statuses.map { json($0.status, readOnly: context.readOnly, database: $0.file.path, replicaLag: $0.file.lag) }))
             return ExitCode.success
         }
         if statuses.isEmpty {
-            console.err(context.readOnly ? "No sources yet in \(context.databasePath) (read-only: its primary adds them)."
-                                         : "No sources yet in \(context.databasePath). Add one with 'cache sources add'.")
+            console.err(context.readOnly ? "No sources yet in \(databases) (read-only: its primary adds them)."
+                                         : "No sources yet in \(databases). Add one with 'cache sources add'.")
             return ExitCode.success
         }
-        // The README's status table (its columns are checked against it).
+        // The README's status table (its columns are checked against it); several files add the
+        // file that holds each source.
         // KIND, MODE and TTL give way first on a narrow terminal: `sources list` shows them.
-        let table = TextTable(header: ["SOURCE", "KIND", "MODE", "TTL", "ROWS", "STALE", "LAST SUCCESS", "LAST ATTEMPT", "OUTCOME", "NEXT TRY", "URL"],
+        let table = TextTable(header: ["SOURCE", "KIND", "MODE", "TTL", "ROWS", "STALE", "LAST SUCCESS", "LAST ATTEMPT", "OUTCOME", "NEXT TRY", "URL"]
+                                  + (context.isSharded ? ["DB"] : []),
                               droppable: ["KIND", "MODE", "TTL"])
-        for status in statuses {
+        for (status, file) in statuses {
             let ago = { (iso: String?) in iso.flatMap(Timestamp.parse).map { DurationText.age(max(0, Int(-$0.timeIntervalSinceNow))) + " ago" } }
             table.add([
                 status.source.name, status.source.kind.rawValue, status.source.mode.rawValue,
@@ -93,13 +100,13 @@ enum StatusCommand {
                 status.ageSeconds.map { DurationText.age($0) + " ago" } ?? "never", ago(status.lastAttemptAt) ?? "never",
                 status.lastOutcome ?? "-", status.nextAttemptAt.map(DurationText.until) ?? "-",
                 status.source.displayURL,
-            ])
+            ] + (context.isSharded ? [file.path] : []))
         }
         let columns = console.terminalColumns
         console.out(table.render(columns: columns))
         // The errors after the table, each fitted to the terminal (`status --json` has them whole).
         let fit = { (line: String) in columns.map { DisplayWidth.fit(line, $0) } ?? line }
-        for status in statuses {
+        for (status, _) in statuses {
             let error = TerminalSafe.escapeControl(status.lastError ?? "")
             switch status.lastOutcome {
             case "failed": console.out(fit("\(status.source.name): last error: \(error.isEmpty ? "unknown" : error)") + "\n")
@@ -118,17 +125,19 @@ enum StatusCommand {
             }
         }
         // Which cache this is: on stderr, so the table stays the whole of stdout.
-        console.err(fit("database: \(context.databasePath)"))
+        console.err(fit((context.isSharded ? "databases: " : "database: ") + databases))
         if context.readOnly {
             // How far behind a replica can be: its newest sync ended this long ago (on the primary's
-            // clock, read on this one), its lag at most that.
-            let newest = statuses.compactMap(\.ageSeconds).min()
-            let replica = context.replica.map { " (a Litestream replica: \($0) is beside it)" } ?? ""
-            var behind = newest.map { "the newest sync here ended \(DurationText.age($0)) ago" } ?? "no sync here yet"
-            if let seconds = lag.seconds {
-                behind += "; its primary's newest heartbeat is \(DurationText.age(Int(seconds))) old (its lag, at most)"
+            // clock, read on this one), its lag at most that. Several files: each its own.
+            for file in files {
+                let newest = statuses.filter { $0.file.path == file.path }.compactMap(\.status.ageSeconds).min()
+                let replica = (context.replica ?? LitestreamReplica.mark(of: file.path)).map { " (a Litestream replica: \($0) is beside it)" } ?? ""
+                var behind = newest.map { "the newest sync here ended \(DurationText.age($0)) ago" } ?? "no sync here yet"
+                if let seconds = file.lag.seconds {
+                    behind += "; its primary's newest heartbeat is \(DurationText.age(Int(seconds))) old (its lag, at most)"
+                }
+                console.err(fit("read-only\(context.isSharded ? " " + file.path : "")\(replica): " + behind))
             }
-            console.err(fit("read-only\(replica): " + behind))
         }
         return ExitCode.success
     }

@@ -107,7 +107,9 @@ enum Command: Equatable {
 
 /// Global options that may stand anywhere before `--`.
 struct Invocation: Equatable {
-    var databasePath: String?
+    /// Every `--db`, in order: none (the default path), one, or several read as one cache.
+    var databasePaths: [String] = []
+    var databasePath: String? { databasePaths.first }
     /// `--color`: nil is `auto`.
     var color: ColorChoice? = nil
     /// `--read-only`: read what is there, write nothing (see `Context.readOnly`).

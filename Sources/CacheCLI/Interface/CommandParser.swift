@@ -6,11 +6,11 @@ import OfflineCache
 enum CommandParser {
     static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
         var rest = arguments
-        let databasePath = try extractDatabasePath(&rest)
+        let databasePaths = try extractDatabasePaths(&rest)
         let color = try extractColor(&rest)
         let readOnly = extractFlag("--read-only", &rest)
         func invocation(_ command: Command) -> Invocation {
-            Invocation(databasePath: databasePath, color: color, readOnly: readOnly, command: command)
+            Invocation(databasePaths: databasePaths, color: color, readOnly: readOnly, command: command)
         }
         let wantsHelp = rest.prefix { $0 != "--" }.contains { $0 == "-h" || $0 == "--help" }
 
@@ -46,14 +46,32 @@ enum CommandParser {
             name = "sources \(sub)"
         }
         if wantsHelp && (first != "help" || rest.allSatisfy { $0 == "-h" || $0 == "--help" }) { return invocation(.help(name)) }
+        if databasePaths.count > 1 { try checkSeveralFiles(databasePaths, name) }
         return invocation(try parseCommand(name, rest))
     }
 
-    /// Removes `--db PATH` / `--db=PATH` from anywhere before `--`.
-    private static func extractDatabasePath(_ arguments: inout [String]) throws(UsageError) -> String? {
-        let path = try extractGlobal("--db", "<path>", &arguments)
-        if path?.isEmpty == true { throw UsageError(message: "The value of '--db' is empty.", command: nil) }
-        return path
+    /// Removes every `--db PATH` / `--db=PATH` from anywhere before `--`, in order.
+    private static func extractDatabasePaths(_ arguments: inout [String]) throws(UsageError) -> [String] {
+        var paths: [String] = []
+        while let path = try extractGlobal("--db", "<path>", &arguments, first: true) {
+            if path.isEmpty { throw UsageError(message: "The value of '--db' is empty.", command: nil) }
+            paths.append(path)
+        }
+        return paths
+    }
+
+    /// Several `--db`: only a command that reads takes them, and no more files than SQLite
+    /// attaches to one connection; the same file twice is a mistake.
+    private static func checkSeveralFiles(_ paths: [String], _ command: String) throws(UsageError) {
+        guard CommandTable.readsSeveralFiles.contains(command) else {
+            throw UsageError(message: "'cache \(command)' \(CommandTable.byName[command]?.usesDatabase == false ? "takes no database" : "writes, to one file"): give one --db (several are for the commands that only read: \(CommandTable.readsSeveralFiles.sorted().joined(separator: ", "))).", command: command)
+        }
+        guard paths.count <= CommandTable.mostDatabaseFiles else {
+            throw UsageError(message: "\(paths.count) --db files given: at most \(CommandTable.mostDatabaseFiles) are read as one cache (SQLite attaches at most \(CommandTable.mostDatabaseFiles - 1) files to the first here).", command: command)
+        }
+        if let twice = paths.first(where: { path in paths.filter { $0 == path }.count > 1 }) {
+            throw UsageError(message: "'--db \(twice)' is given twice.", command: command)
+        }
     }
 
     private static func extractColor(_ arguments: inout [String]) throws(UsageError) -> ColorChoice? {
@@ -73,7 +91,8 @@ enum CommandParser {
     }
 
     /// Takes a global option (`--db PATH`, `--color WHEN`) from anywhere before `--`.
-    private static func extractGlobal(_ option: String, _ placeholder: String, _ arguments: inout [String]) throws(UsageError) -> String? {
+    /// With `first`, only the first occurrence is taken (a repeatable option is taken in a loop).
+    private static func extractGlobal(_ option: String, _ placeholder: String, _ arguments: inout [String], first: Bool = false) throws(UsageError) -> String? {
         var value: String?
         var index = 0
         while index < arguments.count, arguments[index] != "--" {
@@ -84,9 +103,11 @@ enum CommandParser {
                 }
                 value = arguments[index + 1]
                 arguments.removeSubrange(index...(index + 1))
+                if first { return value }
             } else if argument.hasPrefix(option + "=") {
                 value = String(argument.dropFirst(option.count + 1))
                 arguments.remove(at: index)
+                if first { return value }
             } else {
                 index += 1
             }

@@ -4,13 +4,21 @@ import OfflineCache
 /// usage errors, the parser, the completions and the man page all read this table.
 enum CommandTable {
     static let globalOptions = [
-        OptionSpec(name: "--db", value: "path",
-                   help: "The database (default: $CACHE_DB, else $XDG_CACHE_HOME/cache/cache.sqlite3, else ~/.cache/cache/cache.sqlite3).",
+        OptionSpec(name: "--db", value: "path", repeatable: true,
+                   help: "The database (default: $CACHE_DB, else $XDG_CACHE_HOME/cache/cache.sqlite3, else ~/.cache/cache/cache.sqlite3). Commands that only read take it up to \(mostDatabaseFiles) times: the files, each holding its own sources (one per primary), are read as one cache, read-only.",
                    completion: .file),
         OptionSpec(name: "--color", value: "when", help: "auto (a terminal, unless NO_COLOR is set), always or never.",
                    completion: .choices(["auto", "always", "never"])),
         OptionSpec(name: "--read-only", help: "Read the cache as it is and write nothing: no refresh, no lease, no file made (also CACHE_READ_ONLY=1); for a replica."),
     ]
+    /// The commands that read several `--db` files as one cache (each source from the file that
+    /// holds it); every other command takes one.
+    /// The most `--db` files read as one (SQLite attaches at most 10 databases to one
+    /// connection here, and `cache sql` reads them through one).
+    static let mostDatabaseFiles = 10
+
+    static let readsSeveralFiles: Set<String> = ["list", "search", "status", "sources list", "export", "log", "history", "diff", "sql", "metrics", "serve"]
+
     static let versionOption = OptionSpec(name: "--version", short: "-V", help: "Show the version of cache, SQLite and libcurl.")
     static let helpOption = OptionSpec(name: "--help", short: "-h", help: "Show help information.")
 

@@ -12,29 +12,33 @@ extension CacheServer {
     ])
 
     func sources(_ request: HTTPServer.Request) throws -> HTTPServer.Response {
-        try withReader { database in
+        // Each file's sources (of several, one after another), with the file's lag.
+        let files = try withEveryReader { database in
             let reader = CacheReader(database)
             let statuses = try reader.status()
-            let versions = try statuses.map { try reader.rowsVersion(of: $0.source) }
-            let etag = "\"" + BodyHash.of(Data(versions.map(\.tag).joined(separator: "\n").utf8)) + "\""
-            let freshFor = versions.map(\.freshFor).min() ?? 0
-            let headers = [("ETag", etag), ("Cache-Control", "max-age=\(freshFor)")]
-            if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
-            let lag = ReplicaLag.of(database, readOnly: settings.readOnly)
-            let body = JSONValue.array(statuses.map { StatusCommand.json($0, readOnly: settings.readOnly, database: settings.databasePath, replicaLag: lag) })
-            return Self.json(200, body, headers: headers)
+            return (statuses: statuses, versions: try statuses.map { try reader.rowsVersion(of: $0.source) },
+                    lag: ReplicaLag.of(database, readOnly: settings.readOnly), path: database.path)
         }
+        let versions = files.flatMap(\.versions)
+        let etag = "\"" + BodyHash.of(Data(versions.map(\.tag).joined(separator: "\n").utf8)) + "\""
+        let freshFor = versions.map(\.freshFor).min() ?? 0
+        let headers = [("ETag", etag), ("Cache-Control", "max-age=\(freshFor)")]
+        if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
+        let body = JSONValue.array(files.flatMap { file in
+            file.statuses.map { StatusCommand.json($0, readOnly: settings.readOnly, database: file.path, replicaLag: file.lag) }
+        })
+        return Self.json(200, body, headers: headers)
     }
 
     func source(_ request: HTTPServer.Request, _ name: String) throws -> HTTPServer.Response {
-        try withReader { database in
+        try withReader(of: name) { database in
             let reader = CacheReader(database)
             let source = try SourceStore(database).named(name)
             let freshness = Freshness(version: try reader.rowsVersion(of: source))
             let etag = freshness.etag(query: "source")
             let headers = [("ETag", etag)] + freshness.headers
             if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
-            return Self.json(200, StatusCommand.json(try reader.status(of: source), readOnly: settings.readOnly, database: settings.databasePath,
+            return Self.json(200, StatusCommand.json(try reader.status(of: source), readOnly: settings.readOnly, database: database.path,
                                                      replicaLag: ReplicaLag.of(database, readOnly: settings.readOnly)),
                              headers: headers)
         }
@@ -76,7 +80,7 @@ extension CacheServer {
         if query != nil, !page.filters.isEmpty || page.after != nil || page.asOf != nil || page.staleOnly || format != .json {
             throw Refusal(status: 400, message: "'q=' searches the rows as they are now, in the JSON rows alone, and takes no filters, stale, as_of or after")
         }
-        return try withReader { database in
+        return try withReader(of: name) { database in
             let reader = CacheReader(database)
             let source = try SourceStore(database).named(name)
             if let asOf = page.asOf {
@@ -159,7 +163,7 @@ extension CacheServer {
                     var bytes: [UInt8] = []
                     var writer: RowBytes?
                     var count = 0
-                    let next = try self.withReader { database in
+                    let next = try self.withReader(of: name) { database in
                         try CacheReader(database).forEachRow(of: source, page: chunk, asRecords: asRecords) { columns, row in
                             let rowWriter = writer ?? RowBytes.listRow(columns, asRecords: asRecords)
                             writer = rowWriter
@@ -187,7 +191,7 @@ extension CacheServer {
     }
 
     func row(_ request: HTTPServer.Request, _ name: String, key: String) throws -> HTTPServer.Response {
-        try withReader { database in
+        try withReader(of: name) { database in
             let reader = CacheReader(database)
             let source = try SourceStore(database).named(name)
             var freshness = Freshness(version: try reader.rowsVersion(of: source))
@@ -207,7 +211,7 @@ extension CacheServer {
     }
 
     func rowLog(_ name: String, key: String) throws -> HTTPServer.Response {
-        try withReader { database in
+        try withReader(of: name) { database in
             let source = try SourceStore(database).named(name)
             return Self.json(200, .array(try LogCommand.versions(database, source, key: key).map(LogCommand.json)))
         }
@@ -222,14 +226,14 @@ extension CacheServer {
             }
             selection = .afterRun(run)
         }
-        return try withReader { database in
+        return try withReader(of: name) { database in
             _ = try SourceStore(database).named(name)
             return Self.json(200, .array(try HistoryStore(database).changes(source: name, selection).map(InspectCommands.json)))
         }
     }
 
     func refresh(_ request: HTTPServer.Request, _ name: String) throws -> HTTPServer.Response {
-        _ = try withReader { try SourceStore($0).named(name) }
+        _ = try withReader(of: name) { try SourceStore($0).named(name) }
         guard !settings.readOnly else {
             throw Refusal(status: 409, message: "this server is read-only (--read-only, CACHE_READ_ONLY or a Litestream replica): its primary refreshes")
         }
@@ -259,9 +263,12 @@ extension CacheServer {
     }
 
     func healthz() throws -> HTTPServer.Response {
-        let (statuses, lag) = try withReader { database in
-            (try CacheReader(database).status(), ReplicaLag.of(database, readOnly: settings.readOnly))
+        let files = try withEveryReader { database in
+            (statuses: try CacheReader(database).status(), lag: ReplicaLag.of(database, readOnly: settings.readOnly), path: database.path)
         }
+        let statuses = files.flatMap(\.statuses)
+        // Of several files, the one furthest behind is the server's lag.
+        let lag = ReplicaLag.worst(files.map(\.lag))
         let verdicts = StatusCommand.verdicts(statuses, maxAge: settings.maxAge)
         // A follower past --max-lag (or with no heartbeat yet) is not healthy: a load balancer
         // drains it until it catches up. A primary is behind nothing.
@@ -271,6 +278,9 @@ extension CacheServer {
         if let value = lag.json {
             fields.append(("replica_lag_s", value))
             if let maxLag = settings.maxLag { fields.append(("max_lag_s", .int(maxLag))) }
+            if files.count > 1 {
+                fields.append(("files", .array(files.map { .object([("database", .string($0.path)), ("replica_lag_s", $0.lag.json ?? .null)]) })))
+            }
         }
         let body = JSONValue.object(fields)
         // A monitor asks again after a minute: a sync lands on cron's schedule, not sooner.
@@ -278,7 +288,7 @@ extension CacheServer {
     }
 
     func eventStream(_ request: HTTPServer.Request) -> HTTPServer.Response {
-        let lastEventID = request.header("Last-Event-ID").flatMap { Int($0.trimmingSpaces()) }
+        let lastEventID = request.header("Last-Event-ID")
         return HTTPServer.Response(status: 200, headers: [
             ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no"),
         ], body: .stream(events.stream(lastEventID: lastEventID) { request.peerIsGone }))

@@ -9,7 +9,9 @@ import Synchronization
 /// `{"error": "…"}` with the status that says whose mistake it was.
 final class CacheServer: Sendable {
     struct Settings: Sendable {
-        var databasePath: String
+        /// One file, or several read as one cache (sources sharded over primaries; read-only).
+        var databasePaths: [String]
+        var databasePath: String { databasePaths[0] }
         var environment: [String: String]
         var readOnly: Bool
         var token: String?
@@ -39,9 +41,11 @@ final class CacheServer: Sendable {
     let settings: Settings
     let refresher: Refresher
     let events: EventHub
-    /// Read connections, one per request at a time, kept for the next: at most `readerCount`,
-    /// each with its own page cache, so 256 connections do not make 256 of them.
-    private let readers = Mutex<[ReadConnection]>([])
+    /// Read connections, one per request at a time, kept for the next, by file: at most
+    /// `readerCount` in use, each with its own page cache, so 256 connections do not make 256.
+    private let readers = Mutex<[String: [ReadConnection]]>([:])
+    /// Of several files, which holds each source (found again when a name is not in it).
+    private let holders = Mutex<[String: String]>([:])
     private let readerSlots = DispatchSemaphore(value: CacheServer.readerCount)
     static let readerCount = 8
     private let logLock = Mutex(())
@@ -54,7 +58,7 @@ final class CacheServer: Sendable {
 
     init(_ settings: Settings) {
         self.settings = settings
-        let events = EventHub(databasePath: settings.databasePath, access: settings.readAccess)
+        let events = EventHub(databasePaths: settings.databasePaths, access: settings.readAccess)
         self.events = events
         refresher = Refresher(databasePath: settings.databasePath, environment: settings.environment) { events.refreshing($0) }
     }
@@ -121,7 +125,8 @@ final class CacheServer: Sendable {
             return try only("GET") { try healthz() }
         case "metrics" where parts.count == 1:
             return try only("GET") {
-                let text = try withReader { MetricsCommand.exposition(try CacheReader($0).metrics(), replicaLag: ReplicaLag.of($0, readOnly: settings.readOnly).seconds) }
+                let several = settings.databasePaths.count > 1
+                let text = MetricsCommand.exposition(try withEveryReader { try MetricsCommand.part(of: $0, readOnly: settings.readOnly, several: several) })
                 return HTTPServer.Response(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(Array(text.utf8)))
             }
         case "events" where parts.count == 1:
@@ -199,12 +204,40 @@ final class CacheServer: Sendable {
         return refreshing
     }
 
-    func withReader<T>(_ body: (CacheDatabase) throws -> T) throws -> T {
+    /// A reader of the file that holds `source`.
+    func withReader<T>(of source: String, _ body: (CacheDatabase) throws -> T) throws -> T {
+        try withReader(path: try holder(of: source), body)
+    }
+
+    /// A reader of each file in turn (one, or several read as one), in `--db` order; one at a
+    /// time, so a request never waits for a second reader while it holds one.
+    func withEveryReader<T>(_ body: (CacheDatabase) throws -> T) throws -> [T] {
+        try settings.databasePaths.map { try withReader(path: $0, body) }
+    }
+
+    private func withReader<T>(path: String, _ body: (CacheDatabase) throws -> T) throws -> T {
         readerSlots.wait()
         defer { readerSlots.signal() }
-        let reader = try readers.withLock { $0.popLast() } ?? ReadConnection(CacheDatabase(path: settings.databasePath, access: settings.readAccess))
-        defer { readers.withLock { $0.append(reader) } }
+        let reader = try readers.withLock { $0[path]?.popLast() } ?? ReadConnection(CacheDatabase(path: path, access: settings.readAccess))
+        defer { readers.withLock { $0[path, default: []].append(reader) } }
         return try body(reader.database)
+    }
+
+    /// The file holding `source`: the one file, or of several the one whose sources name it
+    /// (looked up again on a name not known, since a primary may have added it since).
+    private func holder(of source: String) throws -> String {
+        guard settings.databasePaths.count > 1 else { return settings.databasePath }
+        if let path = holders.withLock({ $0[source] }) { return path }
+        var found: [String: String] = [:]
+        for path in settings.databasePaths {
+            for name in try withReader(path: path, { try SourceStore($0).all().map(\.name) }) {
+                if let other = found[name] { throw Shards.inTwoFiles(name, other, path) }
+                found[name] = path
+            }
+        }
+        holders.withLock { $0 = found }
+        guard let path = found[source] else { throw CacheError.noSuchSource(source) }
+        return path
     }
 
     static func flag(_ value: String?) -> Bool? {

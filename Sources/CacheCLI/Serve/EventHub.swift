@@ -5,19 +5,29 @@ import OfflineCache
 import Synchronization
 
 /// `GET /events`: one Server-Sent Events stream for every source. A sync beginning is
-/// `refreshing`; a run ending is `updated`, `unchanged`, `failed` or `held`, with the run's
-/// number as the event's id, so a client that reconnects with `Last-Event-ID` gets the runs it
-/// missed from the run history. Syncs by any process are seen: one watcher reads SQLite's
+/// `refreshing`; a run ending is `updated`, `unchanged`, `failed` or `held`, with a cursor as
+/// the event's id, so a client that reconnects with `Last-Event-ID` gets the runs it missed
+/// from the run history. Syncs by any process are seen: one watcher per file reads SQLite's
 /// `PRAGMA data_version`, which moves when another connection commits, and reads the tables
 /// only then.
+///
+/// The cursor is the newest run sent of each file: its number for one file, and for several
+/// (sources sharded over primaries, each numbering its own runs) the numbers in `--db` order,
+/// joined by `-` (`12-40`).
 final class EventHub: Sendable {
     /// One event as the stream sends it.
     struct Event: Sendable {
         var name: String
-        var id: Int?
+        /// The run's file (its place in `--db` order) and number there; nil for `refreshing`.
+        var run: Run?
         var data: String
 
-        var bytes: [UInt8] {
+        struct Run: Sendable {
+            var file: Int
+            var id: Int
+        }
+
+        func bytes(id: String?) -> [UInt8] {
             Array(((id.map { "id: \($0)\n" } ?? "") + "event: \(name)\ndata: \(data)\n\n").utf8)
         }
     }
@@ -26,16 +36,14 @@ final class EventHub: Sendable {
     final class Subscriber: Sendable {
         let pending = Mutex<[Event]>([])
         let arrived = DispatchSemaphore(value: 0)
-        /// Runs up to this one were sent (replayed), so the live ones repeat none of them.
-        let sentThrough = Mutex<Int>(0)
     }
 
     static let keepAliveSeconds = 15.0
     static let pollMilliseconds = 100
-    /// The most runs one reconnection replays.
+    /// The most runs one reconnection replays, of each file.
     static let replayLimit = 1000
 
-    private let databasePath: String
+    private let databasePaths: [String]
     private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
     private let stopping = Mutex(false)
     private let watching = DispatchSemaphore(value: 0)
@@ -45,24 +53,26 @@ final class EventHub: Sendable {
 
     private let access: CacheDatabase.Access
 
-    init(databasePath: String, access: CacheDatabase.Access) {
-        self.databasePath = databasePath
+    init(databasePaths: [String], access: CacheDatabase.Access) {
+        self.databasePaths = databasePaths
         self.access = access
     }
 
-    /// Starts the watcher, reading from the newest run there is now.
+    /// Starts a watcher per file, each reading from the newest run its file has now.
     func start() throws {
-        let database = try CacheDatabase(path: databasePath, access: access)
-        let latest = try HistoryStore(database).runs(limit: 1).first?.id ?? 0
-        nonisolated(unsafe) let watched = database
-        DispatchQueue(label: "cache.serve.events").async { [self] in watch(watched, after: latest) }
+        for (file, path) in databasePaths.enumerated() {
+            let database = try CacheDatabase(path: path, access: access)
+            let latest = try HistoryStore(database).runs(limit: 1).first?.id ?? 0
+            nonisolated(unsafe) let watched = database
+            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in watch(watched, file: file, after: latest) }
+        }
     }
 
-    /// Ends every stream and the watcher.
+    /// Ends every stream and the watchers.
     func stop() {
         stopping.withLock { $0 = true }
         for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.arrived.signal() }
-        _ = watching.wait(timeout: .now() + .seconds(2))
+        for _ in databasePaths { _ = watching.wait(timeout: .now() + .seconds(2)) }
     }
 
     var isStopping: Bool { stopping.withLock { $0 } }
@@ -75,27 +85,52 @@ final class EventHub: Sendable {
         deinit { _ = hub.subscribers.withLock { $0.removeValue(forKey: key) } }
     }
 
+    /// A cursor as an event's id.
+    func cursor(_ newest: [Int]) -> String { newest.map(String.init).joined(separator: "-") }
+
+    /// `Last-Event-ID` as a cursor of these files, or nil when it is not one (a new client).
+    func cursor(_ text: String) -> [Int]? {
+        let parts = text.trimmingSpaces().split(separator: "-", omittingEmptySubsequences: false)
+        let numbers = parts.compactMap { Int($0) }.filter { $0 >= 0 }
+        return parts.count == databasePaths.count && numbers.count == parts.count ? numbers : nil
+    }
+
     /// A stream for one client, first with the runs after `lastEventID` (when it reconnects).
-    func stream(lastEventID: Int?, peerIsGone: @escaping () -> Bool) -> () -> [UInt8]? {
+    func stream(lastEventID: String?, peerIsGone: @escaping () -> Bool) -> () -> [UInt8]? {
         let subscriber = Subscriber()
         let key = ObjectIdentifier(subscriber)
         subscribers.withLock { $0[key] = subscriber }
         let subscription = Subscription(self, key)
-        var replay: [Event] = []
-        var cursor = ""
-        if let database = try? CacheDatabase(path: databasePath, access: access) {
-            if let lastEventID, let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastEventID) {
-                replay = runs.compactMap(Self.event)
-                subscriber.sentThrough.withLock { $0 = runs.last?.id ?? lastEventID }
-            } else if lastEventID == nil, let newest = try? HistoryStore(database).runs(limit: 1).first?.id {
-                // A new client's cursor, an id with no event: reconnecting from it, it misses no run
-                // that ends from now on, even if it never saw one.
-                cursor = "id: \(newest)\n"
+        let resume = lastEventID.flatMap(cursor)
+        // `sentThrough`: each file's runs up to this one were sent (replayed), so the live ones
+        // repeat none of them. `position`: the cursor the next event's id carries.
+        var sentThrough = Array(repeating: 0, count: databasePaths.count)
+        var position = sentThrough
+        var missed: [(file: Int, run: SyncRunRecord)] = []
+        for (file, path) in databasePaths.enumerated() {
+            guard let database = try? CacheDatabase(path: path, access: access) else { continue }
+            if let resume, let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: resume[file]) {
+                missed += runs.map { (file, $0) }
+                sentThrough[file] = runs.last?.id ?? resume[file]
+                position[file] = resume[file]
+            } else if resume == nil, let newest = try? HistoryStore(database).runs(limit: 1).first?.id {
+                position[file] = newest
             }
         }
+        func bytes(_ events: [Event]) -> [UInt8] {
+            events.flatMap { event -> [UInt8] in
+                guard let run = event.run else { return event.bytes(id: nil) }
+                position[run.file] = max(position[run.file], run.id)
+                return event.bytes(id: cursor(position))
+            }
+        }
+        // Of several files, the missed runs in the order they ended.
+        let replay = bytes(missed.sorted { ($0.run.finishedAt, $0.file) < ($1.run.finishedAt, $1.file) }.compactMap { Self.event($0.run, file: $0.file) })
+        // A new client's cursor, an id with no event: reconnecting from it, it misses no run
+        // that ends from now on, even if it never saw one.
+        let start = resume == nil && position.contains { $0 > 0 } ? "id: \(cursor(position))\n" : ""
         // A comment first: the response starts at once, and a proxy passes it on.
-        var first = Array(": cache events\nretry: 2000\n\(cursor)\n".utf8)
-        for event in replay { first += event.bytes }
+        let first = Array(": cache events\nretry: 2000\n\(start)\n".utf8) + replay
         var started = false
         return { [self] in
             withExtendedLifetime(subscription) {}
@@ -109,11 +144,10 @@ final class EventHub: Sendable {
                     defer { pending.removeAll() }
                     return pending
                 }
-                let sentThrough = subscriber.sentThrough.withLock { $0 }
-                let fresh = events.filter { ($0.id ?? .max) > sentThrough }
+                let fresh = events.filter { event in event.run.map { $0.id > sentThrough[$0.file] } ?? true }
                 if !fresh.isEmpty {
-                    if let newest = fresh.compactMap(\.id).max() { subscriber.sentThrough.withLock { $0 = newest } }
-                    return fresh.flatMap(\.bytes)
+                    for run in fresh.compactMap(\.run) { sentThrough[run.file] = max(sentThrough[run.file], run.id) }
+                    return bytes(fresh)
                 }
                 // A second at a time, so a client that hung up is let go within one.
                 var waited = 0.0
@@ -133,7 +167,7 @@ final class EventHub: Sendable {
     }
 
     static func refreshingEvent(_ source: String) -> Event {
-        Event(name: "refreshing", id: nil, data: JSONValue.object([("source", .string(source))]).compact)
+        Event(name: "refreshing", run: nil, data: JSONValue.object([("source", .string(source))]).compact)
     }
 
     private func publish(_ events: [Event]) {
@@ -144,7 +178,7 @@ final class EventHub: Sendable {
         }
     }
 
-    private func watch(_ database: CacheDatabase, after latest: Int) {
+    private func watch(_ database: CacheDatabase, file: Int, after latest: Int) {
         defer { watching.signal() }
         var lastRun = latest
         var syncing: Set<String> = []
@@ -160,7 +194,7 @@ final class EventHub: Sendable {
                 syncing = held
             }
             if let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastRun) {
-                events += runs.compactMap(Self.event)
+                events += runs.compactMap { Self.event($0, file: file) }
                 lastRun = runs.last?.id ?? lastRun
                 announced.withLock { $0.subtract(runs.map(\.source)) }
             }
@@ -169,13 +203,13 @@ final class EventHub: Sendable {
     }
 
     /// A run as its event; nil for runs no reader waits on (a `--plan`, a skip).
-    static func event(_ run: SyncRunRecord) -> Event? {
+    static func event(_ run: SyncRunRecord, file: Int) -> Event? {
         guard ["updated", "unchanged", "failed", "held"].contains(run.outcome) else { return nil }
         let data = JSONValue.object([
             ("source", .string(run.source)), ("run", .int(run.id)), ("outcome", .string(run.outcome)),
             ("finished_at", .string(run.finishedAt)), ("inserted", .int(run.counts.inserted)),
             ("updated", .int(run.counts.updated)), ("deleted", .int(run.counts.deleted)), ("error", .optional(run.error)),
         ])
-        return Event(name: run.outcome, id: run.id, data: data.compact)
+        return Event(name: run.outcome, run: Event.Run(file: file, id: run.id), data: data.compact)
     }
 }

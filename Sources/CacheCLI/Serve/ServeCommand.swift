@@ -21,8 +21,9 @@ enum ServeCommand {
             }
             token = value
         }
-        // The cache must be there: serving a path that holds none would answer 404 for ever.
-        _ = try context.openForReading()
+        // The cache must be there: serving a path that holds none would answer 404 for ever. Of
+        // several files, each must be, and no source in two.
+        _ = try context.openEveryFile()
 
         // SIGTERM and SIGINT are taken by this thread alone (sigwait), so every thread started
         // from here on has them blocked.
@@ -34,7 +35,7 @@ enum ServeCommand {
         defer { pthread_sigmask(SIG_UNBLOCK, &signals, nil) }
 
         let app = CacheServer(CacheServer.Settings(
-            databasePath: context.databasePath, environment: context.environment, readOnly: context.readOnly,
+            databasePaths: context.databasePaths, environment: context.environment, readOnly: context.readOnly,
             token: token, cors: options.cors, maxAge: options.maxAge, maxLag: options.maxLag, accessLog: options.accessLog))
         try app.events.start()
         let server: HTTPServer

@@ -17,7 +17,36 @@ package struct ReadOnlyQuery {
     /// Opens `path` read-only; a missing file throws `CacheError.noDatabase`, another program's
     /// file `.notACache`.
     package init(path: String, creatingNothing: Bool = false) throws(CacheError) {
-        connection = try CacheDatabase.openForInspection(path, readOnly: creatingNothing)
+        try self.init(paths: [path], creatingNothing: creatingNothing)
+    }
+
+    /// Several caches read as one, each file holding its own sources: the first is `main`, the
+    /// others are attached as `db2`, `db3`, …, and each source's views (`cached_NAME` and its
+    /// list views) are reached by their names alone, from the file that holds them. The
+    /// bookkeeping tables (`sources`, `sync_runs`, …) are each file's: `db2.sources`.
+    package init(paths: [String], creatingNothing: Bool = false) throws(CacheError) {
+        connection = try CacheDatabase.openForInspection(paths[0], readOnly: creatingNothing || paths.count > 1)
+        for (index, path) in paths.enumerated().dropFirst() {
+            let schema = "db\(index + 1)"
+            do {
+                _ = try CacheDatabase.openForInspection(path, readOnly: true)
+                try connection.attachWithoutCreating(path, as: schema)
+                // Temporary views, in memory: the files are not written. The main file's own views
+                // come first in name lookup only after temp ones, so a view both files have (none
+                // should: each source is in one) would be this one's.
+                let views = try connection.query("SELECT name FROM \(schema).sqlite_schema WHERE type = 'view' AND name NOT IN (SELECT name FROM main.sqlite_schema) AND name NOT IN (SELECT name FROM temp.sqlite_schema)") { $0.text(0) ?? "" }
+                for view in views {
+                    let quoted = "\"" + view.replacingScalars { $0 == "\"" ? "\"\"" : nil } + "\""
+                    try connection.execute("CREATE TEMP VIEW \(quoted) AS SELECT * FROM \(schema).\(quoted)")
+                }
+            } catch let error as CacheError {
+                throw error
+            } catch let error as DatabaseError {
+                throw .database(CacheDatabase.explained(error, path: path))
+            } catch {
+                throw .database(DatabaseError(extendedCode: SQLITE_ERROR, message: "\(error)"))
+            }
+        }
         sqlite3_set_authorizer(connection.handle, readOnlyAuthorizer, nil)
     }
 

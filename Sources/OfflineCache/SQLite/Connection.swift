@@ -11,7 +11,7 @@ package final class Connection {
     private var statementCache: [String: Statement] = [:]
     /// The shared lock an immutable read-only connection holds (see `readingWithoutCreating`);
     /// let go after the connection closes.
-    private var heldLock: SharedFileLock?
+    private var heldLocks: [SharedFileLock] = []
 
     /// Opens (and, unless `readOnly`, creates) the database at `path`.
     ///
@@ -24,12 +24,9 @@ package final class Connection {
         var flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        var name = path
-        if immutable {
-            flags |= SQLITE_OPEN_URI
-            // A file: URI, its path percent-encoded where a URI needs it.
-            name = "file:" + path.percentEncoded { String.isUnreserved($0) || $0 == UInt8(ascii: "/") } + "?immutable=1"
-        }
+        // A read-only connection takes URIs, for the files it attaches (`attachWithoutCreating`).
+        if readOnly { flags |= SQLITE_OPEN_URI }
+        let name = immutable ? Self.uri(path, immutable: true) : path
         _ = Self.processSettings
         let previousMask = umask(0o077)
         let code = sqlite3_open_v2(name, &db, flags, nil)
@@ -85,26 +82,45 @@ package final class Connection {
     /// connection cannot delete them), and that pair is read with the ordinary locks. An empty
     /// `-wal` alone holds nothing, so the file is read as if it had neither.
     package static func readingWithoutCreating(_ path: String) throws(DatabaseError) -> Connection {
-        if isWALFile(path) {
-            if access(path + "-shm", F_OK) != 0 && !hasContent(path + "-wal") {
-                let lock = try SharedFileLock(path: path)
-                // Looked at again under the lock: a writer may have opened the file meanwhile.
-                if !hasContent(path + "-wal") && access(path + "-shm", F_OK) != 0 {
-                    let immutable = try Connection(path: path, readOnly: true, immutable: true)
-                    immutable.heldLock = lock
-                    _ = try immutable.scalarInt("SELECT count(*) FROM sqlite_schema")
-                    return immutable
-                }
-            }
-            let sides = (wal: access(path + "-wal", F_OK) == 0, shm: access(path + "-shm", F_OK) == 0)
-            if sides.wal != sides.shm {
-                throw DatabaseError(extendedCode: SQLITE_CANTOPEN,
-                                    message: "\(path) has its \(sides.wal ? "-wal" : "-shm") file but not its \(sides.wal ? "-shm" : "-wal"): only a writer can recover that; open it once without --read-only")
-            }
+        if let lock = try immutableReadLock(path) {
+            let immutable = try Connection(path: path, readOnly: true, immutable: true)
+            immutable.heldLocks.append(lock)
+            _ = try immutable.scalarInt("SELECT count(*) FROM sqlite_schema")
+            return immutable
         }
         let connection = try Connection(path: path, readOnly: true)
         _ = try connection.scalarInt("SELECT count(*) FROM sqlite_schema")
         return connection
+    }
+
+    /// Attaches `path` as `schema`, read-only and read as `readingWithoutCreating` reads a file
+    /// (immutably when it is a WAL file with neither side file), so that nothing is created.
+    package func attachWithoutCreating(_ path: String, as schema: String) throws(DatabaseError) {
+        let lock = try Self.immutableReadLock(path)
+        try run("ATTACH DATABASE ?1 AS \"\(schema)\"", [.text(Self.uri(path, immutable: lock != nil) + (lock == nil ? "?mode=ro" : "&mode=ro"))])
+        if let lock { heldLocks.append(lock) }
+    }
+
+    /// Whether `readingWithoutCreating` reads `path` immutably: a WAL file with neither side file
+    /// (then the shared lock it reads under), else nil; one side file without the other is refused.
+    private static func immutableReadLock(_ path: String) throws(DatabaseError) -> SharedFileLock? {
+        guard isWALFile(path) else { return nil }
+        if access(path + "-shm", F_OK) != 0 && !hasContent(path + "-wal") {
+            let lock = try SharedFileLock(path: path)
+            // Looked at again under the lock: a writer may have opened the file meanwhile.
+            if !hasContent(path + "-wal") && access(path + "-shm", F_OK) != 0 { return lock }
+        }
+        let sides = (wal: access(path + "-wal", F_OK) == 0, shm: access(path + "-shm", F_OK) == 0)
+        if sides.wal != sides.shm {
+            throw DatabaseError(extendedCode: SQLITE_CANTOPEN,
+                                message: "\(path) has its \(sides.wal ? "-wal" : "-shm") file but not its \(sides.wal ? "-shm" : "-wal"): only a writer can recover that; open it once without --read-only")
+        }
+        return nil
+    }
+
+    /// `path` as a `file:` URI, percent-encoded where a URI needs it; `?immutable=1` when asked.
+    private static func uri(_ path: String, immutable: Bool) -> String {
+        "file:" + path.percentEncoded { String.isUnreserved($0) || $0 == UInt8(ascii: "/") } + (immutable ? "?immutable=1" : "")
     }
 
     /// Whether a side file is there with something in it (an empty `-wal` is as good as none).

@@ -1,0 +1,46 @@
+import FoundationEssentials
+import OfflineCache
+
+/// Several `--db` files read as one cache: sources sharded over primaries, each primary
+/// syncing and replicating its own file (its own leases, heartbeat and Litestream), and a
+/// follower reading them together. Each source is held by one file: a name in two is refused,
+/// naming both, since which one to read would be a guess.
+struct Shards {
+    /// One file and what it holds.
+    struct File {
+        let path: String
+        let database: CacheDatabase
+        let sources: [Source]
+        /// How far behind its own primary this file is.
+        let lag: ReplicaLag
+    }
+
+    let files: [File]
+
+    /// Opens every file read-only, creating and migrating nothing.
+    init(paths: [String]) throws {
+        var files: [File] = []
+        var holder: [String: String] = [:]
+        for path in paths {
+            let database = try CacheDatabase(path: path, access: .readOnly)
+            let sources = try SourceStore(database).all()
+            for source in sources {
+                if let other = holder[source.name] { throw Self.inTwoFiles(source.name, other, path) }
+                holder[source.name] = path
+            }
+            files.append(File(path: path, database: database, sources: sources, lag: ReplicaLag.of(database, readOnly: true)))
+        }
+        self.files = files
+    }
+
+    /// The file holding `name`.
+    func holding(_ name: String) throws(CacheError) -> File {
+        guard let file = files.first(where: { $0.sources.contains { $0.name == name } }) else { throw .noSuchSource(name) }
+        return file
+    }
+
+    /// One source name in two files: a configuration to mend (78), naming both.
+    static func inTwoFiles(_ name: String, _ first: String, _ second: String) -> CacheError {
+        .invalidSource("the source '\(name)' is in both \(first) and \(second): each source must be held by one file (its primary's) to read the files as one cache")
+    }
+}
