@@ -166,7 +166,8 @@ import Testing
         print("a preview of 50 of 200,000 records: \(elapsed)")
     }
 
-    /// At most 40 public types, and none of the engine's inner ones: an app sees what it needs.
+    /// At most 50 public types (48 since typed rows, search, a row's log, the run history and
+    /// the screen's model), and none of the engine's inner ones: an app sees what it needs.
     @Test func thePublicSurfaceIsSmall() throws {
         let root = URL(fileURLWithPath: Paths.repository + "/Sources/OfflineCache")
         let files = (FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".swift") }
@@ -178,7 +179,7 @@ import Testing
             }
         }
         print("public types: \(names.count): \(names.sorted().joined(separator: ", "))")
-        #expect(names.count <= 40, "\(names.count) public types")
+        #expect(names.count <= 50, "\(names.count) public types")
         #expect(names.count > 10)
         for inner in ["Connection", "Statement", "PayloadDecoder", "RecordDecoder", "JSONCursor", "SyncEngine", "CacheDatabase"] {
             #expect(!names.contains(inner), "\(inner) is public")

@@ -37,21 +37,8 @@ enum LogCommand {
         return ExitCode.success
     }
 
-    /// The row's versions, newest first, then (when no change is logged since the history's cut)
-    /// the row as it is now, as a version `current`. The key as given, or a composite key as
-    /// people write it (`PAR,2026-12-01`).
     static func versions(_ database: CacheDatabase, _ source: Source, key: String) throws -> [RowVersion] {
-        let history = HistoryStore(database)
-        var (versions, current) = try history.versions(of: source, key: key)
-        for written in source.compositeKeys(written: key)
-        where versions.isEmpty && current == nil {
-            (versions, current) = try history.versions(of: source, key: written)
-        }
-        guard !versions.isEmpty || current != nil else { throw CacheError.noSuchRow(key, source: source.name) }
-        let now = versions.isEmpty ? current.map {
-            RowVersion(runID: 0, at: "", change: "current", rowKind: "", before: nil, after: $0)
-        } : nil
-        return versions + (now.map { [$0] } ?? [])
+        try HistoryStore(database).log(of: source, key: key)
     }
 
     /// One version as `log --json` shows it.

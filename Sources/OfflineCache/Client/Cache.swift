@@ -22,24 +22,47 @@ import FoundationEssentials
 ///
 /// Each call opens the database for its own work and closes it after, so a `Cache` may be used
 /// from any thread or task.
+///
+/// `Cache` is the library's one entry point: sources, syncs, rows (typed, stale-flagged, as of
+/// a past moment), search, a row's log, the run history, status, loading states and an
+/// observable model for a screen (`model(of:limit:)`).
 public struct Cache: Sendable {
     /// The database file.
     public let path: String
+    /// Opened with `readOnly: true`: nothing is written, created or migrated.
+    public let readOnly: Bool
     /// Where token variables (`tokenEnv`) are read; the process's environment by default.
     public var environment: [String: String]
+    /// How syncs reach upstream: libcurl by default; a test may hand in canned answers.
+    public var fetcher: any Fetching
 
     /// Opens the cache at `path`, creating the file (and its folder) when there is none, and
-    /// migrating an older one.
+    /// migrating an older one; with `readOnly`, opens it as `cache --read-only` does, writing
+    /// nothing at all (a read-only mount, a Litestream replica): reads work, and every call that
+    /// would write throws `CacheError.readOnly`.
     ///
     /// - Throws: `CacheError`: `.cannotCreate`, `.notACache` for another program's file,
-    ///   `.newerSchema` for a file from a newer version.
-    public init(path: String, environment: [String: String] = processEnvironment()) throws(CacheError) {
+    ///   `.newerSchema` for a file from a newer version; with `readOnly`, `.noDatabase` when
+    ///   there is no cache at `path`, `.readOnly` when it would need a migration first.
+    public init(path: String, readOnly: Bool = false, environment: [String: String] = processEnvironment(),
+                fetcher: any Fetching = Fetcher()) throws(CacheError) {
         self.path = path
+        self.readOnly = readOnly
         self.environment = environment
-        _ = try CacheDatabase(path: path, create: true)
+        self.fetcher = fetcher
+        _ = try readOnly ? CacheDatabase(path: path, access: .readOnly) : CacheDatabase(path: path, create: true)
     }
 
-    private func database() throws(CacheError) -> CacheDatabase { try CacheDatabase(path: path, access: .write) }
+    /// A connection for one call's reads.
+    func database() throws(CacheError) -> CacheDatabase {
+        try CacheDatabase(path: path, access: readOnly ? .readOnly : .write)
+    }
+
+    /// A connection for a call that writes: refused when opened read-only.
+    private func writable() throws(CacheError) -> CacheDatabase {
+        if readOnly { throw .readOnly(path: path, reason: "it was opened with readOnly: true, and this call writes") }
+        return try CacheDatabase(path: path, access: .write)
+    }
 
     /// Whether a source of this name exists.
     public func hasSource(named name: String) throws(CacheError) -> Bool {
@@ -71,7 +94,7 @@ public struct Cache: Sendable {
         } catch {
             throw .invalidSource(error.message)
         }
-        try SourceStore(database()).add(source)
+        try SourceStore(writable()).add(source)
     }
 
     /// Changes a source's settings, checked as `cache sources set` checks them; the source as
@@ -90,29 +113,39 @@ public struct Cache: Sendable {
         } catch {
             throw .invalidSource(error.message)
         }
-        return try SourceStore(try database()).update(name, by: settings).after
+        return try SourceStore(try writable()).update(name, by: settings).after
     }
 
     /// Removes a source with its rows and history.
     public func removeSource(named name: String) throws(CacheError) {
-        try SourceStore(database()).remove(name)
+        try SourceStore(writable()).remove(name)
     }
 
-    /// Syncs one source now, as `cache sync NAME` does.
-    public func sync(_ name: String) throws(CacheError) -> SyncReport {
-        try SyncEngine(database: database(), environment: environment).sync(name)
+    /// Syncs one source now, as `cache sync NAME` does, giving up after `timeout` (every
+    /// attempt and the waits between them): a hung upstream ends in a report whose `failure`
+    /// says it timed out, within the timeout, and the cached rows stay as they were.
+    public func sync(_ name: String, timeout: Duration = .seconds(30)) throws(CacheError) -> SyncReport {
+        try SyncEngine(database: writable(), fetcher: fetcher, environment: environment).sync(name, options: options(timeout))
     }
 
-    /// Syncs every source, one after another.
-    public func syncAll() throws(CacheError) -> [SyncReport] {
-        let engine = SyncEngine(database: try database(), environment: environment)
-        return try sources().map { engine.sync($0) }
+    /// Syncs every source, one after another, each within `timeout`.
+    public func syncAll(timeout: Duration = .seconds(30)) throws(CacheError) -> [SyncReport] {
+        let engine = SyncEngine(database: try writable(), fetcher: fetcher, environment: environment)
+        return try sources().map { engine.sync($0, options: options(timeout)) }
     }
 
-    /// The cached rows of a source at once, without the network: at most `limit` of them.
-    public func rows(of name: String, limit: Int? = nil) throws -> CachedRows {
+    private func options(_ timeout: Duration) -> SyncEngine.Options {
+        SyncEngine.Options(timeout: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+    }
+
+    /// The cached rows of a source at once, without the network: at most `limit` of them, only
+    /// the stale ones with `staleOnly`, and with `asOf` as they were then (from the change log;
+    /// `CacheError.beforeHistory` when it does not go back that far).
+    public func rows(of name: String, limit: Int? = nil, staleOnly: Bool = false, asOf: Date? = nil) throws -> CachedRows {
         let database = try database()
-        return try CacheReader(database).rows(of: SourceStore(database).named(name), limit: limit)
+        let source = try SourceStore(database).named(name)
+        let moment = try Self.moment(asOf, source, database)
+        return try CacheReader(database).rows(of: source, staleOnly: staleOnly, limit: limit, asOf: moment)
     }
 
     /// Every source's state, as `cache status` shows it.
@@ -121,6 +154,14 @@ public struct Cache: Sendable {
     /// The loading states of a source: its preview at once (at most `limit` rows), then, when it
     /// is stale, `refreshing` and the fresh rows or a failure. See `CacheClient.states(of:)`.
     public func states(of name: String, limit: Int? = nil) -> AsyncStream<LoadingState> {
-        CacheClient(databasePath: path, environment: environment).states(of: name, limit: limit)
+        CacheClient(databasePath: path, fetcher: fetcher, environment: environment).states(of: name, refresh: !readOnly, limit: limit)
+    }
+
+    /// The stored form of `asOf`, checked against what the change log still answers for.
+    static func moment(_ asOf: Date?, _ source: Source, _ database: CacheDatabase) throws -> String? {
+        guard let asOf else { return nil }
+        let moment = Timestamp.format(asOf)
+        try HistoryStore(database).checkAnswerable(source: source.name, at: moment)
+        return moment
     }
 }

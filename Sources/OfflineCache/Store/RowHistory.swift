@@ -77,6 +77,22 @@ extension HistoryStore {
     /// history horizon (before it, rows may have had other keys); and the row as it is now (its
     /// fields as the log keeps them), if it is cached. A row that came with a load is shown as
     /// `loaded` there: loads are logged once, not row by row.
+    /// The row's versions, newest first, then (when no change is logged since the history's cut)
+    /// the row as it is now, as a version `current`: what `cache log` shows. The key as given,
+    /// or a composite key as people write it (`PAR,2026-12-01`).
+    package func log(of source: Source, key: String) throws -> [RowVersion] {
+        var (versions, current) = try self.versions(of: source, key: key)
+        for written in source.compositeKeys(written: key)
+        where versions.isEmpty && current == nil {
+            (versions, current) = try self.versions(of: source, key: written)
+        }
+        guard !versions.isEmpty || current != nil else { throw CacheError.noSuchRow(key, source: source.name) }
+        let now = versions.isEmpty ? current.map {
+            RowVersion(runID: 0, at: "", change: "current", rowKind: "", before: nil, after: $0)
+        } : nil
+        return versions + (now.map { [$0] } ?? [])
+    }
+
     package func versions(of source: Source, key: String) throws -> (versions: [RowVersion], current: String?) {
         let storage = source.kind.storage.definition
         let since = SQLValue.text(try horizon(source: source.name) ?? "")

@@ -1,0 +1,162 @@
+import FoundationEssentials
+
+/// What `cache` reads besides rows — typed rows, search, a row's log, the run history — for
+/// an app, without SQL and without the command line.
+extension Cache {
+    /// The cached rows of a source, each decoded into `Value` from its JSON: a json, csv or
+    /// ndjson record as upstream sent it, a joke as `Joke`, a transaction as `Transaction`. A
+    /// row that does not decode is left out and named in `failures`, by key.
+    ///
+    /// ```swift
+    /// struct Repo: Decodable { var id: Int; var full_name: String }
+    /// let repos = try cache.rows(of: "repos", as: Repo.self, limit: 20)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - limit: at most this many rows (decoded or not).
+    ///   - staleOnly: only rows upstream has not confirmed within the TTL.
+    ///   - asOf: the rows as they were then, from the change log.
+    public func rows<Value: Decodable>(of name: String, as type: Value.Type, limit: Int? = nil, staleOnly: Bool = false,
+                                       asOf: Date? = nil) throws -> DecodedRows<Value> {
+        let database = try database()
+        let source = try SourceStore(database).named(name)
+        let moment = try Self.moment(asOf, source, database)
+        return try DecodedRows.decoding(as: type) { add in
+            try CacheReader(database).forEachRow(of: source, staleOnly: staleOnly, limit: limit, asRecords: true, asOf: moment) {
+                add(CachedRowText($0, $1))
+            }
+        }
+    }
+
+    /// The cached rows whose text matches `query`, best first, offline, as `cache search` finds
+    /// them (SQLite FTS5's syntax: words, "phrases", prefix*, AND, OR, NOT; case and accents do
+    /// not matter), each decoded into `Value` with its snippet. For an account, a match is a
+    /// vendor, and its transactions are the rows.
+    ///
+    /// - Throws: `SearchError` when search is off for the source or the query is not one FTS5
+    ///   can read.
+    public func search<Value: Decodable>(_ name: String, for query: String, as type: Value.Type, limit: Int = 20) throws -> SearchResults<Value> {
+        let database = try database()
+        let source = try SourceStore(database).named(name)
+        guard source.searchable else { throw SearchError(message: "search is off for '\(name)' (its `search` setting)") }
+        let reader = CacheReader(database)
+        let hits: [SearchHit]
+        do {
+            hits = try reader.search(source, query: query, limit: limit)
+        } catch let error as SearchQueryError {
+            throw SearchError(message: "the query '\(query)' is not one FTS5 can read (\(error.message))")
+        }
+        var results = SearchResults<Value>(matches: [], failures: [])
+        let decoder = JSONDecoder()
+        for hit in hits where results.matches.count + results.failures.count < limit {
+            try reader.forEachRow(of: source, document: hit.document, limit: limit - results.matches.count - results.failures.count,
+                                  asRecords: true) { columns, row in
+                switch CachedRowText(columns, row).decoded(as: type, decoder) {
+                case .success(let cached): results.matches.append(SearchMatch(row: cached, snippet: hit.snippet, rank: hit.rank))
+                case .failure(let failure): results.failures.append(failure)
+                }
+            }
+        }
+        return results
+    }
+
+    /// One row's versions, newest first, as `cache log` shows them: what each run did to it,
+    /// its fields before and after; when nothing is logged since the history's start, the row
+    /// as it is now (`current`).
+    ///
+    /// - Parameter key: a record's key, a joke's id, a transaction's id (or the source's name
+    ///   for an account's header).
+    /// - Throws: `CacheError.noSuchRow` when the source has neither cached nor logged the key.
+    public func log(of name: String, key: String) throws -> [RowLogEntry] {
+        let database = try database()
+        return try HistoryStore(database).log(of: SourceStore(database).named(name), key: key).map(RowLogEntry.init)
+    }
+
+    /// The sync runs, newest first (of one source, or of all), as `cache history` lists them.
+    public func history(of name: String? = nil, limit: Int? = nil) throws -> [SyncRun] {
+        let database = try database()
+        if let name { _ = try SourceStore(database).named(name) }
+        return try HistoryStore(database).runs(source: name, limit: limit).map(SyncRun.init)
+    }
+}
+
+/// Why a search could not run: search is off for the source, or the query is not FTS5's.
+public struct SearchError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+/// A search's matches, best first, and the matching rows that did not decode.
+public struct SearchResults<Value> {
+    public var matches: [SearchMatch<Value>]
+    public var failures: [UndecodableRow]
+}
+
+extension SearchResults: Sendable where Value: Sendable {}
+
+/// One row a search found, with the text around the match (`[` and `]` mark it) and its rank
+/// (FTS5's bm25: lower is better).
+public struct SearchMatch<Value> {
+    public var row: Cached<Value>
+    public var snippet: String
+    public var rank: Double
+}
+
+extension SearchMatch: Sendable where Value: Sendable {}
+
+/// One version of a row: what a run did to it, and its fields before and after (JSON objects).
+public struct RowLogEntry: Sendable, Equatable {
+    public enum Change: String, Sendable {
+        case inserted, updated, removed
+        /// It came with a sync into an empty cache (loads are logged once, not row by row).
+        case loaded
+        /// Nothing is logged for it since the history's start: the row as it is now.
+        case current
+    }
+
+    public var change: Change
+    /// The run that made the change (nil for `current`).
+    public var run: Int?
+    /// When that run finished (nil for `current`).
+    public var at: Date?
+    public var before: String?
+    public var after: String?
+
+    init(_ version: RowVersion) {
+        change = Change(rawValue: version.change) ?? .updated
+        let current = change == .current
+        run = current ? nil : version.runID
+        at = current ? nil : Timestamp.parse(version.at)
+        before = version.before
+        after = version.after
+    }
+}
+
+/// One sync run, as `cache history` lists it.
+public struct SyncRun: Sendable, Equatable {
+    /// Its number: `cache diff NAME --run N`, an event's id.
+    public var id: Int
+    public var source: String
+    public var startedAt: Date
+    public var finishedAt: Date
+    /// `updated`, `unchanged`, `failed`, `held` or `skipped`.
+    public var outcome: String
+    public var counts: ChangeCounts
+    public var httpStatus: Int?
+    public var bytes: Int?
+    public var duration: Duration
+    public var error: String?
+
+    init(_ run: SyncRunRecord) {
+        id = run.id
+        source = run.source
+        startedAt = Timestamp.parse(run.startedAt) ?? Date(timeIntervalSince1970: 0)
+        finishedAt = Timestamp.parse(run.finishedAt) ?? Date(timeIntervalSince1970: 0)
+        outcome = run.outcome
+        counts = run.counts
+        httpStatus = run.httpStatus
+        bytes = run.bytes
+        duration = .milliseconds(run.durationMs)
+        error = run.error
+    }
+}

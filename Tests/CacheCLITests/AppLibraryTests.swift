@@ -1,0 +1,189 @@
+import Foundation
+import Observation
+import OfflineCache
+import Testing
+
+/// The library past the first screen, through `Cache` alone (this file imports `OfflineCache`
+/// without `@testable`): typed rows, search, rows as of a past moment, a row's log, the run
+/// history, a sync bounded in time, a read-only open, and a model a screen observes.
+@Suite(.gated) struct AppLibraryTests {
+    struct Item: Decodable, Equatable {
+        var id: Int
+        var name: String
+    }
+
+    /// A json source `items` over a file of the sandbox; the file's path.
+    func items(_ box: Sandbox, _ cache: Cache, _ json: String) throws -> String {
+        let file = box.folder + "/items.json"
+        try Data(json.utf8).write(to: URL(fileURLWithPath: file))
+        if try !cache.hasSource(named: "items") {
+            try cache.addSource(name: "items", kind: .json, url: "file://" + file, [.key: "id"])
+        }
+        #expect(try cache.sync("items").failure == nil)
+        return file
+    }
+
+    @Test func typedRowsSearchAPastMomentARowsLogAndTheHistory() async throws {
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        let file = try items(box, cache, #"[{"id": 1, "name": "ada"}, {"id": 2, "name": "grace"}, {"id": 3, "name": 42}]"#)
+
+        // Each record into the app's type; the one that does not decode named by its key.
+        let decoded = try cache.rows(of: "items", as: Item.self)
+        #expect(decoded.rows.map(\.value) == [Item(id: 1, name: "ada"), Item(id: 2, name: "grace")])
+        #expect(decoded.failures.map(\.key) == ["3"] && decoded.failures.first?.reason.isEmpty == false)
+        let first = try #require(decoded.rows.first)
+        #expect(first.key == "1" && !first.isStale && abs(first.seenAt.timeIntervalSinceNow) < 60 && first.age < .seconds(60))
+
+        let before = Date()
+        try await pause(0.05)
+        try Data(#"[{"id": 1, "name": "ada lovelace"}, {"id": 2, "name": "grace"}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try cache.sync("items").outcome == .updated)
+        #expect(try cache.rows(of: "items", as: Item.self).rows.first?.value.name == "ada lovelace")
+        // As they were before that sync, from the change log.
+        let past = try cache.rows(of: "items", as: Item.self, asOf: before)
+        #expect(past.rows.map(\.value.name) == ["ada", "grace"] && past.failures.map(\.key) == ["3"], "\(past)")
+        #expect(throws: CacheError.self) { try cache.rows(of: "items", as: Item.self, asOf: Date(timeIntervalSince1970: 0)) }
+
+        let found = try cache.search("items", for: "lovelace", as: Item.self)
+        #expect(found.matches.map(\.row.value.id) == [1] && found.matches.first?.snippet.contains("[lovelace]") == true, "\(found.matches.map(\.snippet))")
+        #expect(throws: SearchError.self) { try cache.search("items", for: "\"unclosed", as: Item.self) }
+
+        let log = try cache.log(of: "items", key: "1")
+        #expect(log.map(\.change) == [.updated, .loaded], "\(log)")
+        #expect(log.first?.before?.contains("\"ada\"") == true && log.first?.after?.contains("ada lovelace") == true)
+        #expect(log.first.flatMap(\.at).map { $0 >= before } == true)
+        #expect(throws: CacheError.self) { try cache.log(of: "items", key: "99") }
+
+        let runs = try cache.history(of: "items")
+        #expect(runs.map(\.outcome) == ["updated", "updated"] && runs.first?.counts.updated == 1 && runs.first?.counts.deleted == 1)
+        #expect(runs.first.map { $0.finishedAt >= $0.startedAt } == true)
+    }
+
+    @Test func jokesAndTransactionsDecodeIntoTheirOwnTypes() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        try cache.addSource(name: "bank", kind: .account, url: upstream.baseURL + "/account")
+        try cache.addSource(name: "jokes", kind: .jokes, url: upstream.baseURL + "/jokes/ten")
+        #expect(try cache.syncAll().allSatisfy { $0.failure == nil })
+        let transactions = try cache.rows(of: "bank", as: Transaction.self)
+        #expect(transactions.failures.isEmpty && transactions.rows.count == 6, "\(transactions.failures)")
+        #expect(transactions.rows.allSatisfy { !$0.value.vendor.isEmpty && $0.key == $0.value.id })
+        let jokes = try cache.rows(of: "jokes", as: Joke.self, limit: 3)
+        #expect(jokes.failures.isEmpty && jokes.rows.count == 3 && jokes.rows.allSatisfy { !$0.value.punchline.isEmpty })
+    }
+
+    /// An upstream that hangs costs the sync its timeout, not 30 s: the report says it timed
+    /// out, and the cached rows stay.
+    @Test func aSyncOfAHungUpstreamEndsWithinItsTimeout() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        try cache.addSource(name: "items", kind: .json, url: upstream.baseURL + "/api/items", [.key: "id"])
+        #expect(try cache.sync("items").failure == nil)
+        try upstream.control(["delay": 20])
+        let started = ContinuousClock.now
+        let report = try cache.sync("items", timeout: .seconds(1))
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .seconds(4), "\(elapsed)")
+        guard case .upstream(let error)? = report.failure, case .timedOut = error else {
+            Issue.record("not a timeout: \(String(describing: report.failure))")
+            return
+        }
+        #expect(try cache.rows(of: "items").count == 100)
+    }
+
+    /// `readOnly: true` reads as `--read-only` does, and writes not a byte: not on open, not on
+    /// a read, and every call that would write refuses.
+    @Test func aCacheOpenedReadOnlyReadsAndWritesNothing() async throws {
+        let box = try Sandbox()
+        _ = try items(box, try Cache(path: box.database), #"[{"id": 1, "name": "ada"}]"#)
+        let copy = box.folder + "/copy.sqlite3"
+        let backup = try await box.run("/usr/bin/sqlite3", [box.database, ".backup '\(copy)'"])
+        #expect(backup.status == 0, "\(backup.stderr)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: copy))
+        let cache = try Cache(path: copy, readOnly: true)
+        #expect(try cache.rows(of: "items", as: Item.self).rows.map(\.value.name) == ["ada"])
+        #expect(try cache.search("items", for: "ada", as: Item.self).matches.count == 1)
+        #expect(try cache.history().count == 1 && cache.status().count == 1)
+        for write in [{ _ = try cache.sync("items") }, { try cache.addSource(name: "x", kind: .jokes, url: "http://127.0.0.1:9/") },
+                      { try cache.removeSource(named: "items") }] as [() throws -> Void] {
+            #expect { try write() } throws: { error in
+                guard case CacheError.readOnly = error else { return false }
+                return true
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == bytes)
+        #expect(["-wal", "-shm", "-journal"].allSatisfy { !FileManager.default.fileExists(atPath: copy + $0) })
+        #expect(throws: CacheError.self) { try Cache(path: box.folder + "/none.sqlite3", readOnly: true) }
+        #expect(!FileManager.default.fileExists(atPath: box.folder + "/none.sqlite3"))
+    }
+
+    /// The seed's `Client` as a model: `withObservationTracking` sees `.initial`, `.loading`,
+    /// `.success`; a sync by another process reaches it within a second; released, it stops.
+    @MainActor @Test func aModelGoesFromInitialToSuccessAndFollowsAnotherProcesssSync() async throws {
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        let file = try items(box, cache, #"[{"id": 1, "name": "ada"}]"#)
+        var model: SourceModel? = cache.model(of: "items", limit: 10)
+        let seen = Recorded()
+        #expect(model?.status == .initial)
+        track(try #require(model), seen)
+        try await until("the model loads") { seen.statuses.last == .success }
+        #expect(seen.statuses == [.loading, .success], "\(seen.statuses)")
+        #expect(model?.rows.count == 1 && model?.isStale == false)
+
+        // Another process syncs: the model has the new rows within a second of it.
+        try Data(#"[{"id": 1, "name": "ada"}, {"id": 2, "name": "grace"}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try await box.cache("sync", "items").status == 0)
+        let synced = ContinuousClock.now
+        try await until("the model sees the other process's sync") { model?.rows.count == 2 }
+        #expect(ContinuousClock.now - synced < .seconds(1))
+
+        // A refresh asked for: isRefreshing while it runs, success after.
+        await model?.refresh()
+        #expect(model?.isRefreshing == false && model?.status == .success && model?.lastError == nil)
+
+        // Released, its watcher stops.
+        #expect(SourceModel.watching.withLock { $0[box.database] } == 1)
+        model = nil
+        try await until("the released model's watcher stops") { SourceModel.watching.withLock { $0[box.database] } == 0 }
+    }
+
+    /// A stale source whose refresh fails: the cached rows stay, the status says why.
+    @MainActor @Test func aModelWhoseRefreshFailsKeepsItsRowsAndSaysWhy() async throws {
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        let file = try items(box, cache, #"[{"id": 1, "name": "ada"}]"#)
+        try cache.setSource(named: "items", [.ttl: "1"])
+        try FileManager.default.removeItem(atPath: file)
+        try await pause(1.1)
+        let model = cache.model(of: "items")
+        try await until("the refresh fails") { if case .failure = model.status { true } else { false } }
+        #expect(model.rows.count == 1 && model.isStale && !model.isRefreshing && model.lastError != nil, "\(model.status)")
+    }
+
+    /// Records each new status, observing again after each change (Observation tells once).
+    @MainActor func track(_ model: SourceModel, _ seen: Recorded) {
+        // The model weakly: a pending observation does not keep a released model alive.
+        withObservationTracking { _ = model.status } onChange: { [weak model] in
+            Task { @MainActor in
+                guard let model else { return }
+                seen.statuses.append(model.status)
+                track(model, seen)
+            }
+        }
+    }
+
+    @MainActor final class Recorded {
+        var statuses: [SourceModel.Status] = []
+    }
+
+    /// Polls `condition` every 20 ms for up to 10 s.
+    @MainActor func until(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(condition(), "timed out waiting until \(what)")
+    }
+}
