@@ -35,13 +35,15 @@ enum InspectCommands {
             console.err("No sync runs yet.")
             return ExitCode.success
         }
-        let table = TextTable(header: ["RUN", "WHEN", "SOURCE", "OUTCOME", "INS", "UPD", "DEL", "HTTP", "BYTES", "TIME", "DETAIL"],
+        // Several files: each run's file, since each numbers its own runs.
+        let table = TextTable(header: ["RUN", "WHEN", "SOURCE", "OUTCOME", "INS", "UPD", "DEL", "HTTP", "BYTES", "TIME", "DETAIL"]
+                                  + (context.isSharded ? ["DB"] : []),
                               droppable: ["BYTES", "TIME", "HTTP"])
-        for (run, _) in runs {
+        for (run, file) in runs {
             table.add([String(run.id), when(run.finishedAt), run.source, run.outcome, String(run.counts.inserted),
                        String(run.counts.updated), String(run.counts.deleted), run.httpStatus.map(String.init) ?? "-",
                        run.bytes.map(byteCount) ?? "-", "\(run.durationMs) ms",
-                       TerminalSafe.escapeControl(run.error ?? run.note ?? "")])
+                       TerminalSafe.escapeControl(run.error ?? run.note ?? "")] + (context.isSharded ? [file] : []))
         }
         console.out(table.render(columns: console.terminalColumns))
         return ExitCode.success

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import OfflineCache
 
 /// Several `--db` files read as one cache: sources sharded over primaries, each primary
@@ -17,11 +18,19 @@ struct Shards {
 
     let files: [File]
 
-    /// Opens every file read-only, creating and migrating nothing.
+    /// Opens every file read-only, creating and migrating nothing. One file named twice (under
+    /// two spellings: `a.db`, `./a.db`) is a mistake in the command.
     init(paths: [String]) throws {
         var files: [File] = []
         var holder: [String: String] = [:]
+        var seen: [String: String] = [:]
         for path in paths {
+            var info = stat()
+            if stat(path, &info) == 0 {
+                let identity = "\(info.st_dev):\(info.st_ino)"
+                if let other = seen[identity] { throw UsageError(message: "'--db \(other)' and '--db \(path)' are the same file.", command: nil) }
+                seen[identity] = path
+            }
             let database = try CacheDatabase(path: path, access: .readOnly)
             let sources = try SourceStore(database).all()
             for source in sources {

@@ -67,7 +67,7 @@ enum CommandParser {
             throw UsageError(message: "'cache \(command)' \(CommandTable.byName[command]?.usesDatabase == false ? "takes no database" : "writes, to one file"): give one --db (several are for the commands that only read: \(CommandTable.readsSeveralFiles.sorted().joined(separator: ", "))).", command: command)
         }
         guard paths.count <= CommandTable.mostDatabaseFiles else {
-            throw UsageError(message: "\(paths.count) --db files given: at most \(CommandTable.mostDatabaseFiles) are read as one cache (SQLite attaches at most \(CommandTable.mostDatabaseFiles - 1) files to the first here).", command: command)
+            throw UsageError(message: "\(paths.count) --db files given: at most \(CommandTable.mostDatabaseFiles) are read as one cache.", command: command)
         }
         if let twice = paths.first(where: { path in paths.filter { $0 == path }.count > 1 }) {
             throw UsageError(message: "'--db \(twice)' is given twice.", command: command)

@@ -204,9 +204,15 @@ final class CacheServer: Sendable {
         return refreshing
     }
 
-    /// A reader of the file that holds `source`.
+    /// A reader of the file that holds `source`. Of several files, the one noted for it; when
+    /// that one no longer has it (moved to another primary's file), the files are looked at
+    /// again, once.
     func withReader<T>(of source: String, _ body: (CacheDatabase) throws -> T) throws -> T {
-        try withReader(path: try holder(of: source), body)
+        guard settings.databasePaths.count > 1 else { return try withReader(path: settings.databasePath, body) }
+        if let noted = holders.withLock({ $0[source] }) {
+            do { return try withReader(path: noted, body) } catch CacheError.noSuchSource(source) {}
+        }
+        return try withReader(path: try findHolder(of: source), body)
     }
 
     /// A reader of each file in turn (one, or several read as one), in `--db` order; one at a
@@ -223,21 +229,18 @@ final class CacheServer: Sendable {
         return try body(reader.database)
     }
 
-    /// The file holding `source`: the one file, or of several the one whose sources name it
-    /// (looked up again on a name not known, since a primary may have added it since).
-    private func holder(of source: String) throws -> String {
-        guard settings.databasePaths.count > 1 else { return settings.databasePath }
-        if let path = holders.withLock({ $0[source] }) { return path }
-        var found: [String: String] = [:]
+    /// Which of several files holds `source`, found by reading each file's sources (and noted
+    /// for every source, for the next request): unknown, a 404; in two files, a configuration
+    /// to mend.
+    private func findHolder(of source: String) throws -> String {
+        var found: [String: [String]] = [:]
         for path in settings.databasePaths {
-            for name in try withReader(path: path, { try SourceStore($0).all().map(\.name) }) {
-                if let other = found[name] { throw Shards.inTwoFiles(name, other, path) }
-                found[name] = path
-            }
+            for name in try withReader(path: path, { try SourceStore($0).all().map(\.name) }) { found[name, default: []].append(path) }
         }
-        holders.withLock { $0 = found }
-        guard let path = found[source] else { throw CacheError.noSuchSource(source) }
-        return path
+        holders.withLock { $0 = found.compactMapValues { $0.count == 1 ? $0[0] : nil } }
+        guard let paths = found[source] else { throw CacheError.noSuchSource(source) }
+        guard paths.count == 1 else { throw Shards.inTwoFiles(source, paths[0], paths[1]) }
+        return paths[0]
     }
 
     static func flag(_ value: String?) -> Bool? {

@@ -106,14 +106,15 @@ final class EventHub: Sendable {
         // repeat none of them. `position`: the cursor the next event's id carries.
         var sentThrough = Array(repeating: 0, count: databasePaths.count)
         var position = sentThrough
-        var missed: [(file: Int, run: SyncRunRecord)] = []
+        var missed: [[SyncRunRecord]] = []
         for (file, path) in databasePaths.enumerated() {
-            guard let database = try? CacheDatabase(path: path, access: access) else { continue }
-            if let resume, let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: resume[file]) {
-                missed += runs.map { (file, $0) }
+            // A resumed cursor stays where it was for a file that cannot be read now.
+            if let resume { (sentThrough[file], position[file]) = (resume[file], resume[file]) }
+            let database = try? CacheDatabase(path: path, access: access)
+            if let resume, let runs = database.flatMap({ try? HistoryStore($0).runs(limit: Self.replayLimit, after: resume[file]) }) {
+                missed.append(runs)
                 sentThrough[file] = runs.last?.id ?? resume[file]
-                position[file] = resume[file]
-            } else if resume == nil, let newest = try? HistoryStore(database).runs(limit: 1).first?.id {
+            } else if resume == nil, let newest = database.flatMap({ try? HistoryStore($0).runs(limit: 1).first?.id }) {
                 position[file] = newest
             }
         }
@@ -124,8 +125,7 @@ final class EventHub: Sendable {
                 return event.bytes(id: cursor(position))
             }
         }
-        // Of several files, the missed runs in the order they ended.
-        let replay = bytes(missed.sorted { ($0.run.finishedAt, $0.file) < ($1.run.finishedAt, $1.file) }.compactMap { Self.event($0.run, file: $0.file) })
+        let replay = bytes(Self.merged(missed).compactMap { Self.event($0.run, file: $0.file) })
         // A new client's cursor, an id with no event: reconnecting from it, it misses no run
         // that ends from now on, even if it never saw one.
         let start = resume == nil && position.contains { $0 > 0 } ? "id: \(cursor(position))\n" : ""
@@ -158,6 +158,18 @@ final class EventHub: Sendable {
                 }
             }
         }
+    }
+
+    /// Each file's runs (in its own order) as one sequence, the one that ended first next: a
+    /// file's runs never pass one another, so a cursor never runs ahead of a run not yet sent.
+    static func merged(_ files: [[SyncRunRecord]]) -> [(file: Int, run: SyncRunRecord)] {
+        var next = Array(repeating: 0, count: files.count)
+        var merged: [(file: Int, run: SyncRunRecord)] = []
+        while let file = files.indices.filter({ next[$0] < files[$0].count }).min(by: { files[$0][next[$0]].finishedAt < files[$1][next[$1]].finishedAt }) {
+            merged.append((file, files[file][next[file]]))
+            next[file] += 1
+        }
+        return merged
     }
 
     /// A sync of `source` has begun in this process.

@@ -24,9 +24,11 @@ package final class Connection {
         var flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        // A read-only connection takes URIs, for the files it attaches (`attachWithoutCreating`).
-        if readOnly { flags |= SQLITE_OPEN_URI }
-        let name = immutable ? Self.uri(path, immutable: true) : path
+        // Every connection takes URIs (a read-only one for the files it attaches, see
+        // `attachWithoutCreating`), so its own path is given as one: a file named `file:x` is
+        // that file, whatever SQLite was built to do with such names.
+        flags |= SQLITE_OPEN_URI
+        let name = Self.uri(path, immutable: immutable)
         _ = Self.processSettings
         let previousMask = umask(0o077)
         let code = sqlite3_open_v2(name, &db, flags, nil)
@@ -119,8 +121,10 @@ package final class Connection {
     }
 
     /// `path` as a `file:` URI, percent-encoded where a URI needs it; `?immutable=1` when asked.
+    /// An absolute path gets an empty authority (`file:///…`), so `//x` is not read as a host.
     private static func uri(_ path: String, immutable: Bool) -> String {
-        "file:" + path.percentEncoded { String.isUnreserved($0) || $0 == UInt8(ascii: "/") } + (immutable ? "?immutable=1" : "")
+        (path.hasPrefix("/") ? "file://" : "file:") + path.percentEncoded { String.isUnreserved($0) || $0 == UInt8(ascii: "/") }
+            + (immutable ? "?immutable=1" : "")
     }
 
     /// Whether a side file is there with something in it (an empty `-wal` is as good as none).
