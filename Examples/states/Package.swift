@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
-// The README's "From Swift" example as a package of its own, depending on this project by path:
-// how an app uses the library. The tests build it and run it (Tests/CacheCLITests/ExampleTests).
+// The README's "From Swift" examples as a package of their own, depending on this project by
+// path: how an app uses the library. `states` prints a source's loading states, `account-screen`
+// is the seed app's account screen driven by an observable model, and `library-check` goes past
+// the first screen (typed rows, search, a row's log, a timeout, a read-only copy). The tests
+// build them and run them (Tests/CacheCLITests/ExampleTests).
 import PackageDescription
 
 let package = Package(
@@ -8,6 +11,8 @@ let package = Package(
     dependencies: [.package(name: "cache", path: "../..")],
     targets: [
         .executableTarget(name: "states", dependencies: [.product(name: "OfflineCache", package: "cache")]),
+        .executableTarget(name: "account-screen", dependencies: [.product(name: "OfflineCache", package: "cache")]),
+        .executableTarget(name: "library-check", dependencies: [.product(name: "OfflineCache", package: "cache")]),
     ],
     swiftLanguageModes: [.v6]
 )

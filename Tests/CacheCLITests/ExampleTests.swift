@@ -7,7 +7,7 @@ import Testing
 @Suite(.serialized, .gated) struct ExampleTests {
     static let folder = Paths.repository + "/Examples/states"
 
-    /// Builds the example against the sources as they are now; its binary's path.
+    /// Builds the examples against the sources as they are now; the folder of their binaries.
     static let built: Result<String, TestFailure> = {
         forgetABuildThatMissesNewFiles()
         // Once more if the first build fails without saying why (on a loaded machine a
@@ -19,7 +19,7 @@ import Testing
             }
             if build.status == 0 {
                 try? projectSources.write(toFile: sourcesNote, atomically: true, encoding: .utf8)
-                return .success(folder + "/.build/debug/states")
+                return .success(folder + "/.build/debug")
             }
             failures.append("exit \(build.status): \(build.stdout.suffix(2000)) \(build.stderr.suffix(2000))")
             if build.stdout.contains("error:") || build.stderr.contains("error:") { break }
@@ -46,7 +46,7 @@ import Testing
     /// 300 runs on fresh databases: each prints its preview, `refreshing` and the fresh rows,
     /// exits 0, and says nothing on stderr (a crash at exit once printed heap corruption there).
     @Test func threeHundredRunsEachEndCleanly() async throws {
-        let states = try Self.built.get()
+        let states = try Self.built.get() + "/states"
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let url = upstream.baseURL + "/account"
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func aDeadUpstreamEndsInFailed() async throws {
-        let states = try Self.built.get()
+        let states = try Self.built.get() + "/states"
         let box = try Sandbox()
         let result = try await box.run(states, [box.database, "http://127.0.0.1:9/account"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -81,10 +81,84 @@ import Testing
         #expect(lines.first == "preview 0 stale" && lines.last?.hasPrefix("failed cannot reach http://127.0.0.1:9/account") == true, "\(result.stdout)")
     }
 
-    /// The README shows this very program.
-    @Test func theReadmeShowsTheExample() throws {
-        let program = try String(contentsOfFile: Self.folder + "/Sources/states/main.swift", encoding: .utf8)
+    /// The README shows these very programs.
+    @Test(arguments: ["states", "account-screen"]) func theReadmeShowsTheExample(_ name: String) throws {
+        let program = try String(contentsOfFile: Self.folder + "/Sources/\(name)/main.swift", encoding: .utf8)
         let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
-        #expect(readme.contains("```swift\n" + program + "```\n"), "README's From Swift section and Examples/states/Sources/states/main.swift differ")
+        #expect(readme.contains("```swift\n" + program + "```\n"), "README's From Swift section and Examples/states/Sources/\(name)/main.swift differ")
+    }
+
+    /// The seed app's account screen, driven by an observable model: skeleton cells first,
+    /// then the holder, balance and transactions as the seed draws them; a dead upstream ends
+    /// in the failure, under the skeletons (nothing was ever cached).
+    @Test func theAccountScreenShowsEachState() async throws {
+        let screen = try Self.built.get() + "/account-screen"
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let result = try await box.run(screen, [box.database, upstream.baseURL + "/account"])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+        let screens = result.stdout.components(separatedBy: "\n[").map { $0.hasPrefix("[") ? $0 : "[" + $0 }
+        #expect(screens.first?.hasPrefix("[initial]\n  ░░░░") == true, "\(result.stdout)")
+        let last = screens.last ?? ""
+        #expect(last.hasPrefix("[success]\nJane Appleseed  $1,234.56\n"), "\(last)")
+        #expect(last.contains("  (R) Refund: Amazon  Mon, Nov 30  + 19.99\n  (U) Uber  Sun, Nov 29  - 23.50\n"), "\(last)")
+        #expect(last.split(separator: "\n").count == 8, "\(last)")
+        // Fresh now: the cached rows, no refresh.
+        let again = try await box.run(screen, [box.database, upstream.baseURL + "/account"])
+        #expect(!again.stdout.contains("refreshing") && again.stdout.hasSuffix("+ 2,000.00\n"), "\(again.stdout)")
+
+        let dead = try await box.run(screen, [box.folder + "/dead.sqlite3", "http://127.0.0.1:9/account"])
+        let failed = dead.stdout.components(separatedBy: "\n[").last ?? ""
+        #expect(failed.hasPrefix("failure, stale]\n  ░░░░") && failed.contains("  ! cannot reach http://127.0.0.1:9/account"), "\(dead.stdout)")
+    }
+
+    /// A program outside the project, on the public API alone: a json source added and synced,
+    /// its rows decoded into the program's own type, searched, read as of a moment, a row's
+    /// log; a hung upstream's sync ends within its timeout; a model follows a `cache sync` by
+    /// another process; and a copy on a read-only mount is read with `readOnly: true`, a write
+    /// refused, not a byte changed.
+    @Test func aProgramOnThePublicAPIGoesPastTheFirstScreen() async throws {
+        let check = try Self.built.get() + "/library-check"
+        let upstream = try LoopbackUpstream(), hung = try LoopbackUpstream()
+        try hung.control(["delay": 20])
+        let box = try Sandbox()
+        let app = try RunningProcess(check, ["app", box.database, upstream.baseURL + "/api/items", hung.baseURL + "/api/items"], environment: [:])
+        defer { if app.process.isRunning { app.process.terminate() } }
+        // Once it has synced the hung source (its model comes next), another process syncs a
+        // change, and another, until the program has seen one land.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var count = 100
+        while app.process.isRunning, ContinuousClock.now < deadline {
+            try await pause(0.3)
+            let runs = try await box.run(Paths.cacheBinary, ["--db", box.database, "sql", "SELECT count(*) AS n FROM sync_runs WHERE source = 'hung'", "--json"])
+            guard (try? runs.jsonArray().first?["n"] as? Int) == 1 else { continue }
+            count -= 1
+            try upstream.setItems(count: count)
+            #expect(try await box.cache("sync", "items", "--quiet").status == 0)
+        }
+        let (result, _) = await app.finished()
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stdout) \(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "synced updated 100", "\(lines)")
+        #expect(lines.contains("decoded 100, first item-1, stale false, undecodable 0"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("search 1 [item-1]") } && lines.contains("as of 100") && lines.contains("log loaded"), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("hung: failed within the timeout: timed out after 1s") }, "\(lines)")
+        #expect(lines.last.map { $0.hasPrefix("model followed another process's sync: 9") } == true, "\(lines)")
+
+        guard DatabaseFileIdentityTests.canMount else { return }
+        let mount = box.folder + "/mnt"
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        let copy = mount + "/cache.sqlite3"
+        let script = """
+            set -u
+            mount -t tmpfs -o size=4m tmpfs \(mount) && cp \(box.database) \(copy) && mount -o remount,ro \(mount)
+            sum=$(sha256sum \(copy))
+            \(check) read-only \(copy)
+            [ "$sum" = "$(sha256sum \(copy))" ] && ls \(mount) | tr '\\n' ' ' && echo unchanged
+            """
+        let readOnly = try await box.run("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/bash", "-c", script])
+        #expect(readOnly.stdout.contains(#/read-only: 9\d rows, search 20\n/#), "\(readOnly.stdout) \(readOnly.stderr)")
+        #expect(readOnly.stdout.contains("read-only: write refused: the cache at \(copy) is read-only here: it was opened with readOnly: true"), "\(readOnly.stdout)")
+        #expect(readOnly.stdout.hasSuffix("cache.sqlite3 unchanged\n"), "\(readOnly.stdout) \(readOnly.stderr)")
     }
 }

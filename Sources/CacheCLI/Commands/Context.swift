@@ -36,7 +36,7 @@ struct Context {
     /// Opens the database to write; `create` for commands that may make it. Refused in read-only mode.
     func open(create: Bool) throws(CacheError) -> CacheDatabase {
         if let replica { throw .replica(path: databasePath, mark: replica) }
-        if readOnly { throw .readOnly(path: databasePath, reason: "this command writes; run it where the cache is written (the primary)") }
+        if readOnly { throw .readOnly(path: databasePath, reason: "--read-only or CACHE_READ_ONLY=1 is set, and this command writes; run it where the cache is written (the primary)") }
         return try CacheDatabase(path: databasePath, create: create)
     }
 

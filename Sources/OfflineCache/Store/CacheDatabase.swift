@@ -42,7 +42,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
         case let .noDatabase(path): "no database at \(path) yet; add a source first with 'cache sources add'"
         case let .cannotCreate(path, reason): "cannot create the database at \(path): \(reason)"
         case let .cannotWrite(path, reason): "cannot write \(path): \(reason)"
-        case let .readOnly(path, reason): "the cache at \(path) is read-only here (--read-only or CACHE_READ_ONLY=1): \(reason)"
+        case let .readOnly(path, reason): "the cache at \(path) is read-only here: \(reason)"
         case let .newerSchema(databaseVersion, knownVersion):
             Migrator.NewerSchemaError(databaseVersion: databaseVersion, knownVersion: knownVersion).description
         case let .database(error): "\(error)"
