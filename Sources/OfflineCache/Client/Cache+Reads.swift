@@ -13,6 +13,8 @@ extension Cache {
     /// ```
     ///
     /// - Parameters:
+    ///   - name: the source.
+    ///   - type: the app's type each row decodes into.
     ///   - limit: at most this many rows (decoded or not).
     ///   - staleOnly: only rows upstream has not confirmed within the TTL.
     ///   - asOf: the rows as they were then, from the change log.
@@ -64,8 +66,10 @@ extension Cache {
     /// its fields before and after; when nothing is logged since the history's start, the row
     /// as it is now (`current`).
     ///
-    /// - Parameter key: a record's key, a joke's id, a transaction's id (or the source's name
-    ///   for an account's header).
+    /// - Parameters:
+    ///   - name: the source.
+    ///   - key: a record's key, a joke's id, a transaction's id (or the source's name for an
+    ///     account's header).
     /// - Throws: `CacheError.noSuchRow` when the source has neither cached nor logged the key.
     public func log(of name: String, key: String) throws -> [RowLogEntry] {
         let database = try database()
@@ -82,13 +86,16 @@ extension Cache {
 
 /// Why a search could not run: search is off for the source, or the query is not FTS5's.
 public struct SearchError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, in a sentence.
     public var message: String
     public var description: String { message }
 }
 
 /// A search's matches, best first, and the matching rows that did not decode.
 public struct SearchResults<Value> {
+    /// The rows that matched and decoded, best first.
     public var matches: [SearchMatch<Value>]
+    /// The rows that matched but did not decode, by key.
     public var failures: [UndecodableRow]
 }
 
@@ -97,8 +104,11 @@ extension SearchResults: Sendable where Value: Sendable {}
 /// One row a search found, with the text around the match (`[` and `]` mark it) and its rank
 /// (FTS5's bm25: lower is better).
 public struct SearchMatch<Value> {
+    /// The row that matched.
     public var row: Cached<Value>
+    /// The text around the match, the matched words in `[` and `]`.
     public var snippet: String
+    /// FTS5's bm25 rank: lower is better.
     public var rank: Double
 }
 
@@ -106,6 +116,7 @@ extension SearchMatch: Sendable where Value: Sendable {}
 
 /// One version of a row: what a run did to it, and its fields before and after (JSON objects).
 public struct RowLogEntry: Sendable, Equatable {
+    /// What a run did to the row.
     public enum Change: String, Sendable {
         case inserted, updated, removed
         /// It came with a sync into an empty cache (loads are logged once, not row by row).
@@ -114,12 +125,15 @@ public struct RowLogEntry: Sendable, Equatable {
         case current
     }
 
+    /// What happened to the row.
     public var change: Change
     /// The run that made the change (nil for `current`).
     public var run: Int?
     /// When that run finished (nil for `current`).
     public var at: Date?
+    /// Its fields before, as a JSON object (nil for an insert).
     public var before: String?
+    /// Its fields after, as a JSON object (nil for a removal).
     public var after: String?
 
     init(_ version: RowVersion) {
@@ -136,15 +150,23 @@ public struct RowLogEntry: Sendable, Equatable {
 public struct SyncRun: Sendable, Equatable {
     /// Its number: `cache diff NAME --run N`, an event's id.
     public var id: Int
+    /// The source synced.
     public var source: String
+    /// When the run started.
     public var startedAt: Date
+    /// When it ended.
     public var finishedAt: Date
     /// `updated`, `unchanged`, `failed`, `held` or `skipped`.
     public var outcome: String
+    /// Rows inserted, updated and removed.
     public var counts: ChangeCounts
+    /// Upstream's last HTTP status.
     public var httpStatus: Int?
+    /// Body bytes received.
     public var bytes: Int?
+    /// How long it took.
     public var duration: Duration
+    /// Why it failed, when it did.
     public var error: String?
 
     init(_ run: SyncRunRecord) {

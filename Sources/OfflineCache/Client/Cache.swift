@@ -81,6 +81,8 @@ public struct Cache: Sendable {
     /// ```
     ///
     /// - Parameters:
+    ///   - name: letters, digits, `-`, `_` and `.`.
+    ///   - kind: what the upstream serves, and how its rows are kept.
     ///   - url: `http`, `https` or `file`; credentials in it are refused (use `tokenEnv`).
     ///   - settings: the rest, as `sources add` takes them; a `json` or `csv` source needs a `key`.
     /// - Throws: `CacheError.invalidSource` with the command line's message, or

@@ -47,20 +47,27 @@ public struct UndecodableRow: Error, Sendable, CustomStringConvertible {
 
 /// A joke as the jokes kind keeps it: `cache.rows(of: "jokes", as: Joke.self)`.
 public struct Joke: Codable, Sendable, Equatable {
+    /// The joke's id upstream.
     public var id: Int
+    /// Its category (`general`, `programming`, …).
     public var type: String
+    /// The question.
     public var setup: String
+    /// The answer.
     public var punchline: String
 }
 
 /// A transaction as the account kind keeps it: `cache.rows(of: "bank", as: Transaction.self)`.
 public struct Transaction: Codable, Sendable, Equatable {
+    /// The transaction's id.
     public var id: String
     /// The account it belongs to, when upstream names one.
     public var account: String?
     /// 0 for a credit, 1 for a debit.
     public var type: Int
+    /// Who it was paid to or received from.
     public var vendor: String
+    /// The amount, without a sign (`type` says which way).
     public var amount: Double
     /// The day, as upstream writes it (`2026-11-29`).
     public var date: String

@@ -36,12 +36,16 @@ public enum LoadingState: Sendable {
 /// }
 /// ```
 public struct CacheClient: Sendable {
+    /// The database file.
     public var databasePath: String
+    /// How syncs reach upstream.
     public var fetcher: any Fetching
+    /// Where token variables are read.
     public var environment: [String: String]
     /// How often to look for the outcome of a refresh another process is running.
     public var pollInterval: Double = 0.1
 
+    /// Loading states of the cache at `databasePath`.
     public init(databasePath: String, fetcher: any Fetching = Fetcher(),
                 environment: [String: String] = processEnvironment()) {
         self.databasePath = databasePath
@@ -53,8 +57,11 @@ public struct CacheClient: Sendable {
     /// A fresh source yields its preview alone. The work runs on its own thread, since a
     /// sync blocks on the network.
     ///
-    /// - Parameter limit: at most this many rows in each state: what a screen shows, so a preview
-    ///   of a large source reads only that much.
+    /// - Parameters:
+    ///   - name: the source.
+    ///   - refresh: whether a stale source is refreshed (false: its preview alone).
+    ///   - limit: at most this many rows in each state: what a screen shows, so a preview of a
+    ///     large source reads only that much.
     public func states(of name: String, refresh: Bool = true, limit: Int? = nil) -> AsyncStream<LoadingState> {
         AsyncStream { continuation in
             let cancelled = Mutex(false)

@@ -38,6 +38,7 @@ public final class SourceModel {
 
     /// The source this model shows.
     public let source: String
+    /// Where the screen is: nothing asked yet, loading, showing the rows, or failed.
     public private(set) var status = Status.initial
     /// The cached rows (empty before the first read: show skeletons).
     public private(set) var rows = CachedRows.records(columns: [], [])

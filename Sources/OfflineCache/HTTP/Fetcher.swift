@@ -7,18 +7,23 @@ import Glibc
 /// let request = FetchRequest(url: URL(string: "https://api.example/items")!, timeout: 10)
 /// ```
 public struct FetchRequest: Sendable {
+    /// What to fetch.
     public var url: URL
+    /// Headers to send besides the defaults.
     public var headers: [Source.Header]
     /// The time the whole sync may take, retries and waits included (for messages)...
     public var timeout: Double
     /// ...and when it runs out, on the monotonic clock.
     public var deadline: ContinuousClock.Instant
+    /// The largest body accepted.
     public var maxBytes: Int
+    /// Redirects followed before giving up.
     public var maxRedirects: Int
     /// A PEM bundle of CAs trusted instead of the system's, for internal CAs.
     public var caCert: String?
     /// Validators from the last response applied: sent as If-None-Match / If-Modified-Since.
     public var etag: String?
+    /// The `Last-Modified` of the cached rows, sent as `If-Modified-Since`.
     public var lastModified: String?
     /// Called as the body arrives, with the bytes so far and the announced length, if any.
     public var onBytes: (@Sendable (Int, Int?) -> Void)?
@@ -31,14 +36,17 @@ public struct FetchRequest: Sendable {
     /// (`text/csv` for a csv source), JSON for everything else.
     public var accept = "application/json"
 
+    /// Seconds a request may take by default.
     public static let defaultTimeout: Double = 30
     /// The connect timeout.
     public static let connectTimeout: Double = 10
+    /// The largest body accepted by default: 64 MiB.
     public static let defaultMaxBytes = 64 << 20
     /// The largest cap a source may set: 16 GiB. A sync holds the whole body in memory while it
     /// checks it, so a cap past any machine's memory protects nothing.
     public static let largestMaxBytes = 16 << 30
 
+    /// A request for `url`.
     public init(url: URL, headers: [Source.Header] = [], timeout: Double = FetchRequest.defaultTimeout,
                 deadline: ContinuousClock.Instant? = nil, maxBytes: Int = FetchRequest.defaultMaxBytes,
                 maxRedirects: Int = 5, caCert: String? = nil) {
@@ -61,14 +69,18 @@ public struct FetchRequest: Sendable {
 public struct FetchResponse: Sendable {
     /// The HTTP status; 200 for a file, 304 when the validators still hold (and the body is empty).
     public var status: Int
+    /// The body, decompressed.
     public var body: Data
+    /// The response's `ETag`, to send back as `If-None-Match`.
     public var etag: String?
+    /// The response's `Last-Modified`, to send back as `If-Modified-Since`.
     public var lastModified: String?
     /// The `Link` header, for sources that page with it.
     public var link: String?
     /// The header `FetchRequest.cursorHeader` named, if the response has it.
     public var cursor: String?
 
+    /// A response (a test hands canned ones to `Cache`).
     public init(status: Int, body: Data, etag: String? = nil, lastModified: String? = nil, link: String? = nil) {
         self.status = status
         self.body = body
@@ -77,6 +89,7 @@ public struct FetchResponse: Sendable {
         self.link = link
     }
 
+    /// A 304: the cached rows are still what upstream has.
     public var notModified: Bool { status == 304 }
 }
 
@@ -101,8 +114,10 @@ public protocol Fetching: Sendable {
 /// let client = CacheClient(databasePath: path, fetcher: Fetcher())   // the default
 /// ```
 public struct Fetcher: Fetching {
+    /// The libcurl fetcher (libcurl is loaded on the first fetch).
     public init() {}
 
+    /// Fetches `request`, following redirects.
     public func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
         let scheme = request.url.scheme?.lowercased() ?? ""
         switch scheme {

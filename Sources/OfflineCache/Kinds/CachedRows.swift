@@ -13,6 +13,7 @@ public enum CachedRows: Sendable, Equatable {
     /// The view's field columns, in order, and the records, by key.
     case records(columns: [String], [CachedRecord])
 
+    /// How many rows: transactions, jokes or records.
     public var count: Int {
         switch self {
         case .account(_, let rows): rows.count

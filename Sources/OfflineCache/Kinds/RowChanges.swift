@@ -14,6 +14,7 @@ public struct RowChanges: Sendable, Equatable {
     /// Rows the preview had and the fresh reading does not.
     public var removed: CachedRows
 
+    /// Nothing inserted, updated or removed.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && removed.count == 0 }
 
     /// Compares two readings of the same source by row id and content (not staleness).

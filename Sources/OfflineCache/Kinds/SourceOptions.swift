@@ -3,6 +3,7 @@ import FoundationEssentials
 /// The options every kind takes, declared once (see `SourceOption`), in the order help, `sources
 /// set`'s report and `sources list --json` show them. A kind's own options are declared in its folder.
 extension SourceOption {
+    /// `--url`: An http, https or file URL.
     public static let url = SourceOption(
         "url", "url", help: "An http, https or file URL.",
         changingNote: " A new URL keeps the rows but marks them stale, and drops the stored validators, until the next sync.",
@@ -19,6 +20,7 @@ extension SourceOption {
         source.url = parsed
     }
 
+    /// `--ttl`: How long a row stays fresh after upstream confirms it: …
     public static let ttl = SourceOption(
         "ttl", "duration", help: "How long a row stays fresh after upstream confirms it: \(durationExamples)",
         addingNote: " (default: 15m).", changingNote: ".", listed: { [("ttl_s", .int($0.ttlSeconds))] },
@@ -28,6 +30,7 @@ extension SourceOption {
         source.ttlSeconds = try duration(given, "--ttl")
     }
 
+    /// `--mode`: Replace (the response is the whole truth) or merge (a sample; never remove).
     public static let mode = SourceOption(
         "mode", "mode", help: "replace (the response is the whole truth) or merge (a sample; never remove).",
         addingNote: " Default: replace, but merge for jokes.", choices: SyncMode.allCases.map(\.rawValue),
@@ -38,6 +41,7 @@ extension SourceOption {
         source.mode = mode
     }
 
+    /// `--header`: An extra request header, "Name: value", sent only to the URL's origin. Repeatable
     public static let header = SourceOption(
         "header", "header", help: "An extra request header, \"Name: value\", sent only to the URL's origin. Repeatable",
         addingNote: ".", changingNote: "; the headers given replace the stored ones.", repeatable: true, shown: "headers",
@@ -60,8 +64,10 @@ extension SourceOption {
         }
     }
 
+    /// `--no-headers`: Send no extra headers.
     public static let noHeaders = SourceOption(clearing: "no-headers", help: "Send no extra headers.", clears: ["header"])
 
+    /// `--token-env`: Send $VAR as a bearer token at sync time; only the variable's name is stored.
     public static let tokenEnv = SourceOption(
         "token-env", "var", help: "Send $VAR as a bearer token at sync time; only the variable's name is stored.",
         shown: "token", listed: { [("token_env", .optional($0.tokenEnv))] },
@@ -70,8 +76,10 @@ extension SourceOption {
         source.tokenEnv = try variable(given, "--token-env")
     }
 
+    /// `--no-token`: Send no bearer token.
     public static let noToken = SourceOption(clearing: "no-token", help: "Send no bearer token.", clears: ["token-env"])
 
+    /// `--oauth-token-url`: OAuth2 client credentials: ask this token endpoint for the bearer token (with --client-id-env and --client-secret-env).
     public static let oauthTokenURL = SourceOption(
         "oauth-token-url", "url",
         help: "OAuth2 client credentials: ask this token endpoint for the bearer token (with --client-id-env and --client-secret-env).",
@@ -96,6 +104,7 @@ extension SourceOption {
         source.oauthClient { $0.tokenURL = parsed }
     }
 
+    /// `--client-id-env`: OAuth2: the variable holding the client id; only its name is stored.
     public static let clientIDEnv = SourceOption(
         "client-id-env", "var", help: "OAuth2: the variable holding the client id; only its name is stored.",
         listed: { [("client_id_env", .optional($0.oauth?.clientIDEnv))] },
@@ -105,6 +114,7 @@ extension SourceOption {
         source.oauthClient { $0.clientIDEnv = name }
     }
 
+    /// `--client-secret-env`: OAuth2: the variable holding the client secret; only its name is stored.
     public static let clientSecretEnv = SourceOption(
         "client-secret-env", "var", help: "OAuth2: the variable holding the client secret; only its name is stored.",
         listed: { [("client_secret_env", .optional($0.oauth?.clientSecretEnv))] },
@@ -114,6 +124,7 @@ extension SourceOption {
         source.oauthClient { $0.clientSecretEnv = name }
     }
 
+    /// `--scope`: OAuth2: the scope to ask for, if the endpoint wants one.
     public static let scope = SourceOption(
         "scope", "scope", help: "OAuth2: the scope to ask for, if the endpoint wants one.",
         listed: { [("scope", .optional($0.oauth?.scope))] },
@@ -126,10 +137,12 @@ extension SourceOption {
         source.oauthClient { $0.scope = scope }
     }
 
+    /// `--no-oauth`: Ask no token endpoint: drop the OAuth2 client.
     public static let noOAuth = SourceOption(
         clearing: "no-oauth", help: "Ask no token endpoint: drop the OAuth2 client.",
         clears: ["oauth-token-url", "client-id-env", "client-secret-env", "scope"])
 
+    /// `--max-bytes`: Refuse bodies larger than this, decoded (default: 64 MiB).
     public static let maxBytes = SourceOption(
         "max-bytes", "n", help: "Refuse bodies larger than this, decoded (default: 64 MiB).",
         listed: { [("max_bytes", .optional($0.maxBytes))] },
@@ -142,6 +155,7 @@ extension SourceOption {
         source.maxBytes = value
     }
 
+    /// `--ca-cert`: Trust the CAs in this PEM file instead of the system's (internal CAs).
     public static let caCert = SourceOption(
         "ca-cert", "file", help: "Trust the CAs in this PEM file instead of the system's (internal CAs).", isFile: true,
         listed: { [("ca_cert", .optional($0.caCert))] },
@@ -157,8 +171,10 @@ extension SourceOption {
         source.caCert = absolute
     }
 
+    /// `--no-ca-cert`: Trust the system's CAs again.
     public static let noCACert = SourceOption(clearing: "no-ca-cert", help: "Trust the system's CAs again.", clears: ["ca-cert"])
 
+    /// `--max-delete`: Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache).
     public static let maxDelete = SourceOption(
         "max-delete", "n|p%",
         help: "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache).",
@@ -171,6 +187,7 @@ extension SourceOption {
         source.maxDelete = limit
     }
 
+    /// `--alert-after`: The age past which 'status --max-age' reports this source, instead of the age given there.
     public static let alertAfter = SourceOption(
         "alert-after", "duration", help: "The age past which 'status --max-age' reports this source, instead of the age given there.",
         listed: { [("alert_after_s", .optional($0.alertAfterSeconds))] },
@@ -179,6 +196,7 @@ extension SourceOption {
         source.alertAfterSeconds = try duration(given, "--alert-after")
     }
 
+    /// `--search`: Keep the rows in the full-text index 'cache search' reads (default: on; indexing a million json records takes about twice as long as syncing them).
     public static let search = SourceOption(
         "search", "on|off",
         help: "Keep the rows in the full-text index 'cache search' reads (default: on; indexing a million json records takes about twice as long as syncing them).",

@@ -9,8 +9,10 @@ import Glibc
 /// let path = JSONPath("$['@odata.nextLink']")   // nil for text that is not a path
 /// ```
 public struct JSONPath: Sendable, Equatable, Hashable {
+    /// The object keys from the root, in order.
     public var keys: [String]
 
+    /// The path through these keys (none: the root, `$`).
     public init(_ keys: [String] = []) { self.keys = keys }
 
     /// `$`, `$.a.b`, `$['a.b']`, or (for key fields) `a.b`; nil for an empty key or a malformed path.

@@ -87,8 +87,10 @@ public struct RecordLayout: Sendable, Equatable {
         }
     }
 
+    /// Pages one sync follows unless `maxPages` says otherwise.
     public static let defaultMaxPages = 100
 
+    /// Where the records are, what keys them, and how the pages follow one another.
     public init(rows: JSONPath = JSONPath(), key: [JSONPath], next: NextPage? = nil, nextParam: String? = nil,
                 firstPage: Int? = nil, hasMore: JSONPath? = nil, maxPages: Int = RecordLayout.defaultMaxPages,
                 delimiter: UInt8? = nil) {

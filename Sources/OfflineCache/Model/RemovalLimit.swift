@@ -14,6 +14,7 @@ public enum RemovalLimit: Sendable, Equatable, CustomStringConvertible {
     case rows(Int)
     case percent(Double)
 
+    /// Half the cached rows: a sync that would remove more is held.
     public static let `default` = RemovalLimit.percent(50)
 
     /// `"25"` (rows) or `"25%"`; nil when it is neither.

@@ -31,13 +31,20 @@ public enum SourceKind: String, Sendable, CaseIterable {
 /// for source in try cache.sources() { print(source.name, source.kind, source.displayURL, source.ttlSeconds) }
 /// ```
 public struct Source: Sendable, Equatable {
+    /// How long a row stays fresh by default: 15 minutes.
     public static let defaultTTL = 15 * 60
+    /// The URL schemes a source may use.
     public static let allowedSchemes: Set<String> = ["http", "https", "file"]
 
+    /// The source's name: letters, digits, `-`, `_` and `.`.
     public var name: String
+    /// What the upstream serves, and how its rows are kept.
     public var kind: SourceKind
+    /// Where its rows come from.
     public var url: URL
+    /// Whether a response is the whole truth (`replace`) or a sample (`merge`).
     public var mode: SyncMode
+    /// How long a row stays fresh after upstream confirms it.
     public var ttlSeconds: Int
     /// Extra request headers, as `(name, value)`.
     public var headers: [Header]
@@ -81,6 +88,7 @@ public struct Source: Sendable, Equatable {
     public func missingToken(in environment: [String: String]) -> String? {
         variables.first { (environment[$0] ?? "").isEmpty }
     }
+    /// The largest body a sync accepts (nil: the default, 64 MiB).
     public var maxBytes: Int?
     /// A PEM bundle of CAs trusted instead of the system's; only its path is stored.
     public var caCert: String?
@@ -105,8 +113,11 @@ public struct Source: Sendable, Equatable {
     /// for header in source.headers { print(header.name) }   // values may be secrets: shown by name
     /// ```
     public struct Header: Sendable, Equatable {
+        /// The header's name.
         public var name: String
+        /// The header's value.
         public var value: String
+        /// A header `name: value`.
         public init(name: String, value: String) { self.name = name; self.value = value }
 
         /// Parses `Name: value`.
@@ -127,6 +138,7 @@ public struct Source: Sendable, Equatable {
             scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
         }
 
+        /// The header as it is sent: `Name: value`.
         public var line: String { "\(name): \(value)" }
     }
 
@@ -142,6 +154,7 @@ public struct Source: Sendable, Equatable {
         TemplateText.asWritten(Self.redacted(url))
     }
 
+    /// The URL with any credentials in it replaced, for messages and logs.
     public static func redacted(_ url: URL) -> String {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(unprintable URL)" }
         parts.user = nil

@@ -14,6 +14,7 @@ public struct SourceSettings: Sendable, Equatable, ExpressibleByDictionaryLitera
     /// Each option given, by name: its one value, each value of a repeatable option, none for a switch.
     package var given: [String: [String]] = [:]
 
+    /// No settings: every option at its default (adding) or unchanged (setting).
     public init() {}
 
     public init(dictionaryLiteral elements: (SourceOption, Value)...) {
@@ -53,6 +54,7 @@ public struct SourceSettings: Sendable, Equatable, ExpressibleByDictionaryLitera
         }
     }
 
+    /// No option given.
     public var isEmpty: Bool { given.isEmpty }
 
     /// A change that changes nothing, refused as a mistake.

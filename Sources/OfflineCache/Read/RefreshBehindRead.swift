@@ -158,6 +158,7 @@ extension RefreshBehindRead.Plan {
 /// }
 /// ```
 public struct RefreshError: Error, Sendable, CustomStringConvertible {
+    /// Why, in a sentence.
     public var message: String
     /// The typed failure, when this process ran the sync itself.
     public var failure: SyncReport.Failure?

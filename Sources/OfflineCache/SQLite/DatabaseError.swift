@@ -12,12 +12,15 @@ import CSQLite
 public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
     /// The extended result code, such as 2067 (`SQLITE_CONSTRAINT_UNIQUE`).
     public let extendedCode: Int32
+    /// SQLite's message.
     public let message: String
+    /// The statement that failed, when there was one.
     public let sql: String?
     /// For a busy database: the process holding its write lock, in words (`pid 12 (cache sync
     /// bank)`), when another process holds it.
     public var lockHolder: String?
 
+    /// An error with SQLite's extended result code.
     public init(extendedCode: Int32, message: String, sql: String? = nil) {
         self.extendedCode = extendedCode
         self.message = message
@@ -39,8 +42,10 @@ public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringCo
     /// A row referred to one that is gone (a source removed by another process, say).
     var isForeignKeyViolation: Bool { extendedCode == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY, a macro Swift cannot import
 
+    /// Another connection held the lock for longer than the busy timeout: try again.
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
 
+    /// The file, or its folder, may not be read or written.
     public var isPermission: Bool {
         [SQLITE_PERM, SQLITE_READONLY, SQLITE_AUTH].contains(primaryCode)
             || (primaryCode == SQLITE_CANTOPEN && extendedCode != SQLITE_CANTOPEN)

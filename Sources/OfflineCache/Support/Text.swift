@@ -64,6 +64,7 @@ extension String {
         return out
     }
 
+    /// A byte a URI carries as it is (RFC 3986's unreserved characters).
     public static func isUnreserved(_ byte: UInt8) -> Bool {
         (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
             || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E

@@ -45,11 +45,17 @@ public struct SyncReport: Sendable {
         }
     }
 
+    /// The source synced.
     public var source: String
+    /// What the sync did.
     public var outcome: Outcome
+    /// Rows inserted, updated and removed.
     public var counts = ChangeCounts()
+    /// Upstream's last HTTP status.
     public var httpStatus: Int?
+    /// Body bytes received.
     public var bytes: Int?
+    /// Why it failed (nil when it did not).
     public var failure: Failure?
     /// Why a skipped source was skipped.
     public var note: String?
@@ -68,6 +74,7 @@ public struct SyncReport: Sendable {
     }
     /// Whether the source had cached rows when the sync began (a failure then still leaves a preview).
     public var hadCachedRows = false
+    /// How long it took, in milliseconds.
     public var durationMs = 0
     /// Requests made, retries included.
     public var attempts = 0
@@ -78,6 +85,7 @@ public struct SyncReport: Sendable {
     /// `sync --plan`: what the sync would change (as `cache diff` reads the change log), and
     /// why the removal guard would hold it, if it would.
     package var plan: [ChangeRecord]?
+    /// With a plan: why the removal guard would hold it.
     public var wouldHold: String?
 
     /// The failure as people read it, naming the retries: `HTTP 503 from … after 3 attempts`.
@@ -92,6 +100,7 @@ public struct SyncReport: Sendable {
         return attempts > 1 ? "\(text) after \(attempts) attempts" : text
     }
 
+    /// The longest error message kept in the run history.
     public static let maxErrorCharacters = 500
 }
 

@@ -99,15 +99,25 @@ struct AccountStorage: StorageDefinition {
 /// }
 /// ```
 public struct CachedTransaction: Sendable, Equatable {
+    /// The transaction's id (upstream's, or one made from its fields).
     public var id: String
+    /// The source it was cached from.
     public var source: String
+    /// The account it belongs to, when upstream names one.
     public var account: String?
+    /// 0 for a credit, 1 for a debit.
     public var type: Int
+    /// Who it was paid to or received from.
     public var vendor: String
+    /// The amount, without a sign (`type` says which way).
     public var amount: Double
+    /// When it happened, as stored.
     public var date: String
+    /// When upstream last confirmed it (ISO 8601, UTC).
     public var seenAt: String
+    /// How long ago that was, when it was read.
     public var ageSeconds: Int
+    /// Upstream has not confirmed it within the TTL.
     public var stale: Bool
 
     /// Type 0 is a credit; any other type a debit.
@@ -120,10 +130,16 @@ public struct CachedTransaction: Sendable, Equatable {
 /// if case .account(let header?, _) = try cache.rows(of: "bank") { print(header.name, header.balance) }
 /// ```
 public struct CachedAccount: Sendable, Equatable {
+    /// The source it was cached from.
     public var source: String
+    /// The account holder's name.
     public var name: String
+    /// The current balance.
     public var balance: Double
+    /// When upstream last confirmed it (ISO 8601, UTC).
     public var seenAt: String
+    /// How long ago that was, when it was read.
     public var ageSeconds: Int
+    /// Upstream has not confirmed it within the TTL.
     public var stale: Bool
 }

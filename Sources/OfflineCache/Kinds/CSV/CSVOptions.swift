@@ -2,6 +2,7 @@ import FoundationEssentials
 
 /// A csv source's own option (see `SourceOption`): the character between fields.
 extension SourceOption {
+    /// `--delimiter`: The character between fields (default: ,); tab for tabs.
     public static let delimiter = SourceOption(
         "delimiter", "c", help: "the character between fields (default: ,); tab for tabs.",
         effects: [.abortsSync, .unconfirms],

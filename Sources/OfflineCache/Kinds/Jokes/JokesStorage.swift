@@ -71,12 +71,20 @@ struct JokesStorage: StorageDefinition {
 /// }
 /// ```
 public struct CachedJoke: Sendable, Equatable {
+    /// The joke's id upstream.
     public var id: Int
+    /// Its category (`general`, `programming`, …).
     public var type: String
+    /// The question.
     public var setup: String
+    /// The answer.
     public var punchline: String
+    /// The source it was cached from.
     public var source: String
+    /// When upstream last confirmed it (ISO 8601, UTC).
     public var seenAt: String
+    /// How long ago that was, when it was read.
     public var ageSeconds: Int
+    /// Upstream has not confirmed it within the TTL.
     public var stale: Bool
 }

@@ -3,6 +3,7 @@ import FoundationEssentials
 /// A json source's own options (see `SourceOption`): where its records are, how it pages, and how
 /// it syncs incrementally; with the checks that hold them together.
 extension SourceOption {
+    /// `--rows`: Where the records are: $ (the response), $.results, $.data.items (default: $).
     public static let rows = SourceOption(
         "rows", "path", help: "where the records are: $ (the response), $.results, $.data.items (default: $).",
         effects: [.abortsSync, .unconfirms], listed: { [("rows", .string($0.layout?.rows.description ?? "$"))] },
@@ -15,6 +16,7 @@ extension SourceOption {
         source.layout?.rows = path
     }
 
+    /// `--next`: How to find the next page: link (Link: <…>; rel="next" headers), a path in the body such as $.next or $['@odata.nextLink'] (a URL, or a cursor with --next-param), header:NAME (a cursor in that response header), offset, page, or last-key (with --has-more).
     public static let next = SourceOption(
         "next", "style",
         help: "how to find the next page: link (Link: <…>; rel=\"next\" headers), a path in the body such as $.next or $['@odata.nextLink'] (a URL, or a cursor with --next-param), header:NAME (a cursor in that response header), offset, page, or last-key (with --has-more).",
@@ -30,6 +32,7 @@ extension SourceOption {
         source.layout?.next = next
     }
 
+    /// `--next-param`: The query parameter the cursor, offset, page number or last key is sent as.
     public static let nextParam = SourceOption(
         "next-param", "name", help: "the query parameter the cursor, offset, page number or last key is sent as.",
         listed: { [("next_param", .optional($0.layout?.nextParam))] },
@@ -38,6 +41,7 @@ extension SourceOption {
         source.layout?.nextParam = try parameter(given, "--next-param")
     }
 
+    /// `--first-page`: The first page's number (default: 1).
     public static let firstPage = SourceOption(
         "first-page", "n", help: "the first page's number (default: 1).", qualifier: "with --next page",
         listed: { [("first_page", .optional($0.layout?.firstPage))] },
@@ -49,6 +53,7 @@ extension SourceOption {
         source.layout?.firstPage = number
     }
 
+    /// `--has-more`: The boolean that says more pages follow, such as $.has_more.
     public static let hasMore = SourceOption(
         "has-more", "path", help: "the boolean that says more pages follow, such as $.has_more.", qualifier: "with --next last-key",
         listed: { [("has_more", .optional($0.layout?.hasMore?.description))] },
@@ -60,6 +65,7 @@ extension SourceOption {
         source.layout?.hasMore = path
     }
 
+    /// `--max-pages`: Fail the sync rather than read more pages than this (default: 100).
     public static let maxPages = SourceOption(
         "max-pages", "n", help: "fail the sync rather than read more pages than this (default: 100).",
         listed: { [("max_pages", .int($0.layout?.maxPages ?? RecordLayout.defaultMaxPages))] },
@@ -72,6 +78,7 @@ extension SourceOption {
         source.layout?.maxPages = count
     }
 
+    /// `--since-param`: Send the watermark as this query parameter, such as updated_since (with --cursor-field).
     public static let sinceParam = SourceOption(
         "since-param", "name", help: "send the watermark as this query parameter, such as updated_since (with --cursor-field).",
         qualifier: "incremental", effects: [.abortsSync, .resetsWatermark],
@@ -82,6 +89,7 @@ extension SourceOption {
         source.incremental { $0.sinceParam = name }
     }
 
+    /// `--cursor-field`: The field whose largest value is the watermark, such as updated_at.
     public static let cursorField = SourceOption(
         "cursor-field", "field", help: "the field whose largest value is the watermark, such as updated_at.",
         qualifier: "incremental", effects: [.abortsSync, .resetsWatermark],
@@ -96,6 +104,7 @@ extension SourceOption {
         source.incremental { $0.cursorField = path }
     }
 
+    /// `--lag`: Ask from this long before the watermark (default: 0).
     public static let lag = SourceOption(
         "lag", "duration", help: "ask from this long before the watermark (default: 0).", qualifier: "incremental",
         listed: { [("lag_s", .optional($0.layout?.incremental?.lagSeconds))] },
@@ -107,6 +116,7 @@ extension SourceOption {
         source.incremental { $0.lagSeconds = seconds }
     }
 
+    /// `--full-every`: Sync in full this often, removing what upstream no longer has (default: 1d).
     public static let fullEvery = SourceOption(
         "full-every", "duration", help: "sync in full this often, removing what upstream no longer has (default: 1d).",
         qualifier: "incremental", listed: { [("full_every_s", .optional($0.layout?.incremental?.fullEverySeconds))] },
@@ -118,6 +128,7 @@ extension SourceOption {
         source.incremental { $0.fullEverySeconds = seconds }
     }
 
+    /// `--no-incremental`: Sync in full each time again (the watermark is forgotten).
     public static let noIncremental = SourceOption(
         clearing: "no-incremental", help: "sync in full each time again (the watermark is forgotten).",
         clears: ["since-param", "cursor-field", "lag", "full-every"])

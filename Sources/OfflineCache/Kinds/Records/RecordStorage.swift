@@ -174,11 +174,16 @@ struct RecordStorage: StorageDefinition {
 /// }
 /// ```
 public struct CachedRecord: Sendable, Equatable {
+    /// The record's key (the `key` fields' values; several joined with `,`).
     public var key: String
+    /// The view's field columns' values, in `CachedRows.records`'s column order (nil where the record has none).
     public var fields: [String?]
     /// Canonical JSON.
     public var record: String
+    /// When upstream last confirmed it (ISO 8601, UTC).
     public var seenAt: String
+    /// How long ago that was, when it was read.
     public var ageSeconds: Int
+    /// Upstream has not confirmed it within the TTL.
     public var stale: Bool
 }
