@@ -60,6 +60,33 @@ import Testing
         #expect(runs.first.map { $0.finishedAt >= $0.startedAt } == true)
     }
 
+    /// Typed settings, the sources as a file and back, and what a sync changed.
+    @Test func typedSettingsASourcesFileAndADiff() async throws {
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        let file = try items(box, cache, #"[{"id": 1, "name": "ada"}]"#)
+        let changed = try cache.setSource(named: "items", [.ttl: .duration(.seconds(5400)), .maxPages: 7])
+        #expect(changed.ttlSeconds == 5400 && changed.layout?.maxPages == 7)
+        #expect(throws: CacheError.self) { try cache.setSource(named: "items", [.maxPages: .count(-1)]) }
+
+        let exported = try cache.exportSources()
+        #expect(exported.contains("\"ttl\": \"90m\"") && exported.contains("\"max-pages\": \"7\""), "\(exported)")
+        let other = try Cache(path: box.folder + "/other.sqlite3")
+        #expect(try other.apply(sourcesFile: exported, plan: true).map(\.action) == ["create"])
+        #expect(try other.sources().isEmpty)
+        #expect(try other.apply(sourcesFile: exported).map(\.action) == ["create"])
+        #expect(try other.sources().first?.ttlSeconds == 5400)
+        #expect(try other.apply(sourcesFile: exported.replacingOccurrences(of: "90m", with: "2h")).first?.changes == ["ttl 90m → 2h"])
+        #expect(throws: CacheError.self) { try other.apply(sourcesFile: "{\"sources\": 3}") }
+
+        try Data(#"[{"id": 1, "name": "ada lovelace"}, {"id": 2, "name": "grace"}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try cache.sync("items").outcome == .updated)
+        let diff = try cache.diff(of: "items")
+        #expect(Set(diff.map { "\($0.change) \($0.key)" }) == ["updated 1", "inserted 2"], "\(diff)")
+        #expect(try cache.diff(of: "items", run: 1).first?.loadedRows == 1)
+        #expect(throws: CacheError.self) { try cache.diff(of: "items", run: 99) }
+    }
+
     @Test func jokesAndTransactionsDecodeIntoTheirOwnTypes() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()

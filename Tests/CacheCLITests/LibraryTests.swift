@@ -14,6 +14,8 @@ import Testing
             case .text(let text)?: [option.flag, text]
             case .list(let texts)?: texts.flatMap { [option.flag, $0] }
             case .on?: [option.flag]
+            // (Settings keep typed values as their text: read back, they are `.text`.)
+            case .duration?, .count?: []
             case nil: []
             }
         }

@@ -73,7 +73,17 @@ extension Cache {
     /// - Throws: `CacheError.noSuchRow` when the source has neither cached nor logged the key.
     public func log(of name: String, key: String) throws -> [RowLogEntry] {
         let database = try database()
-        return try HistoryStore(database).log(of: SourceStore(database).named(name), key: key).map(RowLogEntry.init)
+        return try HistoryStore(database).log(of: SourceStore(database).named(name), key: key).map { RowLogEntry($0, key: key) }
+    }
+
+    /// What syncs changed in a source, oldest first, as `cache diff` shows it: the newest run
+    /// that changed anything, one run (`run`), or every run in the last `since`.
+    public func diff(of name: String, run: Int? = nil, since: Duration? = nil) throws -> [RowLogEntry] {
+        let database = try database()
+        _ = try SourceStore(database).named(name)
+        let selection: HistoryStore.Selection = run.map { .run($0) } ?? since.map { .since(seconds: Int($0.components.seconds)) } ?? .latest
+        if let run, try !HistoryStore(database).hasRun(run, source: name) { throw CacheError.noSuchRun(run, source: name) }
+        return try HistoryStore(database).changes(source: name, selection).map(RowLogEntry.init)
     }
 
     /// The sync runs, newest first (of one source, or of all), as `cache history` lists them.
@@ -127,6 +137,10 @@ public struct RowLogEntry: Sendable, Equatable {
 
     /// What happened to the row.
     public var change: Change
+    /// The row's key (for a load in `diff`, empty: it stands for the rows it loaded).
+    public var key: String
+    /// For a load in `diff`: how many rows it brought.
+    public var loadedRows: Int?
     /// The run that made the change (nil for `current`).
     public var run: Int?
     /// When that run finished (nil for `current`).
@@ -136,13 +150,24 @@ public struct RowLogEntry: Sendable, Equatable {
     /// Its fields after, as a JSON object (nil for a removal).
     public var after: String?
 
-    init(_ version: RowVersion) {
+    init(_ version: RowVersion, key: String) {
         change = Change(rawValue: version.change) ?? .updated
+        self.key = key
         let current = change == .current
         run = current ? nil : version.runID
         at = current ? nil : Timestamp.parse(version.at)
         before = version.before
         after = version.after
+    }
+
+    init(_ record: ChangeRecord) {
+        change = Change(rawValue: record.change) ?? .updated
+        key = record.rows == nil ? record.rowID : ""
+        loadedRows = record.rows
+        run = record.runID
+        at = Timestamp.parse(record.at)
+        before = record.before
+        after = record.after
     }
 }
 

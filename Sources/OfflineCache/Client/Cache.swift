@@ -123,6 +123,46 @@ public struct Cache: Sendable {
         try SourceStore(writable()).remove(name)
     }
 
+    /// The sources (all, or those named) as a sources file, as `cache sources export` writes
+    /// it: one JSON document, sorted and stable, for version control and `apply(sourcesFile:)`.
+    /// Only the names of environment variables are written, never their values.
+    public func exportSources(_ names: [String] = []) throws(CacheError) -> String {
+        let all = try sources()
+        if let missing = names.first(where: { name in !all.contains { $0.name == name } }) { throw .noSuchSource(missing) }
+        return SourcesFile.export(names.isEmpty ? all : all.filter { names.contains($0.name) })
+    }
+
+    /// Makes the sources match a sources file, as `cache apply` does: a source only in the file
+    /// is added, one whose settings differ is changed (rows, history and run numbers kept), one
+    /// only in the cache is kept unless `prune`. The whole file is checked first, and every
+    /// change is made in one transaction; with `plan`, nothing is changed.
+    ///
+    /// - Returns: what happens to each source, by name.
+    /// - Throws: `CacheError.invalidSource` with the command line's message for a file that
+    ///   cannot be applied.
+    @discardableResult
+    public func apply(sourcesFile json: String, prune: Bool = false, plan: Bool = false) throws(CacheError) -> [SourceChange] {
+        let wanted: [Source]
+        do throws(SourcesFile.Refusal) {
+            wanted = try SourcesFile.sources(in: Data(json.utf8), named: "the sources file")
+        } catch {
+            throw .invalidSource(error.description)
+        }
+        let database = try plan ? database() : writable()
+        let store = SourceStore(database)
+        do {
+            var steps = try SourcesFile.plan(wanted, existing: try store.all(), prune: prune) { try store.belongings(of: $0) }
+            if !plan { steps = try store.apply(steps) }
+            return steps.map { SourceChange(source: $0.source, action: $0.action.rawValue, changes: $0.changes.map { "\($0.option) \($0.before) → \($0.after)" }) }
+        } catch let error as CacheError {
+            throw error
+        } catch let error as SourcesFile.Refusal {
+            throw .invalidSource(error.description)
+        } catch {
+            throw .invalidSource("\(error)")
+        }
+    }
+
     /// Syncs one source now, as `cache sync NAME` does, giving up after `timeout` (every
     /// attempt and the waits between them): a hung upstream ends in a report whose `failure`
     /// says it timed out, within the timeout, and the cached rows stay as they were.
@@ -166,4 +206,14 @@ public struct Cache: Sendable {
         try HistoryStore(database).checkAnswerable(source: source.name, at: moment)
         return moment
     }
+}
+
+/// What `Cache.apply(sourcesFile:)` does, or would do, to one source.
+public struct SourceChange: Sendable, Equatable {
+    /// The source's name.
+    public var source: String
+    /// `create`, `change`, `unchanged`, `keep` (not in the file) or `remove` (with `prune`).
+    public var action: String
+    /// Each setting that changes, as `ttl 15m → 1h`.
+    public var changes: [String]
 }

@@ -21,8 +21,9 @@ public enum LoadingState: Sendable {
     case failed(RefreshError, cached: CachedRows)
 }
 
-/// The library's entry point for apps: reads that answer from the cache at once and a
-/// refresh behind them.
+/// The loading states alone, under their first name. Deprecated: use ``Cache``, the one entry
+/// point, whose `states(of:limit:)` is this same stream (and `model(of:limit:)` a screen's
+/// model on it); this type stays for code written against it.
 ///
 /// ```swift
 /// let cache = CacheClient(databasePath: path)

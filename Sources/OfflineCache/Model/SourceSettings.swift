@@ -21,22 +21,37 @@ public struct SourceSettings: Sendable, Equatable, ExpressibleByDictionaryLitera
         for (option, value) in elements { self[option] = value }
     }
 
-    /// An option's text: `"1h"`; for a repeatable option a list (`[]` for none); `true` for a switch.
-    public enum Value: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByBooleanLiteral {
+    /// An option's value: text as the command line takes it (`"1h"`), or typed — a duration
+    /// (`.duration(.seconds(3600))`) or a count (`.count(10)`, or `10`), checked as the same
+    /// text; for a repeatable option a list (`[]` for none); `true` for a switch.
+    public enum Value: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByBooleanLiteral,
+                       ExpressibleByIntegerLiteral {
+        /// The option's text, as `cache sources add` takes it.
         case text(String)
+        /// A repeatable option's values.
         case list([String])
+        /// A switch, given.
         case on
+        /// A duration option (`ttl`, `alertAfter`, `lag`, `fullEvery`), to the second.
+        case duration(Duration)
+        /// A count option (`maxPages`, `maxDelete`'s rows, `maxBytes`).
+        case count(Int)
 
         public init(stringLiteral value: String) { self = .text(value) }
         public init(arrayLiteral elements: String...) { self = .list(elements) }
         /// `true` gives a switch; `false` leaves it out, as if not written.
         public init(booleanLiteral value: Bool) { self = value ? .on : .list([]) }
+        /// `10` gives a count.
+        public init(integerLiteral value: Int) { self = .count(value) }
 
         package var values: [String] {
             switch self {
             case .text(let text): [text]
             case .list(let texts): texts
             case .on: []
+            // Whole seconds, as the command line writes them (a part of a second is refused there too).
+            case .duration(let duration): [duration.components.attoseconds == 0 ? String(duration.components.seconds) : "\(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)"]
+            case .count(let count): [String(count)]
             }
         }
     }
