@@ -27,8 +27,10 @@ import Testing
         return line.hasPrefix("cache: ") ? String(line.dropFirst("cache: ".count)) : line
     }
 
-    /// The same sentence, as the command line prints it (its controls shown as escapes).
+    /// The same sentence, as the command line prints it (its controls shown as escapes), but
+    /// for the options, which the library names as settings (`.ttl`, not `--ttl`).
     static func same(_ said: String, _ error: any Error) -> Bool {
+        let said = SourceOption.namingSettings(said)
         let message = "\(error)"
         let escaped = (message.prefix(1).lowercased() + message.dropFirst()).unicodeScalars.map { scalar in
             scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
@@ -166,6 +168,20 @@ import Testing
         #expect(try cache.rows(of: "items", limit: 50).count == 50)
         #expect(elapsed < .seconds(2), "\(elapsed)")
         print("a preview of 50 of 200,000 records: \(elapsed)")
+    }
+
+    /// A program is told the setting it passed, not a command-line flag.
+    @Test func messagesNameSettingsNotFlags() throws {
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        #expect { try cache.addSource(name: "j", kind: .jokes, url: Self.url, [.ttl: "soon"]) } throws: { error in
+            "\(error)".contains("'.ttl'") && !"\(error)".contains("--")
+        }
+        #expect { try cache.addSource(name: "r", kind: .json, url: Self.url) } throws: { error in
+            "\(error)".contains(".key") && !"\(error)".contains("--")
+        }
+        #expect([SourceOption.tokenEnv, .oauthTokenURL, .clientIDEnv, .noCACert, .noOAuth, .maxDelete, .url].map(\.setting)
+                == ["tokenEnv", "oauthTokenURL", "clientIDEnv", "noCACert", "noOAuth", "maxDelete", "url"])
     }
 
     /// At most 50 public types (48 since typed rows, search, a row's log, the run history and

@@ -85,8 +85,8 @@ public struct Cache: Sendable {
     ///   - kind: what the upstream serves, and how its rows are kept.
     ///   - url: `http`, `https` or `file`; credentials in it are refused (use `tokenEnv`).
     ///   - settings: the rest, as `sources add` takes them; a `json` or `csv` source needs a `key`.
-    /// - Throws: `CacheError.invalidSource` with the command line's message, or
-    ///   `.sourceExists`.
+    /// - Throws: `CacheError.invalidSource` with the command line's message (naming settings,
+    ///   such as `.ttl`, where it names options), or `.sourceExists`.
     public func addSource(name: String, kind: SourceKind, url: String, _ settings: SourceSettings = SourceSettings()) throws(CacheError) {
         var settings = settings
         settings[.url] = .text(url)
@@ -94,9 +94,19 @@ public struct Cache: Sendable {
         do throws(SourceRules.Problem) {
             source = try settings.newSource(name: name, kind: kind)
         } catch {
-            throw .invalidSource(error.message)
+            throw .invalidSource(SourceOption.namingSettings(error.message))
         }
-        try SourceStore(writable()).add(source)
+        try namingSettings { () throws(CacheError) in try SourceStore(writable()).add(source) }
+    }
+
+    /// Runs `body`, its refusals worded for a program: the settings it passes (`.ttl`), not the
+    /// command line's flags (`--ttl`).
+    private func namingSettings<T>(_ body: () throws(CacheError) -> T) throws(CacheError) -> T {
+        do {
+            return try body()
+        } catch .invalidSource(let message) {
+            throw .invalidSource(SourceOption.namingSettings(message))
+        }
     }
 
     /// Changes a source's settings, checked as `cache sources set` checks them; the source as
@@ -107,15 +117,16 @@ public struct Cache: Sendable {
     /// try cache.setSource(named: "bank", [.ttl: "30m", .noToken: true])
     /// ```
     ///
-    /// - Throws: `CacheError.invalidSource` with the command line's message, or `.noSuchSource`.
+    /// - Throws: `CacheError.invalidSource` with the command line's message (naming settings
+    ///   where it names options), or `.noSuchSource`.
     @discardableResult
     public func setSource(named name: String, _ settings: SourceSettings) throws(CacheError) -> Source {
         do throws(SourceRules.Problem) {
             try settings.checkedAlone()
         } catch {
-            throw .invalidSource(error.message)
+            throw .invalidSource(SourceOption.namingSettings(error.message))
         }
-        return try SourceStore(try writable()).update(name, by: settings).after
+        return try namingSettings { () throws(CacheError) in try SourceStore(try writable()).update(name, by: settings).after }
     }
 
     /// Removes a source with its rows and history.
@@ -146,7 +157,7 @@ public struct Cache: Sendable {
         do throws(SourcesFile.Refusal) {
             wanted = try SourcesFile.sources(in: Data(json.utf8), named: "the sources file")
         } catch {
-            throw .invalidSource(error.description)
+            throw .invalidSource(SourceOption.namingSettings(error.description))
         }
         let database = try plan ? database() : writable()
         let store = SourceStore(database)
@@ -154,10 +165,12 @@ public struct Cache: Sendable {
             var steps = try SourcesFile.plan(wanted, existing: try store.all(), prune: prune) { try store.belongings(of: $0) }
             if !plan { steps = try store.apply(steps) }
             return steps.map { SourceChange(source: $0.source, action: $0.action.rawValue, changes: $0.changes.map { "\($0.option) \($0.before) → \($0.after)" }) }
+        } catch CacheError.invalidSource(let message) {
+            throw .invalidSource(SourceOption.namingSettings(message))
         } catch let error as CacheError {
             throw error
         } catch let error as SourcesFile.Refusal {
-            throw .invalidSource(error.description)
+            throw .invalidSource(SourceOption.namingSettings(error.description))
         } catch {
             throw .invalidSource("\(error)")
         }

@@ -256,6 +256,14 @@ extension SourceOption {
 
     private static let byName: [String: SourceOption] = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
 
+    /// `text` with each option's flag (`--token-env`) written as the setting an app passes
+    /// (`.tokenEnv`): the command line's messages, worded for a program.
+    package static func namingSettings(_ text: String) -> String {
+        text.replacing(#/--([a-z][a-z-]*[a-z])/#) { match in
+            named(String(match.1)).map { "." + $0.setting } ?? String(match.0)
+        }
+    }
+
     /// The option named `name` (`ttl`; `--ttl` too), of any kind.
     package static func named(_ name: String) -> SourceOption? {
         byName[name.hasPrefix("--") ? String(name.dropFirst(2)) : name]

@@ -95,6 +95,15 @@ public struct SourceOption: Sendable, Hashable, CustomStringConvertible {
 
     /// `--token-env`, as messages and the command line write it.
     public var flag: String { "--" + name }
+
+    /// `tokenEnv`: the option as a Swift program names it (`SourceOption.tokenEnv`), its words
+    /// joined, each after the first capitalised, and the acronyms (URL, ID, CA, OAuth) as Swift
+    /// spells them.
+    public var setting: String {
+        let acronyms = ["url": "URL", "id": "ID", "ca": "CA", "oauth": "OAuth"]
+        let words = name.split(separator: "-").map(String.init)
+        return (words.first ?? "") + words.dropFirst().map { acronyms[$0] ?? $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+    }
     public var description: String { flag }
     package var isSwitch: Bool { placeholder == nil }
 

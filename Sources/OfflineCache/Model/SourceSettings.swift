@@ -3,7 +3,8 @@ import FoundationEssentials
 /// A source's settings as text, keyed by option, the way `cache sources add` and `set` take them
 /// and a sources file holds them: one set of checks, with the same messages, for the command line,
 /// a sources file and apps. An option not given is left at its default (adding) or as it is
-/// (setting). A refusal names the command-line option (`ttl` is `--ttl`).
+/// (setting). A refusal through `Cache` names the setting (`.ttl`); on the command line, the
+/// option (`--ttl`).
 ///
 /// ```swift
 /// try cache.addSource(name: "repos", kind: .json, url: "https://api.example.com/repos",
