@@ -125,7 +125,16 @@ import Testing
     /// a read, and every call that would write refuses.
     @Test func aCacheOpenedReadOnlyReadsAndWritesNothing() async throws {
         let box = try Sandbox()
-        _ = try items(box, try Cache(path: box.database), #"[{"id": 1, "name": "ada"}]"#)
+        let primary = try Cache(path: box.database)
+        _ = try items(box, primary, #"[{"id": 1, "name": "ada"}]"#)
+        // A copy made before any search has no index, and a read-only cache cannot build one.
+        let unsearched = box.folder + "/unsearched.sqlite3"
+        #expect(try await box.run("/usr/bin/sqlite3", [box.database, ".backup '\(unsearched)'"]).status == 0)
+        #expect { try Cache(path: unsearched, readOnly: true).search("items", for: "ada", as: Item.self) } throws: { error in
+            guard case CacheError.readOnly = error else { return false }
+            return "\(error)".contains("built on its first search")
+        }
+        #expect(try primary.search("items", for: "ada", as: Item.self).matches.count == 1)  // builds it
         let copy = box.folder + "/copy.sqlite3"
         let backup = try await box.run("/usr/bin/sqlite3", [box.database, ".backup '\(copy)'"])
         #expect(backup.status == 0, "\(backup.stderr)")

@@ -2,7 +2,7 @@ import Foundation
 import OfflineCache
 import Testing
 
-/// `cache search` over the FTS5 index every reconcile keeps: it follows updates and removals
+/// `cache search` over the FTS5 index every reconcile keeps once it is built: it follows updates and removals
 /// in the same transaction, ignores case and accents, says what is wrong with a query FTS5
 /// cannot parse (64), and `check` and `reindex` look after it. The commands run in-process
 /// against the loopback upstream.
@@ -14,9 +14,15 @@ import Testing
         try upstream.serve("/search-jokes", file: file)
     }
 
+    /// Syncs `name`; the first time, builds its index too (as its first search would), so that
+    /// these tests see the syncs after keep a built index in step.
     func sync(_ box: Sandbox, _ name: String) {
         let result = box.cacheInProcess(["sync", name])
         #expect(result.status == 0, "\(result.stderr)")
+        let built = box.cacheInProcess(["sql", "SELECT count(*) AS n FROM search_built WHERE source = '\(name)'", "--json"])
+        if (try? built.jsonArray().first?["n"] as? Int) == 0, box.cacheInProcess(["sources", "list", "--json"]).stdout.contains("\"search\": true") {
+            #expect(box.cacheInProcess(["reindex", name]).status == 0)
+        }
     }
 
     /// The keys (or ids) of what `search` finds, best first.
@@ -24,6 +30,50 @@ import Testing
         let result = box.cacheInProcess(["search", name, query, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         return try result.jsonArray().map { "\($0["key"] ?? $0["id"] ?? "?")" }
+    }
+
+    /// A source nobody searches pays nothing for search at sync time: its index is built on its
+    /// first search (or by `reindex`), then kept in step; `sources list --json` says which; a
+    /// read-only copy cannot build one, and says where to.
+    @Test func theIndexIsBuiltOnTheFirstSearchAndKeptFromThen() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try serveJokes(box, upstream, [(1, "Why?", "Because."), (2, "Who?", "Me.")])
+        for name in ["jokes", "more"] {
+            #expect(box.cacheInProcess(["sources", "add", name, "--kind", "jokes", "--url", upstream.baseURL + "/search-jokes", "--mode", "replace"]).status == 0)
+            #expect(box.cacheInProcess(["sync", name]).status == 0)
+        }
+        func documents() throws -> Int {
+            try box.cacheInProcess(["sql", "SELECT count(*) AS n FROM search_docs", "--json"]).jsonArray().first?["n"] as? Int ?? -1
+        }
+        func states() throws -> [String] {
+            try box.cacheInProcess(["sources", "list", "--json"]).jsonArray().map { "\($0["name"] ?? "") \($0["search_index"] ?? "")" }
+        }
+        #expect(try documents() == 0, "a sync built an index nobody asked for")
+        #expect(try states() == ["jokes on first search", "more on first search"])
+
+        // A read-only copy cannot build it: it says where to.
+        let copy = box.folder + "/copy.sqlite3"
+        #expect(try await box.run("/usr/bin/sqlite3", [box.database, ".backup '\(copy)'"]).status == 0)
+        let refused = box.cacheInProcess(["--read-only", "--db", copy, "search", "jokes", "why"])
+        #expect(refused.status == 78 && refused.stderr.contains("'cache reindex jokes' where the cache is written"), "\(refused.stderr)")
+
+        // The first search builds it, and answers.
+        #expect(try found(box, "jokes", "why") == ["1"])
+        #expect(try documents() == 2 && states() == ["jokes built", "more on first search"])
+        // The syncs after keep it in step.
+        try serveJokes(box, upstream, [(1, "Why?", "Because."), (2, "Who?", "Me."), (3, "When?", "Now.")])
+        #expect(box.cacheInProcess(["sync", "jokes"]).status == 0)
+        #expect(try found(box, "jokes", "when") == ["3"])
+        #expect(box.cacheInProcess(["sync", "more"]).status == 0)
+        #expect(try documents() == 3, "the unsearched source's sync indexed it")
+        // reindex builds it ahead of a search; search off lets it go, on again waits for a search.
+        #expect(box.cacheInProcess(["reindex", "more"]).status == 0)
+        #expect(try documents() == 6 && states() == ["jokes built", "more built"])
+        #expect(box.cacheInProcess(["sources", "set", "more", "--search", "off"]).status == 0)
+        #expect(box.cacheInProcess(["sources", "set", "more", "--search", "on"]).status == 0)
+        #expect(try documents() == 3 && states() == ["jokes built", "more on first search"])
+        #expect(box.cacheInProcess(["check"]).status == 0)
     }
 
     @Test func searchFollowsUpdatesAndRemovals() async throws {

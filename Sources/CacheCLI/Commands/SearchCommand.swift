@@ -10,6 +10,15 @@ enum SearchCommand {
         guard source.searchable else {
             throw UsageError(message: "Search is off for '\(source.name)'; 'cache sources set \(source.name) --search on' indexes its rows.", command: "search")
         }
+        // The first search of a source builds its index (its syncs keep it from then on).
+        let console = context.console
+        let started = ContinuousClock.now
+        let building = console.stderrIsTerminal && (try? SearchIndex(database).isBuilt(source.name)) == false
+        if building { console.err("Building the search index of '\(source.name)' (its first search)…") }
+        if try SearchIndex.buildForFirstSearch(source, path: database.path, readOnly: context.readOnly, reading: database), building {
+            let tenths = (ContinuousClock.now - started) / .milliseconds(100)
+            console.err("Built in \(Int(tenths) / 10).\(Int(tenths) % 10) s; syncs keep it in step from now on.")
+        }
         let reader = CacheReader(database)
         let hits: [SearchHit]
         do {
@@ -41,7 +50,6 @@ enum SearchCommand {
                 found.append((row.text(0) ?? "", numeric, json, hit, CacheReader.matchedField(of: source, snippet: hit.snippet, fields: texts)))
             }
         }
-        let console = context.console
         let keyName = source.kind.keepsRecords ? "key" : "id"
         if options.json {
             console.out(JSONValue.lines(found.map { found in

@@ -67,23 +67,7 @@ enum SourcesCommand {
         let sources = files.flatMap(\.sources)
         let console = context.console
         if json {
-            let items: [JSONValue] = files.flatMap { file in file.sources.map { ($0, file) } }.map { source, file in
-                let database = file.database
-                return .object([
-                    ("name", .string(source.name)), ("kind", .string(source.kind.rawValue)),
-                ] + source.kind.options.flatMap { $0.listed(source) }.map { ($0, escaped($1)) } + (source.layout.map { _ in
-                    var fields: [(String, JSONValue)] = []
-                    // An incremental source's watermark and last full sync, beside its settings.
-                    if source.kind.options.contains(.sinceParam) {
-                        let progress = try? SourceStore(database).watermark(of: source.name)
-                        fields.append(("watermark", .optional(progress?.watermark)))
-                        fields.append(("last_full_at", .optional(progress?.lastFullAt)))
-                    }
-                    let view: String? = try? RecordView.name(database.connection, source: source.name)
-                    let children = (try? RecordView.childViews(database.connection, source: source.name)) ?? []
-                    return fields + [("view", .optional(view)), ("child_views", .array(children.map { .string($0) }))]
-                } ?? []) + (context.isSharded ? [("database", .string(file.path))] : []))
-            }
+            let items: [JSONValue] = files.flatMap { file in file.sources.map { listed($0, file.database, file: context.isSharded ? file.path : nil) } }
             console.out(JSONValue.lines(items))
             return ExitCode.success
         }
@@ -106,6 +90,29 @@ enum SourcesCommand {
                 + "set the headers again with 'cache sources set \(source.name) --header \"Name: value\"'")
         }
         return ExitCode.success
+    }
+
+    /// One source as `sources list --json` shows it: its settings, for a json source its view
+    /// and progress, whether its search index is built, and (of several files) its file.
+    private static func listed(_ source: Source, _ database: CacheDatabase, file: String?) -> JSONValue {
+        var fields: [(String, JSONValue)] = [("name", .string(source.name)), ("kind", .string(source.kind.rawValue))]
+        fields += source.kind.options.flatMap { $0.listed(source) }.map { ($0, escaped($1)) }
+        if source.layout != nil {
+            // An incremental source's watermark and last full sync, beside its settings.
+            if source.kind.options.contains(.sinceParam) {
+                let progress = try? SourceStore(database).watermark(of: source.name)
+                fields.append(("watermark", .optional(progress?.watermark)))
+                fields.append(("last_full_at", .optional(progress?.lastFullAt)))
+            }
+            let view: String? = try? RecordView.name(database.connection, source: source.name)
+            let children = (try? RecordView.childViews(database.connection, source: source.name)) ?? []
+            fields += [("view", .optional(view)), ("child_views", .array(children.map { .string($0) }))]
+        }
+        // The search index is built on the source's first search, and kept in step from then on.
+        let built = source.searchable && (try? SearchIndex(database).isBuilt(source.name)) == true
+        fields.append(("search_index", .string(!source.searchable ? "off" : built ? "built" : "on first search")))
+        if let file { fields.append(("database", .string(file))) }
+        return .object(fields)
     }
 
     /// Removes a source and all it holds, which cannot be undone: on a terminal it asks first,

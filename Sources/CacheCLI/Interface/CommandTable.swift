@@ -66,7 +66,7 @@ enum CommandTable {
                 ("sql", "Run one read-only SQL query on the cache."),
                 ("check", "Check the database's integrity and schema."),
                 ("prune", "Trim old sync runs and change log entries."),
-                ("reindex", "Build the search index again from the cached rows."),
+                ("reindex", "Build the search index from the cached rows (ahead of a first search, or again)."),
                 ("version", "Show the version of cache, SQLite and libcurl."),
                 ("completion", "Print a completion script for bash, zsh or fish."),
                 ("manpage", "Print the man page, cache.1."),
@@ -220,7 +220,7 @@ enum CommandTable {
             examples: ["cache log jokes 42", "cache log repos 1296269 --json"]),
         CommandSpec(
             name: "search",
-            overview: "Search a source's text offline: jokes' setup and punchline, transactions' vendor, every string of json and csv records. Ranked best first, with a snippet per hit; case and accents do not matter.",
+            overview: "Search a source's text offline: jokes' setup and punchline, transactions' vendor, every string of json and csv records. Ranked best first, with a snippet per hit; case and accents do not matter. A source's first search builds its index; its syncs keep it in step from then on.",
             arguments: [ArgumentSpec(label: "<name>", help: "The source.", completion: .sources),
                         ArgumentSpec(label: "<query>", help: "SQLite FTS5's query syntax: words, \"phrases\", prefix*, AND, OR, NOT.")],
             options: [OptionSpec(name: "--json", help: "Print a JSON array: each hit's key (id for transactions), row, snippet and rank."),
@@ -250,7 +250,7 @@ enum CommandTable {
             required: ["--keep"]),
         CommandSpec(
             name: "reindex",
-            overview: "Build the search index of sources again from their cached rows, each in one transaction ('cache check' says when it is needed).",
+            overview: "Build the search index of sources from their cached rows, each in one transaction: ahead of their first search (which would build it), or again ('cache check' says when it is needed).",
             arguments: [ArgumentSpec(label: "<name>", help: "Sources to index (default: every source).", optional: true, repeated: true,
                                      completion: .sources)]),
         CommandSpec(

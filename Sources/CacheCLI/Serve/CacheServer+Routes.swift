@@ -128,6 +128,12 @@ extension CacheServer {
                     guard source.searchable else {
                         throw Refusal(status: 400, message: "search is off for '\(source.name)'; 'cache sources set \(source.name) --search on' indexes its rows")
                     }
+                    do {
+                        _ = try SearchIndex.buildForFirstSearch(source, path: database.path, readOnly: settings.readOnly, reading: database)
+                    } catch let error as CacheError {
+                        guard case .readOnly = error else { throw error }
+                        throw Refusal(status: 409, message: error.description)
+                    }
                     for hit in try reader.search(source, query: query, limit: page.limit) where count < page.limit {
                         try reader.forEachRow(of: source, document: hit.document, limit: page.limit - count, asRecords: asRecords) { write($0, $1, &writer) }
                     }

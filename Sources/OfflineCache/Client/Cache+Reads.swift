@@ -41,6 +41,8 @@ extension Cache {
         let database = try database()
         let source = try SourceStore(database).named(name)
         guard source.searchable else { throw SearchError(message: "search is off for '\(name)' (its `search` setting)") }
+        // The first search of a source builds its index; its syncs keep it in step from then on.
+        _ = try SearchIndex.buildForFirstSearch(source, path: path, readOnly: readOnly, reading: database)
         let reader = CacheReader(database)
         let hits: [SearchHit]
         do {

@@ -61,7 +61,10 @@ package enum Integrity {
             problems.append("a sync of '\(damage.source)' at \(damage.since) could not update the search index (\(damage.reason)); its search results are out of step")
         }
         do {
-            for (name, kind, searchable) in try db.query("SELECT name, kind, search FROM sources ORDER BY name",
+            // Only a built source should have documents (before migration 23, every one with search on).
+            let built = try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'search_built'") == 1
+                ? "search = 1 AND name IN (SELECT source FROM search_built)" : "search = 1"
+            for (name, kind, searchable) in try db.query("SELECT name, kind, \(built) FROM sources ORDER BY name",
                                                          row: { ($0.text(0) ?? "", $0.text(1) ?? "", $0.int(2) != 0) }) {
                 guard let kind = SourceKind(rawValue: kind) else { continue }
                 problems += try index.problems(name, kind, searchable: searchable)

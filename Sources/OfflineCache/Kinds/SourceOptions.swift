@@ -199,7 +199,7 @@ extension SourceOption {
     /// `--search`: Keep the rows in the full-text index 'cache search' reads (default: on; indexing a million json records takes about twice as long as syncing them).
     public static let search = SourceOption(
         "search", "on|off",
-        help: "Keep the rows in the full-text index 'cache search' reads (default: on; indexing a million json records takes about twice as long as syncing them).",
+        help: "Let 'cache search' find the rows (default: on). The index is built on the source's first search (or by 'cache reindex'), then kept in step by every sync: a source nobody searches costs nothing at sync time.",
         choices: ["on", "off"], listed: { [("search", .bool($0.searchable))] },
         text: { $0.searchable ? nil : ["off"] }, show: { $0.searchable ? "on" : "off" }
     ) { source, given throws(SourceRules.Problem) in

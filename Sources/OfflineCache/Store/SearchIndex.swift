@@ -3,7 +3,9 @@ import FoundationEssentials
 
 /// The full-text index behind `cache search`: `search_index` (FTS5), one document per joke, per
 /// record and per vendor of an account's transactions (`SearchDocuments`), found by source and
-/// key through `search_docs`. Every reconcile brings it up to date in its own transaction.
+/// key through `search_docs`. A source's documents are built the first time it is searched (or
+/// by `cache reindex`; `search_built` says which are), and from then on every reconcile brings
+/// them up to date in its own transaction: a source nobody searches pays nothing at sync time.
 ///
 /// The index is derived from the rows, so its damage never costs a row: a reconcile that cannot
 /// update it lands its rows all the same and records the damage (`sync_state.index_damaged_at`),
@@ -80,7 +82,7 @@ package struct SearchIndex {
     /// touched are indexed again (every one after a load into an empty cache). Whether search
     /// is on is read here, in the transaction: `sources set --search` may have run since the sync began.
     func follow(_ source: String, _ sourceKind: SourceKind, runID: Int64) throws {
-        guard try db.scalarInt("SELECT search FROM sources WHERE name = ?", [.text(source)]) == 1 else { return }
+        guard try isBuilt(source) else { return }
         let storage = sourceKind.storage.definition
         let kind = storage.loggedAs.kind
         if try db.scalarInt("SELECT EXISTS (SELECT 1 FROM loads WHERE run_id = ? AND row_kind = ?)", [.int(runID), .text(kind)]) == 1 {
@@ -113,14 +115,35 @@ package struct SearchIndex {
         return .rebuilt
     }
 
-    /// Every document of `source` indexed again from its rows, in one transaction.
-    /// A source with search off keeps none: any it has are taken out.
+    /// Whether `source` has search on and its documents built (kept in step from then on).
+    package func isBuilt(_ source: String) throws -> Bool {
+        try db.scalarInt("""
+            SELECT s.search = 1 AND EXISTS (SELECT 1 FROM search_built b WHERE b.source = s.name) FROM sources s WHERE s.name = ?
+            """, [.text(source)]) == 1
+    }
+
+    /// Before `source`'s first search: its documents built, through a connection of their own
+    /// that writes (`path`'s); whether it built them. A read-only cache cannot, and says where
+    /// to build them instead.
+    package static func buildForFirstSearch(_ source: Source, path: String, readOnly: Bool, reading: CacheDatabase) throws -> Bool {
+        guard source.searchable, try !SearchIndex(reading).isBuilt(source.name) else { return false }
+        if readOnly {
+            throw CacheError.readOnly(path: path, reason: "the search index of '\(source.name)' is built on its first search, which writes; run 'cache reindex \(source.name)' where the cache is written (the primary), and its syncs keep it in step from then on")
+        }
+        try SearchIndex(CacheDatabase(path: path, access: .write)).rebuild(source)
+        return true
+    }
+
+    /// Every document of `source` indexed again from its rows, in one transaction, and marked
+    /// built. A source with search off keeps none: any it has are taken out.
     package func rebuild(_ source: Source) throws {
         try db.inTransaction {
             if source.searchable {
                 try index(source.name, source.kind, only: nil)
+                try db.run("INSERT OR REPLACE INTO search_built (source, built_at) VALUES (?, ?)", [.text(source.name), .text(Timestamp.now())])
             } else {
                 try db.run("DELETE FROM search_docs WHERE source = ?", [.text(source.name)])
+                try db.run("DELETE FROM search_built WHERE source = ?", [.text(source.name)])
             }
             try db.run("UPDATE sync_state SET index_damaged_at = NULL, index_damage = NULL WHERE source = ?", [.text(source.name)])
         }
@@ -128,9 +151,11 @@ package struct SearchIndex {
 
     /// Drops the documents of `source` (all, or those in the JSON array `only`) and indexes them
     /// again from the rows.
-    /// Every searchable source's documents made again (after a migration asks for it).
+    /// Every built source's documents made again (after a migration asks for it).
     func indexAll() throws {
-        let sources = try db.query("SELECT name, kind FROM sources WHERE search = 1 ORDER BY name") { ($0.text(0) ?? "", $0.text(1) ?? "") }
+        let sources = try db.query("""
+            SELECT name, kind FROM sources WHERE search = 1 AND name IN (SELECT source FROM search_built) ORDER BY name
+            """) { ($0.text(0) ?? "", $0.text(1) ?? "") }
         for (name, kind) in sources {
             // A kind this binary does not know has nothing it can index.
             guard let kind = SourceKind(rawValue: kind) else { continue }
@@ -259,7 +284,10 @@ package struct SearchIndex {
         }
         try db.execute(Self.definition)
         try db.execute("DELETE FROM search_docs")
-        for (name, kind) in try db.query("SELECT name, kind FROM sources WHERE search = 1 ORDER BY name", row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
+        // The built sources' documents, made again (the others are built when first searched).
+        for (name, kind) in try db.query("""
+            SELECT name, kind FROM sources WHERE search = 1 AND name IN (SELECT source FROM search_built) ORDER BY name
+            """, row: { ($0.text(0) ?? "", $0.text(1) ?? "") }) {
             guard let kind = SourceKind(rawValue: kind) else { continue }
             try index(name, kind, only: nil)
         }

@@ -76,14 +76,12 @@ package struct SourceStore {
         let changed = { (effect: SourceOption.Effects) in
             after.kind.options.contains { $0.effects.contains(effect) && $0.text(before) != $0.text(after) }
         }
-        // Search turned on: the rows are indexed now; turned off: the index lets them go.
-        // A damaged index is recorded, never a reason to refuse the change.
+        // Search turned on: the rows are indexed when first searched; turned off: the index lets
+        // them go. A damaged index is recorded, never a reason to refuse the change.
         let index = SearchIndex(db: db)
-        if after.searchable != before.searchable {
-            try index.keepingRows(of: name) {
-                try after.searchable ? index.index(name, after.kind, only: nil)
-                                     : db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)])
-            }
+        if before.searchable && !after.searchable {
+            try index.keepingRows(of: name) { try db.run("DELETE FROM search_docs WHERE source = ?", [.text(name)]) }
+            try db.run("DELETE FROM search_built WHERE source = ?", [.text(name)])
         }
         // Another cursor: the watermark no longer measures it; the next sync is full.
         if changed(.resetsWatermark) {
@@ -94,7 +92,7 @@ package struct SourceStore {
             // The change log knows the rows by their old keys: the past before now is not
             // asked of it any more, and the search index is made again under the new ones.
             try HistoryStore.raiseHorizon(db, source: name, to: Timestamp.now(), cause: .rekeyed)
-            if after.searchable { try index.keepingRows(of: name) { try index.index(name, after.kind, only: nil) } }
+            if try index.isBuilt(name) { try index.keepingRows(of: name) { try index.index(name, after.kind, only: nil) } }
         }
         // Another URL, or records found, keyed or split differently: nothing cached is confirmed.
         if changed(.unconfirms) {
