@@ -25,7 +25,7 @@ import Testing
         "0020_held_sweeps_index_damage_and_horizon_causes.sql": 0xa98f4f5bff56af30,
         "0021_source_settings_as_one_document.sql": 0x8a79f00aaeb08584,
         "0022_heartbeat.sql": 0x7a61f9adc1bb7b25,
-        "0023_search_built_on_first_use.sql": 0x793f5ea6671bf63d,
+        "0023_search_built_on_first_use.sql": 0xa36bbf1c58dcac57,
     ]
 
     static func checksum(_ text: String) -> UInt64 {

@@ -546,6 +546,10 @@ CREATE TABLE search_built (
 INSERT INTO search_built (source, built_at)
 SELECT name, strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM sources WHERE search = 1;
 
+-- A search ranks only within its source's range of documents: the range's ends, found by index
+-- (without it, finding them read every document of the source: 0.1 s at a million).
+CREATE INDEX search_docs_by_source ON search_docs (source, id);
+
 """####),
     ]
 }
