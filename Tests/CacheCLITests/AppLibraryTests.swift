@@ -187,6 +187,31 @@ import Testing
         try await until("the released model's watcher stops") { SourceModel.watching.withLock { $0[box.database] } == 0 }
     }
 
+    /// A model of a cache opened read-only writes nothing (its loading states open the file as
+    /// `--read-only` does), and still follows a sync another process makes to the file.
+    @MainActor @Test func aReadOnlyModelWritesNothingAndFollowsTheFile() async throws {
+        let box = try Sandbox()
+        let file = try items(box, try Cache(path: box.database), #"[{"id": 1, "name": "ada"}]"#)
+        let copy = box.folder + "/copy.sqlite3"
+        #expect(try await box.run("/usr/bin/sqlite3", [box.database, ".backup '\(copy)'"]).status == 0)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: copy))
+        // As a Litestream follower's file (its mark beside it), which refuses every writer.
+        try Data("0000000000000001".utf8).write(to: URL(fileURLWithPath: copy + "-txid"))
+        let model = try Cache(path: copy, readOnly: true).model(of: "items")
+        try await until("the read-only model loads") { model.status == .success }
+        #expect(model.rows.count == 1, "\(model.status)")
+        try FileManager.default.removeItem(atPath: copy + "-txid")
+        try await pause(0.5)  // a few of its watcher's turns
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == bytes)
+        #expect(["-wal", "-shm", "-journal"].allSatisfy { !FileManager.default.fileExists(atPath: copy + $0) })
+        // Another process (the file's own writer) syncs a change into it.
+        try Data(#"[{"id": 1, "name": "ada"}, {"id": 2, "name": "grace"}]"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try await box.run(Paths.cacheBinary, ["--db", copy, "sync", "items"]).status == 0)
+        try await until("the read-only model follows the file") { model.rows.count == 2 }
+        // A moment past now (or none at all) reads as now, never a crash.
+        #expect(try Cache(path: copy, readOnly: true).rows(of: "items", as: Item.self, asOf: Date(timeIntervalSince1970: 1e17)).rows.count == 2)
+    }
+
     /// A stale source whose refresh fails: the cached rows stay, the status says why.
     @MainActor @Test func aModelWhoseRefreshFailsKeepsItsRowsAndSaysWhy() async throws {
         let box = try Sandbox()

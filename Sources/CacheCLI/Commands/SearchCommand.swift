@@ -13,7 +13,7 @@ enum SearchCommand {
         // The first search of a source builds its index (its syncs keep it from then on).
         let console = context.console
         let started = ContinuousClock.now
-        let building = console.stderrIsTerminal && (try? SearchIndex(database).isBuilt(source.name)) == false
+        let building = console.stderrIsTerminal && !context.readOnly && (try? SearchIndex(database).isBuilt(source.name)) == false
         if building { console.err("Building the search index of '\(source.name)' (its first search)…") }
         if try SearchIndex.buildForFirstSearch(source, path: database.path, readOnly: context.readOnly, reading: database), building {
             let tenths = (ContinuousClock.now - started) / .milliseconds(100)

@@ -35,8 +35,11 @@ extension Cache {
     /// not matter), each decoded into `Value` with its snippet. For an account, a match is a
     /// vendor, and its transactions are the rows.
     ///
+    /// The source's first search builds its index (its syncs keep it in step from then on).
+    ///
     /// - Throws: `SearchError` when search is off for the source or the query is not one FTS5
-    ///   can read.
+    ///   can read; `CacheError.readOnly` when the index is not built yet and the cache was
+    ///   opened read-only (`cache reindex NAME` builds it where the cache is written).
     public func search<Value: Decodable>(_ name: String, for query: String, as type: Value.Type, limit: Int = 20) throws -> SearchResults<Value> {
         let database = try database()
         let source = try SourceStore(database).named(name)

@@ -209,13 +209,17 @@ public struct Cache: Sendable {
     /// The loading states of a source: its preview at once (at most `limit` rows), then, when it
     /// is stale, `refreshing` and the fresh rows or a failure. See `CacheClient.states(of:)`.
     public func states(of name: String, limit: Int? = nil) -> AsyncStream<LoadingState> {
-        CacheClient(databasePath: path, fetcher: fetcher, environment: environment).states(of: name, refresh: !readOnly, limit: limit)
+        var client = CacheClient(databasePath: path, fetcher: fetcher, environment: environment)
+        client.readOnly = readOnly
+        return client.states(of: name, limit: limit)
     }
 
     /// The stored form of `asOf`, checked against what the change log still answers for.
     static func moment(_ asOf: Date?, _ source: Source, _ database: CacheDatabase) throws -> String? {
         guard let asOf else { return nil }
-        let moment = Timestamp.format(asOf)
+        // A moment after now (or no moment at all: not finite) reads as now.
+        let now = Date()
+        let moment = Timestamp.format(asOf.timeIntervalSince1970.isFinite && asOf < now ? asOf : now)
         try HistoryStore(database).checkAnswerable(source: source.name, at: moment)
         return moment
     }

@@ -45,6 +45,9 @@ public struct CacheClient: Sendable {
     public var environment: [String: String]
     /// How often to look for the outcome of a refresh another process is running.
     public var pollInterval: Double = 0.1
+    /// Read as `cache --read-only` reads (a replica, a read-only mount): nothing is written,
+    /// and nothing is refreshed.
+    public var readOnly = false
 
     /// Loading states of the cache at `databasePath`.
     public init(databasePath: String, fetcher: any Fetching = Fetcher(),
@@ -78,12 +81,12 @@ public struct CacheClient: Sendable {
     private func run(_ name: String, refresh: Bool, limit: Int?, cancelled: () -> Bool, yield: (LoadingState) -> Void) {
         var preview = CachedRows.jokes([])
         do {
-            let database = try CacheDatabase(path: databasePath, create: false)
+            let database = try CacheDatabase(path: databasePath, access: readOnly ? .readOnly : .write)
             let read = try RefreshBehindRead(database, source: name)
             let reader = CacheReader(database)
             preview = try reader.rows(of: read.source, limit: limit)
             yield(.preview(preview, stale: read.stale))
-            let plan = try read.plan(refresh: refresh && !cancelled(), environment: environment)
+            let plan = try read.plan(refresh: refresh && !readOnly && !cancelled(), environment: environment)
             if let reason = plan.reason {
                 // Nothing is started or recorded: the refresh could only fail, or is not due.
                 yield(.failed(RefreshError(message: reason), cached: preview))

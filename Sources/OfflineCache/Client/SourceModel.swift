@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Observation
+import Glibc
 import Synchronization
 
 /// One source as a screen shows it, the seed app's `Client` in library form: an `@Observable`
@@ -62,7 +63,17 @@ public final class SourceModel {
         self.cache = cache
         self.source = source
         self.limit = limit
-        Task { [weak self] in await self?.load() }
+        // The model weakly, so a screen let go mid-load (a refresh against a hung upstream)
+        // ends the load at its next state: the stream let go stops the refresh behind it.
+        let states = cache.states(of: source, limit: limit)
+        Task { [weak self] in
+            self?.status = .loading
+            for await state in states {
+                guard let self else { return }
+                self.apply(state)
+            }
+            self?.loaded()
+        }
     }
 
     /// Syncs the source now (pull to refresh), whatever its age; the rows follow.
@@ -83,23 +94,23 @@ public final class SourceModel {
         await reload()
     }
 
-    private func load() async {
-        status = .loading
-        for await state in cache.states(of: source, limit: limit) {
-            switch state {
-            case .preview(let rows, let stale):
-                (self.rows, isStale) = (rows, stale)
-                if !stale { status = .success }
-            case .refreshing:
-                isRefreshing = true
-            case .fresh(let rows, _):
-                (self.rows, isStale, isRefreshing, lastError, status) = (rows, false, false, nil, .success)
-            case .failed(let error, let cached):
-                rows = cached
-                isRefreshing = false
-                fail(error)
-            }
+    private func apply(_ state: LoadingState) {
+        switch state {
+        case .preview(let rows, let stale):
+            (self.rows, isStale) = (rows, stale)
+            if !stale { status = .success }
+        case .refreshing:
+            isRefreshing = true
+        case .fresh(let rows, _):
+            (self.rows, isStale, isRefreshing, lastError, status) = (rows, false, false, nil, .success)
+        case .failed(let error, let cached):
+            rows = cached
+            isRefreshing = false
+            fail(error)
         }
+    }
+
+    private func loaded() {
         // Stale and not refreshed (a read-only cache): what there is, is the answer.
         if status == .loading { status = .success }
         watch()
@@ -123,18 +134,28 @@ public final class SourceModel {
         return (try CacheReader(database).rows(of: named, limit: limit), try CacheReader(database).isStale(named))
     }
 
-    /// Watches the file for commits by any connection, and reads the rows again after each.
+    /// Watches the file for commits by any connection, and reads the rows again after each:
+    /// through `PRAGMA data_version`, which moves when another connection commits; or, read-only,
+    /// through the file and its `-wal` changing (a read-only connection to a WAL file without
+    /// side files reads it as immutable, and sees no commit).
     private func watch() {
         let (cache, source, limit) = (self.cache, self.source, self.limit)
         Self.watching.withLock { $0[cache.path, default: 0] += 1 }
         Task.detached { [weak self] in
             defer { Self.watching.withLock { $0[cache.path, default: 0] -= 1 } }
-            guard let database = try? cache.database() else { return }
-            var version = try? database.connection.scalarInt("PRAGMA data_version")
+            let database = cache.readOnly ? nil : try? cache.database()
+            func mark() -> String? {
+                if let database { return (try? database.connection.scalarInt("PRAGMA data_version")).map { "\($0)" } }
+                return ["", "-wal"].map { suffix in
+                    var info = stat()
+                    return stat(cache.path + suffix, &info) == 0 ? "\(info.st_size).\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)" : "-"
+                }.joined(separator: "/")
+            }
+            var version = mark()
             // Until the model is released: it is looked for on every turn.
             while self != nil {
                 try? await Task.sleep(for: Self.watchInterval)
-                guard let now = try? database.connection.scalarInt("PRAGMA data_version"), now != version else { continue }
+                guard let now = mark(), now != version else { continue }
                 version = now
                 guard let read = try? Self.read(cache, source, limit) else { continue }
                 await MainActor.run { [weak self] in

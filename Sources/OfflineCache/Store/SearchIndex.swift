@@ -101,15 +101,20 @@ package struct SearchIndex {
     /// cannot be rebuilt or written is made again whole, every source with search on indexed
     /// anew; the answer says which was done.
     package func reindex(_ sources: [Source], everySource: Bool, path: String) throws -> Mend {
+        // Made again whole, the index holds the built sources: those named are built too.
+        func remade(_ mend: Mend) throws -> Mend {
+            for source in sources { try rebuild(source) }
+            return mend
+        }
         if everySource || Self.structureProblem(path: path) != nil {
             let mend = try rebuildStructure()
-            if mend != .rebuilt { return mend }
+            if mend != .rebuilt { return try remade(mend) }
         }
         for source in sources {
             do {
                 try rebuild(source)
             } catch where Self.isDamage(error) {
-                return try remakeWhole()
+                return try remade(remakeWhole())
             }
         }
         return .rebuilt
@@ -138,7 +143,10 @@ package struct SearchIndex {
     /// built. A source with search off keeps none: any it has are taken out.
     package func rebuild(_ source: Source) throws {
         try db.inTransaction {
-            if source.searchable {
+            // Whether search is on, read in the transaction: `sources set --search` may have run
+            // since `source` was read (a source removed since has nothing to build).
+            guard let search = try db.scalarInt("SELECT search FROM sources WHERE name = ?", [.text(source.name)]) else { return }
+            if search == 1 {
                 try index(source.name, source.kind, only: nil)
                 try db.run("INSERT OR REPLACE INTO search_built (source, built_at) VALUES (?, ?)", [.text(source.name), .text(Timestamp.now())])
             } else {
@@ -149,8 +157,6 @@ package struct SearchIndex {
         }
     }
 
-    /// Drops the documents of `source` (all, or those in the JSON array `only`) and indexes them
-    /// again from the rows.
     /// Every built source's documents made again (after a migration asks for it).
     func indexAll() throws {
         let sources = try db.query("""
@@ -163,6 +169,8 @@ package struct SearchIndex {
         }
     }
 
+    /// Drops the documents of `source` (all, or those in the JSON array `only`) and indexes them
+    /// again from the rows.
     func index(_ source: String, _ kind: SourceKind, only: String?) throws {
         let name = SQLValue.text(source)
         // The trigger on search_docs takes each document out of search_index.
