@@ -173,15 +173,12 @@ package struct SearchIndex {
     /// again from the rows.
     func index(_ source: String, _ kind: SourceKind, only: String?) throws {
         let name = SQLValue.text(source)
+        guard let only else { return try indexWhole(source, kind) }
         // The trigger on search_docs takes each document out of search_index.
-        if let only {
-            try db.run("DELETE FROM search_docs WHERE source = ?1 AND doc IN (SELECT value FROM json_each(?2))", [name, .text(only)])
-        } else {
-            try db.run("DELETE FROM search_docs WHERE source = ?", [name])
-        }
-        let documents = try db.cachedStatement(kind.storage.definition.search.documents(only != nil))
+        try db.run("DELETE FROM search_docs WHERE source = ?1 AND doc IN (SELECT value FROM json_each(?2))", [name, .text(only)])
+        let documents = try db.cachedStatement(kind.storage.definition.search.documents(true))
         defer { documents.reset() }
-        try documents.bind([name] + (only.map { [SQLValue.text($0)] } ?? []))
+        try documents.bind([name, .text(only)])
         let addDoc = try db.cachedStatement("INSERT INTO search_docs (source, doc) VALUES (?, ?)")
         let addText = try db.cachedStatement("INSERT INTO search_index (rowid, text) VALUES (?, ?)")
         while try documents.step() {
@@ -190,6 +187,30 @@ package struct SearchIndex {
             try addText.bind([.int(db.lastInsertRowID), documents.value(1)])
             try addText.execute()
         }
+    }
+
+    /// Every document of `source` made again, in SQLite's own loops rather than a statement step
+    /// at a time from here: the documents into a temporary table, then into `search_docs` and the
+    /// index each by one statement. A source alone in the index empties it at once (taking its
+    /// documents out one by one costs as much as putting them in).
+    private func indexWhole(_ source: String, _ kind: SourceKind) throws {
+        let name = SQLValue.text(source)
+        if try db.scalarInt("SELECT EXISTS (SELECT 1 FROM search_docs WHERE source <> ?)", [name]) == 1 {
+            try db.run("DELETE FROM search_docs WHERE source = ?", [name])
+        } else {
+            try db.execute("DROP TABLE search_index")
+            try db.execute(Self.definition)
+            try db.execute("DELETE FROM search_docs")  // (the trigger meets an empty index)
+        }
+        try db.execute("CREATE TEMP TABLE IF NOT EXISTS search_pending (doc TEXT NOT NULL, text TEXT)")
+        try db.execute("DELETE FROM temp.search_pending")
+        defer { try? db.execute("DELETE FROM temp.search_pending") }
+        try db.run("INSERT INTO temp.search_pending (doc, text) SELECT doc, text FROM (\(kind.storage.definition.search.documents(false)))", [name])
+        try db.run("INSERT INTO search_docs (source, doc) SELECT ?1, doc FROM temp.search_pending ORDER BY rowid", [name])
+        try db.run("""
+            INSERT INTO search_index (rowid, text)
+            SELECT d.id, p.text FROM temp.search_pending p JOIN search_docs d ON d.source = ?1 AND d.doc = p.doc
+            """, [name])
     }
 
     /// What differs between the index and the rows of `source`, in words; empty when they agree.
