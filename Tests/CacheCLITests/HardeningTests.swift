@@ -301,7 +301,12 @@ import Testing
         try upstream.setAccount(["name": "A", "currentBalance": 1, "transactions": Array(transactions.prefix(2))])
         try upstream.control(["delay": 1.5])
         let sync = try box.start(["sync", "bank"])
-        try await pause(0.5)
+        // In flight once it holds the source's lease (its fetch then waits 1.5 s on upstream).
+        let started = ContinuousClock.now
+        while try rows(box.database, "SELECT count(*) AS n FROM sync_leases WHERE source = 'bank'").first?["n"] != "1",
+              ContinuousClock.now - started < .seconds(10) {
+            try await pause(0.02)
+        }
         #expect(try await box.cache("sources", "set", "bank", "--max-delete", "2").status == 0)
         let (inFlight, _) = await sync.finished()
         #expect(inFlight.status == 75, "\(inFlight.status): \(inFlight.stderr)")
