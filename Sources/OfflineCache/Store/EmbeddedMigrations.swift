@@ -2,7 +2,7 @@
 
 extension Migrator {
     /// Every migration file, in order, as the binary carries it.
-    public static let embedded: [(file: String, sql: String)] = [
+    package static let embedded: [(file: String, sql: String)] = [
         (file: "0001_initial.sql", sql: ####"""
 -- The first schema of cache: sources, their sync bookkeeping and the cached rows. (The views
 -- that compute each row's staleness at query time are not made by migrations: see

@@ -7,17 +7,17 @@ import Glibc
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs (not newlines: a header value keeps a CR or
     /// LF, to be refused).
-    public func trimmingSpaces() -> String {
+    package func trimmingSpaces() -> String {
         trimmed { $0 == " " || $0 == "\t" || $0.properties.generalCategory == .spaceSeparator }
     }
 
     /// Without leading and trailing whitespace, newlines included.
-    public func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         trimmed { $0.properties.isWhitespace }
     }
 
     /// Without the leading and trailing scalars `drop` picks.
-    public func trimmed(_ drop: (Unicode.Scalar) -> Bool) -> String {
+    package func trimmed(_ drop: (Unicode.Scalar) -> Bool) -> String {
         let scalars = Array(unicodeScalars)
         guard let first = scalars.firstIndex(where: { !drop($0) }), let last = scalars.lastIndex(where: { !drop($0) }) else { return "" }
         var out = String.UnicodeScalarView()
@@ -29,7 +29,7 @@ extension StringProtocol {
 extension String {
     /// Each scalar `replacement` names replaced by that text; by scalar, so the LF of a CRLF
     /// (one Character in Swift) is found too.
-    public func replacingScalars(_ replacement: (Unicode.Scalar) -> String?) -> String {
+    package func replacingScalars(_ replacement: (Unicode.Scalar) -> String?) -> String {
         var out = ""
         for scalar in unicodeScalars {
             if let text = replacement(scalar) { out += text } else { out.unicodeScalars.append(scalar) }
@@ -39,7 +39,7 @@ extension String {
 
     /// printf-style formatting of numbers: `String(cFormat: "%.2f", 1.5)` → `1.50`, the same in
     /// every locale (the C locale: `cache` never calls setlocale).
-    public init(cFormat format: String, _ arguments: CVarArg...) {
+    package init(cFormat format: String, _ arguments: CVarArg...) {
         self = withVaList(arguments) { list in
             var buffer = [CChar](repeating: 0, count: 64)
             let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
@@ -52,7 +52,7 @@ extension String {
     }
 
     /// Percent-encodes every byte outside `unreserved` (RFC 3986's unreserved characters by default).
-    public func percentEncoded(keeping kept: (UInt8) -> Bool = String.isUnreserved) -> String {
+    package func percentEncoded(keeping kept: (UInt8) -> Bool = String.isUnreserved) -> String {
         var out = ""
         for byte in utf8 {
             if kept(byte) {
@@ -65,13 +65,13 @@ extension String {
     }
 
     /// A byte a URI carries as it is (RFC 3986's unreserved characters).
-    public static func isUnreserved(_ byte: UInt8) -> Bool {
+    package static func isUnreserved(_ byte: UInt8) -> Bool {
         (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
             || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
     }
 
     /// `%XX` sequences decoded; nil when one is malformed or the bytes are not UTF-8.
-    public var percentDecoded: String? {
+    package var percentDecoded: String? {
         var bytes: [UInt8] = []
         var iterator = utf8.makeIterator()
         while let byte = iterator.next() {
