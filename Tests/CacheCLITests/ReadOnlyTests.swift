@@ -95,6 +95,57 @@ import Testing
         #expect(box.cacheInProcess(["completion", "bash"]).stdout.contains("--read-only sources list --json"))
     }
 
+    /// `serve --read-only` beside the cron syncs that write the file, which is a WAL file with
+    /// neither side file between two syncs (read as a snapshot, under SQLite's shared lock): the
+    /// server keeps no snapshot open between requests, so each sync gets its write lock, and the
+    /// server sees what it wrote, in its rows and as an event. (Kept in its pool, a snapshot held
+    /// every later writer off for good: a sync beside it failed as busy, and so would Litestream's
+    /// follower applying an update.)
+    @Test func aServerBesideCronSyncsLetsThemWriteAndSeesThem() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try staleBank(upstream, box)
+        #expect(!FileManager.default.fileExists(atPath: box.database + "-wal") && !FileManager.default.fileExists(atPath: box.database + "-shm"))
+        let server = try ServeProcess(box, ["--read-only"])
+        #expect(try server.get("/sources/bank/rows?limit=2").json()["stale"] as? Bool == true)
+        #expect(try server.get("/sources").status == 200)
+        let socket = try HTTPProbe.connect(port: server.port, timeout: 15)
+        defer { close(socket) }
+        try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        var stream = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func read(until text: String) -> Bool {
+            let deadline = Date().addingTimeInterval(10)
+            while !stream.contains(text), Date() < deadline {
+                let count = recv(socket, &buffer, buffer.count, 0)
+                if count <= 0 { return false }
+                stream += String(decoding: buffer[0..<count], as: UTF8.self)
+            }
+            return stream.contains(text)
+        }
+        #expect(read(until: ": cache events"))
+        for round in 1...2 {
+            let sync = try await box.cache("sync", "bank", "--full")
+            #expect(sync.status == 0, "round \(round): \(sync.status) \(sync.stderr)")
+            #expect(read(until: "\"source\": \"bank\", \"run\": \(round + 1)"), "round \(round): \(stream)")
+            #expect(try server.get("/sources/bank/rows?limit=2").json()["stale"] as? Bool == false)
+            try age(box.database, by: 3600)
+        }
+        // Between requests the server holds no lock: a writer that locks the file as Litestream's
+        // follower does (waiting on the pending byte, then the shared range) gets it at once.
+        let script = """
+            import fcntl, os, signal, sys
+            signal.alarm(5)
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0x40000000)
+            fcntl.lockf(fd, fcntl.LOCK_EX, 510, 0x40000002)
+            print("locked")
+            """
+        let locker = try await box.run("/usr/bin/env", ["python3", "-c", script, box.database])
+        #expect(locker.status == 0 && locker.stdout == "locked\n", "\(locker.status) \(locker.stderr)")
+        #expect(try server.get("/sources/bank/rows?limit=2").status == 200)
+    }
+
     /// A plain read leaves an empty -wal beside its -shm (a read-only connection cannot delete
     /// them): that pair is a healthy file, read with SQLite's ordinary locks, not refused as
     /// damaged; and an empty -wal alone holds nothing to recover.

@@ -225,7 +225,9 @@ final class CacheServer: Sendable {
         readerSlots.wait()
         defer { readerSlots.signal() }
         let reader = try readers.withLock { $0[path]?.popLast() } ?? ReadConnection(CacheDatabase(path: path, access: settings.readAccess))
-        defer { readers.withLock { $0[path, default: []].append(reader) } }
+        // A snapshot's lock would keep Litestream's follower from applying for good (and its
+        // reads would never see the update): closed after the request instead.
+        defer { if !reader.database.isSnapshot { readers.withLock { $0[path, default: []].append(reader) } } }
         return try body(reader.database)
     }
 

@@ -63,7 +63,8 @@ final class EventHub: Sendable {
         for (file, path) in databasePaths.enumerated() {
             let database = try CacheDatabase(path: path, access: access)
             let latest = try HistoryStore(database).runs(limit: 1).first?.id ?? 0
-            nonisolated(unsafe) let watched = database
+            // A snapshot is not kept (its lock would hold Litestream's follower off for good).
+            nonisolated(unsafe) let watched = database.isSnapshot ? nil : database
             DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in watch(watched, file: file, after: latest) }
         }
     }
@@ -190,15 +191,30 @@ final class EventHub: Sendable {
         }
     }
 
-    private func watch(_ database: CacheDatabase, file: Int, after latest: Int) {
+    /// Looks for new runs in one file whenever it changes: seen through `PRAGMA data_version` on
+    /// a kept connection, or, while the file is read as a snapshot (a WAL file with neither side
+    /// file: a follower before its first update), through its marks, opening a connection only
+    /// to look and closing it after.
+    private func watch(_ opened: CacheDatabase?, file: Int, after latest: Int) {
         defer { watching.signal() }
+        let path = databasePaths[file]
+        var kept = opened
         var lastRun = latest
         var syncing: Set<String> = []
-        var version = (try? database.connection.scalarInt("PRAGMA data_version")) ?? 0
+        func version() -> String? {
+            guard let kept else { return FileChangeMark.of(path) }
+            return (try? kept.connection.scalarInt("PRAGMA data_version")).map { "version \($0)" }
+        }
+        var seen = version()
         while !isStopping {
             usleep(UInt32(Self.pollMilliseconds * 1000))
-            guard let now = try? database.connection.scalarInt("PRAGMA data_version"), now != version else { continue }
-            version = now
+            guard let now = version(), now != seen else { continue }
+            seen = now
+            guard let database = kept ?? (try? CacheDatabase(path: path, access: access)) else { continue }
+            if !database.isSnapshot && kept == nil {
+                kept = database  // no longer a snapshot (the follower's first update): watched by its data_version
+                seen = version()
+            }
             var events: [Event] = []
             if let held = try? SyncLease(database).heldSources() {
                 let already = announced.withLock { $0 }

@@ -146,10 +146,7 @@ public final class SourceModel {
             let database = cache.readOnly ? nil : try? cache.database()
             func mark() -> String? {
                 if let database { return (try? database.connection.scalarInt("PRAGMA data_version")).map { "\($0)" } }
-                return ["", "-wal"].map { suffix in
-                    var info = stat()
-                    return stat(cache.path + suffix, &info) == 0 ? "\(info.st_size).\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)" : "-"
-                }.joined(separator: "/")
+                return FileChangeMark.of(cache.path)
             }
             var version = mark()
             // Until the model is released: it is looked for on every turn.

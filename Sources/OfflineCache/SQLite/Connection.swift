@@ -13,6 +13,12 @@ package final class Connection {
     /// let go after the connection closes.
     private var heldLocks: [SharedFileLock] = []
 
+    /// Whether this connection reads its file as one that cannot change, under a shared lock
+    /// held for its life (see `readingWithoutCreating`): it sees no later commit, and a writer
+    /// that follows SQLite's protocol waits for it to close. Keep such a connection for one
+    /// piece of work, never in a pool.
+    package var readsASnapshot: Bool { !heldLocks.isEmpty }
+
     /// Opens (and, unless `readOnly`, creates) the database at `path`.
     ///
     /// A new file is created with mode 0600: the process umask is narrowed while SQLite
@@ -134,10 +140,10 @@ package final class Connection {
     }
 
     /// Whether the file's header says WAL mode (bytes 18 and 19 are 2).
+    /// (Read through the file's kept descriptor: closing one of its own would let go of the
+    /// read locks this process's other connections hold on it.)
     private static func isWALFile(_ path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard let fd = KeptDescriptor.of(path) else { return false }
         var header = [UInt8](repeating: 0, count: 20)
         return pread(fd, &header, 20, 0) == 20 && header[18] == 2 && header[19] == 2
     }

@@ -1,11 +1,19 @@
 import CSQLite
+import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// SQLite's own SHARED lock on a database file, taken as its unix VFS takes it (a read lock on
 /// the pending byte, then on the shared range, then the pending byte let go), and held until
 /// released. An immutable connection takes no lock of its own: holding this beside it makes a
 /// writer that follows SQLite's protocol (Litestream's follower applying pages, a checkpoint
 /// at a last close) wait until the read is done.
+///
+/// The lock is an open file description's (Linux's OFD lock) on the file's kept descriptor, not
+/// the process's: SQLite closing the immutable connection's own descriptor would drop a POSIX
+/// lock of this process, and this lock's letting go must not drop SQLite's. Every holder in the
+/// process shares it; the last to let go unlocks. To another process it is a read lock like
+/// SQLite's (OFD and POSIX locks conflict as locks of two processes do).
 final class SharedFileLock {
     private let fd: Int32
 
@@ -13,25 +21,36 @@ final class SharedFileLock {
     private static let pendingByte = off_t(0x4000_0000)
     private static let sharedFirst = pendingByte + 2
     private static let sharedSize = off_t(510)
+    /// `F_OFD_SETLK` (Linux 3.15), which the Glibc module leaves out without _GNU_SOURCE.
+    private static let setOFDLock: Int32 = 37
+    /// Holders in this process, by kept descriptor.
+    private static let holders = Mutex<[Int32: Int]>([:])
 
     /// Waits up to `timeoutMs` for the lock, as SQLite's busy timeout would.
     init(path: String, timeoutMs: Int32 = 5000) throws(DatabaseError) {
-        fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw DatabaseError(extendedCode: SQLITE_CANTOPEN, message: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard let fd = KeptDescriptor.of(path) else {
+            throw DatabaseError(extendedCode: SQLITE_CANTOPEN, message: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        self.fd = fd
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeoutMs))
-        while true {
-            if Self.set(fd, F_RDLCK, Self.pendingByte, 1) {
-                let shared = Self.set(fd, F_RDLCK, Self.sharedFirst, Self.sharedSize)
-                _ = Self.set(fd, F_UNLCK, Self.pendingByte, 1)
-                if shared { return }
-            }
+        while !Self.holders.withLock({ holders in
+            if holders[fd, default: 0] == 0 && !Self.lockShared(fd) { return false }
+            holders[fd, default: 0] += 1
+            return true
+        }) {
             guard ContinuousClock.now < deadline else {
-                close(fd)
                 throw DatabaseError(extendedCode: SQLITE_BUSY, message: "database is locked (\(path) is being written)")
             }
             var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
             nanosleep(&pause, nil)
         }
+    }
+
+    private static func lockShared(_ fd: Int32) -> Bool {
+        guard set(fd, F_RDLCK, pendingByte, 1) else { return false }
+        let shared = set(fd, F_RDLCK, sharedFirst, sharedSize)
+        _ = set(fd, F_UNLCK, pendingByte, 1)
+        return shared
     }
 
     private static func set(_ fd: Int32, _ type: Int32, _ start: off_t, _ length: off_t) -> Bool {
@@ -40,8 +59,17 @@ final class SharedFileLock {
         lock.l_whence = Int16(SEEK_SET)
         lock.l_start = start
         lock.l_len = length
-        return fcntl(fd, F_SETLK, &lock) == 0
+        lock.l_pid = 0  // an OFD lock's, always
+        return fcntl(fd, setOFDLock, &lock) == 0
     }
 
-    deinit { close(fd) }  // closing the descriptor lets go of the lock
+    deinit {
+        Self.holders.withLock { holders in
+            holders[fd, default: 1] -= 1
+            if holders[fd] == 0 {
+                holders[fd] = nil
+                _ = Self.set(fd, F_UNLCK, Self.sharedFirst, Self.sharedSize)
+            }
+        }
+    }
 }

@@ -74,6 +74,9 @@ package final class CacheDatabase {
     package let connection: Connection
     package let path: String
 
+    /// Read as a snapshot under a lock (see `Connection.readsASnapshot`): not to be kept.
+    package var isSnapshot: Bool { connection.readsASnapshot }
+
     /// `PRAGMA application_id` of a cache database: "cach" in ASCII.
     package static let applicationID: Int32 = 0x6361_6368
 
