@@ -299,6 +299,14 @@ import Testing
             try await box.run(Paths.cacheBinary, ["--read-only"] + files.flatMap { ["--db", $0] } + arguments, environment: [:])
         }
         func allFollowing() -> Bool { followers.joined().allSatisfy { FileManager.default.fileExists(atPath: $0 + "-txid") } }
+        // On a failure: whether each follower still runs, and once stopped, what it said.
+        func followersSaid() -> String {
+            for process in following { process.process.terminate() }
+            return zip(followers.joined(), following).map { file, process in
+                let (result, _) = process.wait()
+                return "\((file as NSString).lastPathComponent): exit \(result.status): \(result.stderr.suffix(1500))"
+            }.joined(separator: "\n")
+        }
 
         // While both primaries sync and replicate, each follower reads both as one, within 3 s.
         var within = false
@@ -338,7 +346,8 @@ import Testing
             try await pause(0.3)
         }
         let failed = try #require(late, "the follower's lag for primary B never passed 3 s after its replication stopped; last: \(last.map { "\($0.status) \($0.stdout) \($0.stderr)" } ?? "none")")
-        #expect(failed.stdout.contains("\(followers[0][1]): replica: ") && failed.stdout.contains("\(followers[0][0]): ok: "), "\(failed.stdout)")
+        #expect(failed.stdout.contains("\(followers[0][1]): replica: ") && failed.stdout.contains("\(followers[0][0]): ok: "),
+                "\(failed.stdout); followers running: \(following.map(\.process.isRunning))")
         let metrics = try await read(followers[0], "metrics")
         let gauge = metrics.stdout.split(separator: "\n").first { $0.hasPrefix("cache_replica_lag_seconds{db=\"\(followers[0][1])\"} ") }
         #expect((gauge.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0) > 3, "\(metrics.stdout)")
@@ -373,7 +382,7 @@ import Testing
             let first = try await read(followers[0], "status", "--max-lag", "3s").status
             back = try first == 0 && server.get("/healthz").status == 200
         }
-        #expect(back, "the followers did not catch up with the restored primary")
+        #expect(back, "the followers did not catch up with the restored primary; \(back ? "" : followersSaid())")
         let onPrimary = try await on(replacement, "export", "items").jsonArray().map { $0["key"] as? String }
         #expect(try await read(followers[0], "export", "items").jsonArray().map { $0["key"] as? String } == onPrimary)
         #expect(try server.get("/healthz").status == 200)

@@ -1,4 +1,27 @@
+import Foundation
 import Testing
+
+/// With `CACHE_TEST_TIMINGS=FILE`, each gated test appends a line "SECONDS NAME" to FILE, timed
+/// from when it passed the gate: where the suite's time goes, free of the time spent queued.
+enum TestTimings {
+    static let file = ProcessInfo.processInfo.environment["CACHE_TEST_TIMINGS"]
+    private static let lock = NSLock()
+
+    static func record(_ name: String, _ elapsed: Duration) {
+        guard let file else { return }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let line = String(format: "%.3f %@\n", seconds, name)
+        lock.withLock {
+            guard let handle = FileHandle(forWritingAtPath: file) ?? {
+                _ = FileManager.default.createFile(atPath: file, contents: nil)
+                return FileHandle(forWritingAtPath: file)
+            }() else { return }
+            handle.seekToEndOfFile()
+            handle.write(Data(line.utf8))
+            handle.closeFile()
+        }
+    }
+}
 
 /// At most three of the command-line tests at once. They are `async` and wait for their
 /// processes off the test runner's threads, so without a limit every one of them would start
@@ -11,6 +34,8 @@ struct Gated: SuiteTrait, TestTrait, TestScoping {
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }  // a suite: its tests are gated one by one
         await TestGate.shared.enter()
+        let entered = ContinuousClock.now
+        defer { TestTimings.record(test.name, ContinuousClock.now - entered) }
         do {
             try await function()
         } catch {
