@@ -80,3 +80,38 @@ import Testing
         #expect(try Self.writerCanLock(path) == "free")
     }
 }
+
+extension SnapshotLockTests {
+    /// A follower applying an update to a rollback-mode file holds its pending byte while it
+    /// waits for the readers and writes: a reader that meets the lock is told which process it is.
+    @Test func theProcessHoldingARollbackFilesPendingByteIsNamed() throws {
+        let (folder, path) = try Self.file(journal: "DELETE")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+            import fcntl, os, sys
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            fcntl.lockf(fd, fcntl.LOCK_EX, 1, 0x40000000)
+            print("held", flush=True)
+            sys.stdin.read()
+            """, path]
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        defer { try? input.fileHandleForWriting.close(); holder.waitUntilExit() }
+        var said = ""
+        while !said.contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            said += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(said == "held\n")
+        #expect(LockHolder.writer(of: path) == holder.processIdentifier)
+        let reader = try Connection(path: path, readOnly: true, busyTimeoutMs: 50)
+        #expect { try reader.scalarInt("SELECT count(*) FROM t") } throws: { error in
+            "\(error)".contains("pid \(holder.processIdentifier) (python3 ") && "\(error)".contains("holds its write lock")
+        }
+    }
+}

@@ -1,10 +1,10 @@
 import FoundationEssentials
 import Glibc
 
-/// Who holds a WAL database's write lock, for a message better than "database is locked".
+/// Who holds a database's write lock, for a message better than "database is locked".
 ///
 /// In WAL mode SQLite's writer holds a POSIX lock on byte 120 of the `-shm` file
-/// (`WAL_WRITE_LOCK`). The holder is read from `/proc/locks`, matched by the file's device and
+/// (`WAL_WRITE_LOCK`); in rollback mode, on the database file's pending byte. The holder is read from `/proc/locks`, matched by the file's device and
 /// inode: the `-shm` file itself is never opened here, because closing any descriptor of a file
 /// drops every POSIX lock this process holds on it, SQLite's own included. A lock held by this
 /// very process is not reported.
@@ -15,9 +15,17 @@ enum LockHolder {
         return "pid \(pid)" + (commandLine(of: pid).map { " (\($0))" } ?? "")
     }
 
+    /// The other process holding the write lock: in WAL mode byte 120 of the `-shm`; in rollback
+    /// mode (a Litestream follower's file) the database file's own pending byte (0x40000000),
+    /// which a writer holds while it waits for the readers to finish and then writes.
     static func writer(of path: String) -> pid_t? {
+        if let pid = holder(of: path + "-shm", covering: 120) { return pid }
+        return access(path + "-shm", F_OK) == 0 ? nil : holder(of: path, covering: 0x4000_0000)
+    }
+
+    private static func holder(of path: String, covering byte: Int) -> pid_t? {
         var info = stat()
-        guard stat(path + "-shm", &info) == 0, let locks = read("/proc/locks", limit: 1 << 20) else { return nil }
+        guard stat(path, &info) == 0, let locks = read("/proc/locks", limit: 1 << 20) else { return nil }
         // /proc/locks names a file as MAJOR:MINOR:INODE, the device numbers in hex.
         let device = UInt64(info.st_dev)
         let major = (device >> 8) & 0xFFF | ((device >> 32) & ~0xFFF), minor = (device & 0xFF) | ((device >> 12) & ~0xFF)
@@ -29,7 +37,7 @@ enum LockHolder {
             guard fields.count >= 8, fields[1] == "POSIX", fields[3] == "WRITE", fields[5] == file,
                   let start = Int(fields[6]), let pid = pid_t(fields[4]), pid != getpid() else { continue }
             let end = Int(fields[7]) ?? Int.max  // "EOF" for a lock to the end of the file
-            if start <= 120 && 120 <= end { return pid }
+            if start <= byte && byte <= end { return pid }
         }
         return nil
     }
