@@ -11,7 +11,10 @@ public enum CLI {
         return run(arguments: arguments, environment: environment, console: console)
     }
 
-    static func run(arguments: [String], environment: [String: String], console: Console) -> Int32 {
+    /// - Parameters: `fetcher` and `refreshLauncher`, the network and the refresh a read starts:
+    ///   the real ones, or a test's (see `Context`).
+    static func run(arguments: [String], environment: [String: String], console: Console,
+                    fetcher: any Fetching = Fetcher(), refreshLauncher: RefreshLauncher = .process) -> Int32 {
         let invocation: Invocation
         do {
             invocation = try CommandParser.parse(arguments)
@@ -26,7 +29,8 @@ public enum CLI {
         let context = Context(
             databasePaths: invocation.databasePaths.isEmpty ? [CacheDatabase.defaultPath(environment: environment)] : invocation.databasePaths,
             environment: environment, console: console,
-            readOnly: invocation.readOnly || Context.readOnly(in: environment))
+            readOnly: invocation.readOnly || Context.readOnly(in: environment),
+            fetcher: fetcher, refreshLauncher: refreshLauncher)
         do {
             switch invocation.command {
             case .help(let topic):

@@ -42,19 +42,24 @@ import Testing
         let box = try Sandbox()
         // The two accounts share no transaction: each sync replaces them all, past the guard.
         try addBank(upstream, box, ["--max-delete", "100%"])
-        _ = try upstream.generate(count: 10_000, seed: 1)
+        // Sizes that make a sync last long enough for kills to land inside its commit (about
+        // 0.3 s here, debug build), and no longer: the suite runs this 24 times or more.
+        _ = try upstream.generate(count: 5_000, seed: 1)
         // Beside it, records with a document each in the search index, their texts changing
         // every round: killed syncs land inside the index's writes too.
         let notes = box.folder + "/notes.json"
         func writeNotes(_ round: Int) throws {
-            let records = (0..<3_000).map { ["id": $0, "text": "note \($0) of round \(round % 2) word\(($0 + round) % 97)"] as [String: Any] }
+            let records = (0..<2_000).map { ["id": $0, "text": "note \($0) of round \(round % 2) word\(($0 + round) % 97)"] as [String: Any] }
             try JSONSerialization.data(withJSONObject: records).write(to: URL(fileURLWithPath: notes), options: .atomic)
         }
         try writeNotes(1)
         #expect(try await box.cache("sources", "add", "notes", "--kind", "json", "--key", "id", "--url", "file://" + notes, "--max-delete", "100%").status == 0)
         #expect(try await box.cache("sync").status == 0)
+        // The notes' index built now (it is otherwise built at their first search), so every sync
+        // from here on writes it.
+        #expect(try await box.cache("reindex", "notes").status == 0)
         var accounts: [Set<String>] = [try servedAccount(upstream)]
-        _ = try upstream.generate(count: 10_500, seed: 2)
+        _ = try upstream.generate(count: 5_500, seed: 2)
         accounts.append(try servedAccount(upstream))
         #expect(try cachedAccount(box) == accounts[0])
         // How long a whole sync takes here sets the window the kills land in: some before the
@@ -68,9 +73,9 @@ import Testing
 
         var generator = SystemRandomNumberGenerator()
         var sawOld = 0, sawNew = 0
-        // 30 rounds, and more (up to 90) until kills have landed on both sides of a commit.
-        for round in 0..<90 where round < 30 || sawOld == 0 || sawNew == 0 {
-            _ = try upstream.generate(count: round % 2 == 0 ? 10_000 : 10_500, seed: round % 2 == 0 ? 1 : 2)
+        // 24 rounds, and more (up to 90) until kills have landed on both sides of a commit.
+        for round in 0..<90 where round < 24 || sawOld == 0 || sawNew == 0 {
+            _ = try upstream.generate(count: round % 2 == 0 ? 5_000 : 5_500, seed: round % 2 == 0 ? 1 : 2)
             try writeNotes(round)
             let sync = try box.start(["sync"])
             try await pause(Double.random(in: 0...window, using: &generator))
@@ -88,11 +93,14 @@ import Testing
             if cached == accounts[0] { sawOld += 1 } else { sawNew += 1 }
         }
         // The next sync takes over whatever lease a killed sync left, and succeeds.
-        _ = try upstream.generate(count: 10_500, seed: 2)
+        _ = try upstream.generate(count: 5_500, seed: 2)
         let last = try await box.cache("sync", "bank", "--json")
         #expect(last.status == 0)
         #expect(try last.jsonArray().first?["outcome"] as? String != "skipped")
         #expect(try cachedAccount(box) == accounts[1])
+        // The index the checks above looked at was there through every round.
+        let notesIndex = try await box.cache("sources", "list", "--json").jsonArray().first { $0["name"] as? String == "notes" }?["search_index"]
+        #expect(notesIndex as? String == "built", "\(String(describing: notesIndex))")
         // Kills landed both before and after commits: the test saw both outcomes it checks.
         #expect(sawOld > 0 && sawNew > 0, "old \(sawOld), new \(sawNew)")
         print("killed syncs: cache held the old account \(sawOld) times, the new one \(sawNew) times")

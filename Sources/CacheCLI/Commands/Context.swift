@@ -17,11 +17,20 @@ struct Context {
     /// The mark of Litestream's follower beside the file (`FILE-txid`), when there is one
     /// (for several files, read-only already, nil).
     var replica: String?
+    /// The network every sync this command runs fetches through: libcurl and files (`Fetcher`),
+    /// or a test's canned responses.
+    let fetcher: any Fetching
+    /// How a read starts the refresh behind it: a detached `cache sync` process, or a test's
+    /// sync in this process.
+    let refreshLauncher: RefreshLauncher
 
-    init(databasePaths: [String], environment: [String: String], console: Console, readOnly: Bool) {
+    init(databasePaths: [String], environment: [String: String], console: Console, readOnly: Bool,
+         fetcher: any Fetching = Fetcher(), refreshLauncher: RefreshLauncher = .process) {
         self.databasePaths = databasePaths
         self.environment = environment
         self.console = console
+        self.fetcher = fetcher
+        self.refreshLauncher = refreshLauncher
         replica = databasePaths.count == 1 ? LitestreamReplica.mark(of: databasePaths[0]) : nil
         self.readOnly = readOnly || replica != nil || databasePaths.count > 1
     }

@@ -34,8 +34,7 @@ enum ListCommand {
             console.err("cache: list \(source.name): \(plan.reason ?? ""); serving cached rows")
         case .join, .start:
             started = try refresh.start(plan, runner: .detached(start: {
-                let child = try BackgroundRefresh.start(source: source.name, databasePath: context.databasePath)
-                return { BackgroundRefresh.hasExited(child) }
+                try context.refreshLauncher.start(source.name, context.databasePath)
             }))
         case .none:
             break

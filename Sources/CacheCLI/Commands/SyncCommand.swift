@@ -46,7 +46,7 @@ enum SyncCommand {
             }
         }
         if workers <= 1 {
-            let engine = SyncEngine(database: database, environment: context.environment)
+            let engine = SyncEngine(database: database, fetcher: context.fetcher, environment: context.environment)
             for source in sources {
                 var sourceOptions = engineOptions
                 if showProgress { sourceOptions.progress = ProgressLine(source: source.name).update }
@@ -61,7 +61,7 @@ enum SyncCommand {
             // long as a sync may last, not the default 5 s.
             let wait = Int32(min((engineOptions.timeout + 60) * 1000, Double(Int32.max)))
             for connection in connections { connection.connection.setBusyTimeout(milliseconds: wait) }
-            let results = ParallelSyncs(sources: sources, databases: connections, options: engineOptions,
+            let results = ParallelSyncs(sources: sources, databases: connections, options: engineOptions, fetcher: context.fetcher,
                                         environment: context.environment)
             for (index, source) in sources.enumerated() {
                 report(source, results.wait(for: index))
@@ -133,11 +133,11 @@ final class ParallelSyncs: @unchecked Sendable {
     private var next = 0
     private let condition = Condition()
 
-    init(sources: [Source], databases: [CacheDatabase], options: SyncEngine.Options, environment: [String: String]) {
+    init(sources: [Source], databases: [CacheDatabase], options: SyncEngine.Options, fetcher: any Fetching, environment: [String: String]) {
         reports = Array(repeating: nil, count: sources.count)
         for database in databases {
             // Handed to this one thread, which alone uses it and its connection from here on.
-            nonisolated(unsafe) let engine = SyncEngine(database: database, environment: environment)
+            nonisolated(unsafe) let engine = SyncEngine(database: database, fetcher: fetcher, environment: environment)
             detachThread { [self] in
                 while let index = take() {
                     let report = engine.sync(sources[index], options: options)

@@ -2,6 +2,20 @@ import FoundationEssentials
 import Glibc
 import OfflineCache
 
+/// Starts the refresh behind a read and says when it has ended: `.process` (what `cache` does),
+/// or a test's, which syncs in its own process with canned responses.
+struct RefreshLauncher: Sendable {
+    /// Starts a refresh of `source` in the file at `databasePath`; the closure it returns tells
+    /// whether that refresh has ended.
+    let start: @Sendable (_ source: String, _ databasePath: String) throws -> @Sendable () -> Bool
+
+    /// A detached `cache sync NAME --if-stale` process (`BackgroundRefresh`).
+    static let process = RefreshLauncher { source, databasePath in
+        let child = try BackgroundRefresh.start(source: source, databasePath: databasePath)
+        return { BackgroundRefresh.hasExited(child) }
+    }
+}
+
 /// Starts the refresh that a read asks for: another `cache` process running the ordinary
 /// sync path, detached in its own session so it outlives the reader (and a Ctrl-C to it).
 enum BackgroundRefresh {

@@ -19,6 +19,8 @@ final class CacheServer: Sendable {
         var maxAge: Int?
         var maxLag: Int?
         var accessLog: Bool
+        /// The network its refreshes fetch through (see `Context.fetcher`).
+        var fetcher: any Fetching = Fetcher()
 
         /// Read-only (a replica, `--read-only`) opens change nothing, not even a migration.
         var readAccess: CacheDatabase.Access { readOnly ? .readOnly : .read }
@@ -60,7 +62,7 @@ final class CacheServer: Sendable {
         self.settings = settings
         let events = EventHub(databasePaths: settings.databasePaths, access: settings.readAccess)
         self.events = events
-        refresher = Refresher(databasePath: settings.databasePath, environment: settings.environment) { events.refreshing($0) }
+        refresher = Refresher(databasePath: settings.databasePath, environment: settings.environment, fetcher: settings.fetcher) { events.refreshing($0) }
     }
 
     // MARK: Requests

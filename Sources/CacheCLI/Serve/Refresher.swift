@@ -24,6 +24,7 @@ final class Refresher: Sendable {
 
     private let databasePath: String
     private let environment: [String: String]
+    private let fetcher: any Fetching
     private let flights = Mutex<[String: Flight]>([:])
     private let queue = DispatchQueue(label: "cache.serve.refresh", attributes: .concurrent)
 
@@ -31,9 +32,11 @@ final class Refresher: Sendable {
     /// and end between two looks at the leases).
     private let started: @Sendable (String) -> Void
 
-    init(databasePath: String, environment: [String: String], started: @escaping @Sendable (String) -> Void = { _ in }) {
+    init(databasePath: String, environment: [String: String], fetcher: any Fetching,
+         started: @escaping @Sendable (String) -> Void = { _ in }) {
         self.databasePath = databasePath
         self.environment = environment
+        self.fetcher = fetcher
         self.started = started
     }
 
@@ -61,14 +64,14 @@ final class Refresher: Sendable {
         }
         guard started else { return (flight, false) }
         self.started(source)
-        let path = databasePath, environment = environment
+        let path = databasePath, environment = environment, fetcher = fetcher
         queue.async {
             let report: SyncReport
             do {
                 let database = try CacheDatabase(path: path, access: .write)
                 var options = SyncEngine.Options()
                 options.onlyIfStale = onlyIfStale
-                report = try SyncEngine(database: database, environment: environment).sync(source, options: options)
+                report = try SyncEngine(database: database, fetcher: fetcher, environment: environment).sync(source, options: options)
             } catch {
                 report = SyncReport(failed: source, error)
             }

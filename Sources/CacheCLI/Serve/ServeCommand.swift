@@ -36,7 +36,8 @@ enum ServeCommand {
 
         let app = CacheServer(CacheServer.Settings(
             databasePaths: context.databasePaths, environment: context.environment, readOnly: context.readOnly,
-            token: token, cors: options.cors, maxAge: options.maxAge, maxLag: options.maxLag, accessLog: options.accessLog))
+            token: token, cors: options.cors, maxAge: options.maxAge, maxLag: options.maxLag, accessLog: options.accessLog,
+            fetcher: context.fetcher))
         try app.events.start()
         let server: HTTPServer
         do {

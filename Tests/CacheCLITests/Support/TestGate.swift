@@ -53,7 +53,7 @@ extension Trait where Self == Gated {
 
 /// A counting semaphore for tasks.
 actor TestGate {
-    static let shared = TestGate(slots: 3)
+    static let shared = TestGate(slots: Int(ProcessInfo.processInfo.environment["CACHE_TEST_GATE"] ?? "") ?? 3)
 
     private var free: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []
