@@ -25,18 +25,26 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let commands = [["list", "bank"], ["status"], ["status", "--max-age", "1h"], ["sources", "list"], ["sql", "SELECT 1"], ["check"],
                         ["sync"], ["metrics"], ["history"], ["search", "bank", "x"], ["sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/"]]
-        for path in [fifo, folder] {
-            for command in commands {
-                for flags in [[], ["--read-only"]] {
-                    let result = try await box.run("/usr/bin/timeout", ["10", Paths.cacheBinary] + flags + ["--db", path] + command)
-                    #expect(result.status == 78, "\(path) \(flags) \(command): \(result.status) \(result.stderr)")
-                    // (A command that writes is refused in read-only mode before the file is looked at.)
-                    let writes = ["sync", "sources"].contains(command[0]) && command[1...].first != "list"
-                    let said = writes && !flags.isEmpty ? "is read-only here" : "\(path) is not a cache database (it is a "
-                    #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(said),
-                            "\(path) \(flags) \(command): \(result.stderr)")
-                }
+        // Four at a time: 44 runs, each a process start.
+        let runs = [fifo, folder].flatMap { path in commands.flatMap { command in [[], ["--read-only"]].map { (path, command, $0) } } }
+        let shared = UncheckedSendable(box)
+        let results = try await withThrowingTaskGroup(of: (Int, RunResult).self) { group in
+            var results: [Int: RunResult] = [:]
+            for (index, run) in runs.enumerated() {
+                if index >= 4, let done = try await group.next() { results[done.0] = done.1 }
+                group.addTask { (index, try await shared.value.run("/usr/bin/timeout", ["10", Paths.cacheBinary] + run.2 + ["--db", run.0] + run.1)) }
             }
+            for try await done in group { results[done.0] = done.1 }
+            return results
+        }
+        for (index, (path, command, flags)) in runs.enumerated() {
+            let result = try #require(results[index])
+            #expect(result.status == 78, "\(path) \(flags) \(command): \(result.status) \(result.stderr)")
+            // (A command that writes is refused in read-only mode before the file is looked at.)
+            let writes = ["sync", "sources"].contains(command[0]) && command[1...].first != "list"
+            let said = writes && !flags.isEmpty ? "is read-only here" : "\(path) is not a cache database (it is a "
+            #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(said),
+                    "\(path) \(flags) \(command): \(result.stderr)")
         }
     }
 

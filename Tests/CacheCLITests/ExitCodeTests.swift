@@ -1,45 +1,47 @@
 import Foundation
 import Testing
 
-/// Exit codes that once disagreed with the README's table, through the built binary.
+/// Exit codes that once disagreed with the README's table: in this process (`CLI.run`'s status is
+/// what `main` exits with) on canned answers, and through the built binary where the process is
+/// the point (another user, a terminal's question).
 @Suite(.gated) struct ExitCodeTests {
-    @Test func anEmptyQueryIsAUsageError() async throws {
+    @Test func anEmptyQueryIsAUsageError() throws {
         let box = try Sandbox()
-        #expect(try await box.cache("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/").status == 0)
+        #expect(box.cli("sources", "add", "j", "--kind", "jokes", "--url", "http://127.0.0.1:9/").status == 0)
         for sql in ["", "   ", "/* only a comment */"] {
-            let result = try await box.cache("sql", sql)
+            let result = box.cli("sql", sql)
             #expect(result.status == 64, "\(sql.debugDescription): \(result.stderr)")
             #expect(result.stderr.contains("no SQL statement to run"), "\(result.stderr)")
         }
     }
 
-    @Test func aMissingFileIsNoInputAndIsNotRetried() async throws {
+    @Test func aMissingFileIsNoInputAndIsNotRetried() throws {
         let box = try Sandbox()
-        try await box.cache("sources", "add", "f", "--kind", "jokes", "--url", "file://" + box.folder + "/missing.json")
-        let result = try await box.cache("sync", "f", "--json")
+        box.cli("sources", "add", "f", "--kind", "jokes", "--url", "file://" + box.folder + "/missing.json")
+        let result = box.cli("sync", "f", "--json")
         #expect(result.status == 66, "\(result.stderr)")
         #expect(result.stderr.contains("no readable file at \(box.folder)/missing.json"), "\(result.stderr)")
         #expect(try result.jsonArray().first?["attempts"] as? Int == 1)
     }
 
-    @Test func aDiffOfARunThatDoesNotExistIsNoInput() async throws {
-        let upstream = try LoopbackUpstream()
+    @Test func aDiffOfARunThatDoesNotExistIsNoInput() throws {
+        let upstream = CannedUpstream()
         let box = try Sandbox()
-        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        #expect(try await box.cache("sync").status == 0)
-        #expect(try await box.cache("diff", "bank", "--run", "1").status == 0)
-        let missing = try await box.cache("diff", "bank", "--run", "999")
+        box.cli("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account", upstream: upstream)
+        #expect(box.cli("sync", upstream: upstream).status == 0)
+        #expect(box.cli("diff", "bank", "--run", "1", upstream: upstream).status == 0)
+        let missing = box.cli("diff", "bank", "--run", "999", upstream: upstream)
         #expect(missing.status == 66, "\(missing.stderr)")
         #expect(missing.stderr.contains("no sync run 999 of 'bank'"), "\(missing.stderr)")
     }
 
-    @Test func aURLWithoutAHostIsRefusedAtAdd() async throws {
+    @Test func aURLWithoutAHostIsRefusedAtAdd() throws {
         let box = try Sandbox()
         for url in ["http://", "https://", "http:///account"] {
-            let result = try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", url)
+            let result = box.cli("sources", "add", "x", "--kind", "jokes", "--url", url)
             #expect(result.status == 64, "\(url): \(result.stderr)")
         }
-        #expect(try await box.cache("sources", "list", "--json").stdout.contains("\"x\"") == false)
+        #expect(box.cli("sources", "list", "--json").stdout.contains("\"x\"") == false)
     }
 
     /// A database this user may not read exits 77 (permission), not 74 (damaged). Run as the
@@ -66,49 +68,49 @@ import Testing
     }
 
     /// A script must tell "no rows" from "never fetched" by the exit code alone.
-    @Test func anEmptyListSaysWhyByItsExitCode() async throws {
-        let upstream = try LoopbackUpstream()
+    @Test func anEmptyListSaysWhyByItsExitCode() throws {
+        let upstream = CannedUpstream()
         let box = try Sandbox()
-        try await box.cache("sources", "add", "down", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        try await box.cache("sources", "add", "empty", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/0")
-        #expect(try await box.cache("sync", "empty").status == 0)
-        try upstream.control(["status": 503])
+        box.cli("sources", "add", "down", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", upstream: upstream)
+        box.cli("sources", "add", "empty", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/random/0", upstream: upstream)
+        #expect(box.cli("sync", "empty", upstream: upstream).status == 0)
+        upstream.answerEverything(status: 503)
 
         // Never fetched, and the refresh it waited for failed: unavailable.
-        let failed = try await box.cache("list", "down", "--wait", "--json")
+        let failed = box.cli("list", "down", "--wait", "--json", upstream: upstream)
         #expect(failed.status == 69, "\(failed.stderr)")
         #expect(failed.stdout == "[]\n")
         // Never fetched, and no refresh asked for.
-        #expect(try await box.cache("list", "down", "--offline", "--json").status == 69)
+        #expect(box.cli("list", "down", "--offline", "--json", upstream: upstream).status == 69)
         // Synced, and upstream had nothing: no rows, exit 0.
-        let none = try await box.cache("list", "empty", "--offline", "--json")
+        let none = box.cli("list", "empty", "--offline", "--json", upstream: upstream)
         #expect(none.status == 0 && none.stdout == "[]\n", "\(none.stderr)")
     }
 
-    @Test func listingCommandsWithNoDatabaseYetPrintAnEmptyList() async throws {
+    @Test func listingCommandsWithNoDatabaseYetPrintAnEmptyList() throws {
         let box = try Sandbox()
         for arguments in [["sources", "list", "--json"], ["status", "--json"]] {
-            let result = try await box.cache(arguments)
+            let result = box.cli(arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
             #expect(result.stdout == "[]\n", "\(arguments): \(result.stdout)")
         }
         for arguments in [["sources", "list"], ["status"]] {
-            let result = try await box.cache(arguments)
+            let result = box.cli(arguments)
             #expect(result.status == 0 && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains("No sources yet"), "\(arguments): \(result.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: box.database))
     }
 
-    @Test func aMistypedSourceIsSuggestedAndListAloneListsSources() async throws {
+    @Test func aMistypedSourceIsSuggestedAndListAloneListsSources() throws {
         let box = try Sandbox()
-        try await box.cache("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account?page=2&api_key=s3cret",
+        box.cli("sources", "add", "bank", "--kind", "account", "--url", "http://127.0.0.1:9/account?page=2&api_key=s3cret",
                       "--ttl", "1h30m")
-        let typo = try await box.cache("list", "bnak")
+        let typo = box.cli("list", "bnak")
         #expect(typo.status == 66)
         #expect(typo.stderr == "cache: no source named 'bnak'. Did you mean 'bank'?\n", "\(typo.stderr)")
-        #expect(try await box.cache("list", "zzzzzzzz").stderr == "cache: no source named 'zzzzzzzz'\n")
-        let listed = try await box.cache("list", "--json")
+        #expect(box.cli("list", "zzzzzzzz").stderr == "cache: no source named 'zzzzzzzz'\n")
+        let listed = box.cli("list", "--json")
         #expect(listed.status == 0)
         let source = try #require(try listed.jsonArray().first)
         #expect(source["name"] as? String == "bank" && source["ttl_s"] as? Int == 5400)

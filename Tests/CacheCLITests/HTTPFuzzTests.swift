@@ -9,7 +9,7 @@ import Testing
 /// the README promises: an exit code from its table, the cache as it was after any failure, and
 /// never a crash. Most cases run in-process through the sync engine and the real HTTP client;
 /// some run through the built binary, where a crash would show as an exit of 128 or more.
-@Suite(.gated) struct HTTPFuzzTests {
+@Suite(.waiting) struct HTTPFuzzTests {
     static let seed = 20261130
     static let inProcessCases = 2000
     static let binaryBatches = 4, perBatch = 25

@@ -152,7 +152,7 @@ import Testing
 
     /// A server that accepts and then says nothing fails the attempt after the 10 s idle
     /// timeout, well inside the sync's 30 s; the retry then succeeds.
-    @Test func aSilentAnswerFailsAtTheIdleTimeout() async throws {
+    @Test(.waiting) func aSilentAnswerFailsAtTheIdleTimeout() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")

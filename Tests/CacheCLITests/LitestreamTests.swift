@@ -5,7 +5,7 @@ import Testing
 /// run into a virtual environment; skipped, as Swift Testing skips, only when that install
 /// fails): a primary replicated while it syncs, a restored copy and a follower holding the primary's records, and
 /// the follower read read-only without a byte of it changed. The commands are the README's.
-@Suite(.serialized, .gated) struct LitestreamTests {
+@Suite(.serialized, .waiting) struct LitestreamTests {
     static let litestream: Result<String, TestFailure> = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-litestream-\(UUID().uuidString)").path
         do {

@@ -3,7 +3,7 @@ import Testing
 
 /// The live page `cache serve` answers a browser at `/`: what it is over HTTP, and every state
 /// of it in a real browser (Debian's Chromium driven by Playwright, `Tests/Browser/live_page.py`).
-@Suite(.gated) struct LivePageTests {
+@Suite(.waiting) struct LivePageTests {
     static let chromium = "/usr/bin/chromium"
 
     /// The Playwright environment `Scripts/browser-venv` makes (once, under `.build/`): its

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// Usage errors through the built binary: the message, the usage line, the help pointer, exit 64.
+/// Usage errors: the message, the usage line, the help pointer, exit 64; in this process
+/// (`CLI.run`'s status is what `main` exits with), and once through the built binary.
 @Suite(.gated) struct UsageErrorTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var arguments: [String]
@@ -28,9 +29,9 @@ import Testing
     ]
 
     @Test(arguments: cases)
-    func usageError(_ test: Case) async throws {
+    func usageError(_ test: Case) throws {
         let box = try Sandbox()
-        let result = try await box.cache(test.arguments)
+        let result = box.cli(test.arguments)
         #expect(result.status == test.exitCode)
         #expect(result.stdout.isEmpty)
         let lines = result.stderr.split(separator: "\n").map(String.init)
@@ -40,12 +41,20 @@ import Testing
         #expect(lines.last?.hasPrefix("See 'cache") == true && lines.last?.hasSuffix("--help' for more information.") == true)
     }
 
-    @Test func unknownSourceIsNoInput() async throws {
-        let upstream = try LoopbackUpstream()
+    @Test func aUsageErrorThroughTheBinaryExits64WithTheSameThreeLines() async throws {
         let box = try Sandbox()
-        try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
+        let arguments = ["synk"]
+        let binary = try await box.cache(arguments)
+        let inProcess = box.cli(arguments)
+        #expect(binary.status == 64 && binary.stdout.isEmpty)
+        #expect(binary.stderr == inProcess.stderr && binary.status == inProcess.status, "\(binary.stderr)")
+    }
+
+    @Test func unknownSourceIsNoInput() throws {
+        let box = try Sandbox()
+        box.cli("sources", "add", "jokes", "--kind", "jokes", "--url", CannedUpstream.baseURL + "/jokes/ten")
         for arguments in [["list", "jokse"], ["sync", "jokse"], ["sources", "remove", "jokse"]] {
-            let result = try await box.cache(arguments)
+            let result = box.cli(arguments)
             #expect(result.status == 66)
             #expect(result.stderr == "cache: no source named 'jokse'. Did you mean 'jokes'?\n")
         }
@@ -53,46 +62,46 @@ import Testing
         #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs").first?["n"] == "0")
     }
 
-    @Test func readingWithoutADatabaseIsNoInput() async throws {
+    @Test func readingWithoutADatabaseIsNoInput() throws {
         let box = try Sandbox()
         // (`status` and `sources list` print an empty list instead: ExitCodeTests.)
         for arguments in [["list", "jokes"], ["sync"], ["history"], ["diff", "jokes"]] {
-            let result = try await box.cache(arguments)
+            let result = box.cli(arguments)
             #expect(result.status == 66)
             #expect(result.stderr.contains("no database at"))
         }
         #expect(!FileManagerExists(box.database))
     }
 
-    @Test func unsafeSchemesAreRefusedWhenAdded() async throws {
+    @Test func unsafeSchemesAreRefusedWhenAdded() throws {
         let box = try Sandbox()
-        let result = try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", "ftp://host/jokes")
+        let result = box.cli("sources", "add", "x", "--kind", "jokes", "--url", "ftp://host/jokes")
         #expect(result.status == 78)
         #expect(result.stderr.contains("refused URL scheme 'ftp'"))
     }
 
-    @Test func addingASourceTwiceIsRefused() async throws {
+    @Test func addingASourceTwiceIsRefused() throws {
         let box = try Sandbox()
-        try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
-        let again = try await box.cache("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        box.cli("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
+        let again = box.cli("sources", "add", "x", "--kind", "jokes", "--url", "http://127.0.0.1:9/")
         #expect(again.status == 64)
         #expect(again.stderr.contains("already exists"))
     }
 
-    @Test func helpIsTheSameThreeWays() async throws {
+    @Test func helpIsTheSameThreeWays() throws {
         let box = try Sandbox()
-        let a = try await box.cache("help", "sync"), b = try await box.cache("sync", "--help"), c = try await box.cache("sync", "-h")
+        let a = box.cli("help", "sync"), b = box.cli("sync", "--help"), c = box.cli("sync", "-h")
         #expect(a.status == 0 && b.status == 0 && c.status == 0)
         #expect(a.stdout == b.stdout && b.stdout == c.stdout)
         #expect(a.stdout.hasPrefix("OVERVIEW: "))
         #expect(a.stdout.contains("USAGE: cache sync") && a.stdout.contains("OPTIONS:"))
         for command in ["sources", "sources add", "sources list", "sources remove", "list", "status"] {
-            let help = try await box.cache(command.split(separator: " ").map(String.init) + ["--help"])
+            let help = box.cli(command.split(separator: " ").map(String.init) + ["--help"])
             #expect(help.status == 0 && help.stdout.contains("USAGE: cache \(command)"), "\(command)")
         }
-        let top = try await box.cache("--help")
+        let top = box.cli("--help")
         #expect(top.stdout.contains("SUBCOMMANDS:"))
-        #expect(try await box.cache("--version").stdout.hasPrefix("cache "))
+        #expect(box.cli("--version").stdout.hasPrefix("cache "))
     }
 }
 

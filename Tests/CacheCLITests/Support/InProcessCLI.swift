@@ -1,16 +1,25 @@
 import Foundation
 import Testing
 @testable import CacheCLI
+@testable import OfflineCache
 
 extension Sandbox {
     /// Runs `cache ARGS` on the sandbox's database inside this process (`CLI.run` with a
-    /// console that captures both streams): for checks of what a command says and does where
-    /// the process itself is not the point. No terminal, no colour.
+    /// console that captures both streams), on the real network (loopback upstreams, files):
+    /// for checks of what a command says and does where the process itself is not the point.
+    /// No terminal, no colour; a refresh a read starts runs in this process too.
     func cacheInProcess(_ arguments: [String], environment: [String: String] = [:]) -> RunResult {
+        runInProcess(arguments, fetcher: Fetcher(), environment: environment)
+    }
+
+    /// `cacheInProcess` on `fetcher`'s answers (see `Sandbox.cli`).
+    func runInProcess(_ arguments: [String], fetcher: any Fetching, environment: [String: String]) -> RunResult {
         var out: [UInt8] = []
         var err: [UInt8] = []
         let console = Console(stdoutIsTerminal: false, useColor: false, writeOut: { out += $0 }, writeErr: { err += $0 })
-        let status = CLI.run(arguments: arguments, environment: ["CACHE_DB": database].merging(environment) { $1 }, console: console)
+        let environment = ["CACHE_DB": database].merging(environment) { $1 }
+        let status = CLI.run(arguments: arguments, environment: environment, console: console,
+                             fetcher: fetcher, refreshLauncher: .inProcess(fetcher: fetcher, environment: environment))
         console.flush()
         return RunResult(status: status, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
     }

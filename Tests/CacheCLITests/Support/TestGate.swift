@@ -28,32 +28,44 @@ enum TestTimings {
 /// at once: hundreds of processes on two cores, and timing checks measuring the crowd. (The
 /// engine's synchronous tests run one at a time beside them, `.computing`, so one of the
 /// runner's two threads is always free to resume a test whose process has ended.)
+///
+/// Tests that mostly wait (a browser's page, Litestream's intervals, an idle timeout, a fuzz
+/// server's answers) take a lane of their own, `.waiting`, two at a time beside the three: a
+/// test asleep in a slot of the three left a core idle for its whole wait.
 struct Gated: SuiteTrait, TestTrait, TestScoping {
+    enum Lane: Sendable { case computing, waiting }
+    var lane = Lane.computing
     var isRecursive: Bool { true }
 
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }  // a suite: its tests are gated one by one
-        await TestGate.shared.enter()
+        // A waiting test in a gated suite is let through here and held by its own lane.
+        if lane == .computing, test.traits.contains(where: { ($0 as? Gated)?.lane == .waiting }) { return try await function() }
+        let gate = lane == .waiting ? TestGate.waiting : TestGate.shared
+        await gate.enter()
         let entered = ContinuousClock.now
         defer { TestTimings.record(test.name, ContinuousClock.now - entered) }
         do {
             try await function()
         } catch {
-            await TestGate.shared.leave()
+            await gate.leave()
             throw error
         }
-        await TestGate.shared.leave()
+        await gate.leave()
     }
 }
 
 extension Trait where Self == Gated {
     /// Runs the suite's tests at most three at a time, with every other gated suite's.
     static var gated: Gated { Gated() }
+    /// For tests that mostly wait: two at a time, beside the three `.gated` ones.
+    static var waiting: Gated { Gated(lane: .waiting) }
 }
 
 /// A counting semaphore for tasks.
 actor TestGate {
     static let shared = TestGate(slots: Int(ProcessInfo.processInfo.environment["CACHE_TEST_GATE"] ?? "") ?? 3)
+    static let waiting = TestGate(slots: 2)
 
     private var free: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []
