@@ -175,7 +175,9 @@ import Testing
         #expect(try await box.cache("sync", "items").status == 0)
         let synced = ContinuousClock.now
         try await until("the model sees the other process's sync") { model?.rows.count == 2 }
-        #expect(ContinuousClock.now - synced < .seconds(1))
+        // It looks every 200 ms, so within a second on an idle machine; the bound leaves room
+        // for a suite keeping both cores busy (2.6 s was seen once then).
+        #expect(ContinuousClock.now - synced < .seconds(4))
 
         // A refresh asked for: isRefreshing while it runs, success after.
         await model?.refresh()

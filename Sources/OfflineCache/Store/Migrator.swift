@@ -65,9 +65,20 @@ package struct Migrator {
     }
 
     package let migrations: [Migration]
+    /// Whether a brand-new file is given `FreshSchema` at once: only for the carried migrations,
+    /// which that schema is the outcome of.
+    private let startsFresh: Bool
 
-    package init(migrations: [Migration] = Migrator.carried) {
+    /// This binary's migrations.
+    package init() {
+        migrations = Migrator.carried
+        startsFresh = true
+    }
+
+    /// Other migrations (a test's): every one of them run, a new file included.
+    package init(migrations: [Migration]) {
         self.migrations = migrations.sorted { $0.id < $1.id }
+        startsFresh = false
     }
 
     /// The migrations compiled into this binary, the SQL files and the Swift ones, in order.
@@ -129,6 +140,11 @@ package struct Migrator {
             let applied = try Self.appliedVersion(db)
             let pending = migrations.filter { $0.id > applied }
             guard !pending.isEmpty else { return }
+            if applied == 0, startsFresh, FreshSchema.version == latestVersion, try FreshSchema.isEmpty(db) {
+                try FreshSchema.make(db, recording: migrations)
+                try DerivedViews.create(db)
+                return
+            }
             try DerivedViews.drop(db)
             for migration in pending {
                 do {

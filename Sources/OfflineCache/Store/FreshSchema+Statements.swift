@@ -1,0 +1,40 @@
+// Written by FreshSchemaTests (CACHE_WRITE_FRESH_SCHEMA=1); not edited by hand.
+extension FreshSchema {
+    /// The newest migration whose outcome `statements` are.
+    static let version = 23
+    static let statements: [String] = [
+        "CREATE TABLE schema_migrations (\n    id INTEGER PRIMARY KEY, file TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
+        "CREATE TABLE sync_state (\n    source          TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    confirmed_at    TEXT,  -- when upstream last confirmed every cached row of the source\n    last_success_at TEXT,\n    last_attempt_at TEXT,\n    last_outcome    TEXT,\n    last_error      TEXT,\n    next_attempt_at TEXT\n, etag TEXT, last_modified TEXT, body_hash TEXT, failures INTEGER NOT NULL DEFAULT 0, watermark TEXT, last_full_at TEXT, sweep_held INTEGER NOT NULL DEFAULT 0 CHECK (sweep_held IN (0, 1)), index_damaged_at TEXT, index_damage TEXT) STRICT",
+        "CREATE TABLE accounts (\n    source  TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    name    TEXT NOT NULL,\n    balance REAL NOT NULL,\n    seen_at TEXT NOT NULL\n) STRICT",
+        "CREATE TABLE jokes (\n    source    TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    id        INTEGER NOT NULL,\n    type      TEXT NOT NULL,\n    setup     TEXT NOT NULL,\n    punchline TEXT NOT NULL,\n    seen_at   TEXT NOT NULL,\n    PRIMARY KEY (source, id)\n) STRICT",
+        "CREATE TABLE sync_leases (\n    source       TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    holder_pid   INTEGER NOT NULL,\n    holder_token TEXT NOT NULL,\n    acquired_at  TEXT NOT NULL,\n    expires_at   TEXT NOT NULL\n) STRICT",
+        "CREATE TABLE \"transactions\" (\n    id      TEXT NOT NULL,\n    source  TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    date    TEXT NOT NULL,\n    vendor  TEXT NOT NULL,\n    ordinal INTEGER NOT NULL,\n    type    INTEGER NOT NULL,\n    amount  REAL NOT NULL,\n    seen_at TEXT NOT NULL,\n    PRIMARY KEY (source, date, vendor, ordinal)\n) STRICT, WITHOUT ROWID",
+        "CREATE TABLE records (\n    source  TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key     TEXT NOT NULL,\n    record  TEXT NOT NULL,\n    seen_at TEXT NOT NULL,\n    PRIMARY KEY (source, key)\n) STRICT, WITHOUT ROWID",
+        "CREATE TABLE record_fields (\n    source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    position INTEGER NOT NULL,\n    name     TEXT NOT NULL, path TEXT,\n    PRIMARY KEY (source, name)\n) STRICT",
+        "CREATE TABLE record_views (\n    source TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    view   TEXT NOT NULL UNIQUE COLLATE NOCASE\n) STRICT",
+        "CREATE TABLE \"changes\" (\n    id       INTEGER PRIMARY KEY,\n    run_id   INTEGER NOT NULL REFERENCES sync_runs(id) ON DELETE CASCADE,\n    source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    row_kind TEXT NOT NULL,\n    row_id   TEXT NOT NULL,\n    change   TEXT NOT NULL CHECK (change IN ('inserted', 'updated', 'removed')),\n    before   TEXT,  -- JSON of the row's fields before (updated, removed)\n    after    TEXT   -- JSON of the row's fields after (inserted, updated)\n) STRICT",
+        "CREATE INDEX changes_by_run ON changes (run_id)",
+        "CREATE INDEX changes_by_source ON changes (source, id)",
+        "CREATE TABLE \"loads\" (\n    run_id   INTEGER NOT NULL REFERENCES sync_runs(id) ON DELETE CASCADE,\n    source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    row_kind TEXT NOT NULL,\n    rows     INTEGER NOT NULL,\n    PRIMARY KEY (run_id, row_kind)\n) STRICT",
+        "CREATE INDEX loads_by_source ON loads (source, run_id)",
+        "CREATE TABLE \"sync_runs\" (\n    id          INTEGER PRIMARY KEY AUTOINCREMENT,\n    source      TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    started_at  TEXT NOT NULL,\n    finished_at TEXT NOT NULL,\n    outcome     TEXT NOT NULL CHECK (outcome IN ('updated', 'unchanged', 'failed', 'held', 'skipped')),\n    inserted    INTEGER NOT NULL DEFAULT 0,\n    updated     INTEGER NOT NULL DEFAULT 0,\n    deleted     INTEGER NOT NULL DEFAULT 0,\n    http_status INTEGER,\n    bytes       INTEGER,\n    error       TEXT,\n    note        TEXT,\n    attempts    INTEGER NOT NULL DEFAULT 0\n, wrote_at TEXT, confirmed_at TEXT) STRICT",
+        "CREATE INDEX sync_runs_by_source ON sync_runs (source, id)",
+        "CREATE INDEX sync_runs_by_time ON sync_runs (finished_at)",
+        "CREATE TABLE run_totals (\n    source  TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    outcome TEXT NOT NULL,\n    runs    INTEGER NOT NULL,\n    PRIMARY KEY (source, outcome)\n) STRICT, WITHOUT ROWID",
+        "CREATE TRIGGER run_totals_on_insert AFTER INSERT ON sync_runs\nBEGIN\n    INSERT INTO run_totals (source, outcome, runs) VALUES (NEW.source, NEW.outcome, 1)\n        ON CONFLICT (source, outcome) DO UPDATE SET runs = runs + 1;\nEND",
+        "CREATE TRIGGER run_totals_on_outcome AFTER UPDATE OF outcome ON sync_runs\nWHEN OLD.outcome != NEW.outcome\nBEGIN\n    UPDATE run_totals SET runs = runs - 1 WHERE source = OLD.source AND outcome = OLD.outcome;\n    INSERT INTO run_totals (source, outcome, runs) VALUES (NEW.source, NEW.outcome, 1)\n        ON CONFLICT (source, outcome) DO UPDATE SET runs = runs + 1;\nEND",
+        "CREATE TABLE record_lists (\n    source   TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    list     TEXT NOT NULL,\n    position INTEGER NOT NULL,\n    view     TEXT NOT NULL UNIQUE COLLATE NOCASE,\n    scalars  INTEGER NOT NULL DEFAULT 0,\n    PRIMARY KEY (source, list)\n) STRICT",
+        "CREATE TABLE record_list_fields (\n    source   TEXT NOT NULL,\n    list     TEXT NOT NULL,\n    position INTEGER NOT NULL,\n    name     TEXT NOT NULL,\n    PRIMARY KEY (source, list, name),\n    FOREIGN KEY (source, list) REFERENCES record_lists(source, list) ON DELETE CASCADE\n) STRICT",
+        "CREATE TABLE history_horizon (\n    source       TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    since_at     TEXT NOT NULL,\n    wrote_at     TEXT,\n    confirmed_at TEXT\n, cause TEXT CHECK (cause IN ('added', 'pruned', 'rekeyed'))) STRICT",
+        "CREATE TABLE unconfirmations (\n    source         TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    unconfirmed_at TEXT NOT NULL\n) STRICT",
+        "CREATE INDEX unconfirmations_by_source ON unconfirmations (source, unconfirmed_at)",
+        "CREATE TABLE search_docs (\n    id     INTEGER PRIMARY KEY,\n    source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    doc    TEXT NOT NULL,\n    UNIQUE (source, doc)\n) STRICT",
+        "CREATE VIRTUAL TABLE search_index USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')",
+        "CREATE TRIGGER search_docs_deleted AFTER DELETE ON search_docs BEGIN\n    DELETE FROM search_index WHERE rowid = old.id;\nEND",
+        "CREATE TABLE \"sources\" (\n    name       TEXT PRIMARY KEY,\n    kind       TEXT NOT NULL,\n    url        TEXT NOT NULL,\n    mode       TEXT NOT NULL CHECK (mode IN ('replace', 'merge')),\n    ttl_s      INTEGER NOT NULL CHECK (ttl_s > 0),\n    search     INTEGER NOT NULL DEFAULT 1 CHECK (search IN (0, 1)),\n    created_at TEXT NOT NULL,\n    settings   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(settings) AND json_type(settings) = 'object')\n) STRICT",
+        "CREATE TABLE heartbeat (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    at TEXT NOT NULL\n) STRICT",
+        "CREATE TABLE search_built (\n    source   TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    built_at TEXT NOT NULL\n) STRICT",
+        "CREATE INDEX search_docs_by_source ON search_docs (source, id)",
+        "INSERT INTO sqlite_sequence (name, seq) VALUES ('sync_runs', 0)",
+    ]
+}
