@@ -129,25 +129,12 @@ import Testing
         let locker = try await box.run("/usr/bin/env", ["python3", "-c", script, box.database])
         #expect(locker.stdout == "locked\n", "\(locker.stdout) \(locker.stderr)")
         #expect(try server.get("/sources/bank/rows?limit=2").status == 200)
-        let socket = try HTTPProbe.connect(port: server.port, timeout: 15)
-        defer { close(socket) }
-        try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-        var stream = ""
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        func read(until text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(10)
-            while !stream.contains(text), Date() < deadline {
-                let count = recv(socket, &buffer, buffer.count, 0)
-                if count <= 0 { return false }
-                stream += String(decoding: buffer[0..<count], as: UTF8.self)
-            }
-            return stream.contains(text)
-        }
-        #expect(read(until: ": cache events"))
+        let events = try EventsClient(server)
+        #expect(events.read(until: ": cache events"))
         for round in 1...2 {
             let sync = try await box.cache("sync", "bank", "--full")
             #expect(sync.status == 0, "round \(round): \(sync.status) \(sync.stderr)")
-            #expect(read(until: "\"source\": \"bank\", \"run\": \(round + 1)"), "round \(round): \(stream)")
+            #expect(events.read(until: "\"source\": \"bank\", \"run\": \(round + 1)", seconds: 10), "round \(round): \(events.text)")
             #expect(try server.get("/sources/bank/rows?limit=2").json()["stale"] as? Bool == false)
             try age(box.database, by: 3600)
         }

@@ -298,35 +298,23 @@ import Testing
         let box = served.box
         let server = served.server
         defer { withExtendedLifetime(served) {} }
-        let socket = try HTTPProbe.connect(port: server.port, timeout: 15)
-        defer { close(socket) }
-        try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-        var stream = ""
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        func read(until text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(15)
-            while !stream.contains(text), Date() < deadline {
-                let count = recv(socket, &buffer, buffer.count, 0)
-                if count <= 0 { return false }
-                stream += String(decoding: buffer[0..<count], as: UTF8.self)
-            }
-            return stream.contains(text)
-        }
-        #expect(read(until: ": cache events"))
-        #expect(stream.contains("text/event-stream"))
+        let events = try EventsClient(server)
+        #expect(events.read(until: ": cache events"))
+        #expect(events.text.contains("text/event-stream"))
         // A new client's cursor: the newest run's id, with no event, for a reconnect to start from.
         let newest = try #require(try await box.cache("history", "--json").jsonArray().first?["run"] as? Int)
-        #expect(read(until: "retry: 2000\nid: \(newest)\n\n"), "\(stream)")
+        #expect(events.read(until: "retry: 2000\nid: \(newest)\n\n"), "\(events.text)")
         #expect(try await box.cache("sync", "jokes").status == 0)
-        #expect(read(until: "event: updated"), "\(stream)")
+        #expect(events.read(until: "event: updated"), "\(events.text)")
         let run = try #require(try await box.cache("history", "--json").jsonArray().first?["run"] as? Int)
-        #expect(stream.contains("id: \(run)\n") && stream.contains("\"source\": \"jokes\""))
+        #expect(events.text.contains("id: \(run)\n") && events.text.contains("\"source\": \"jokes\""))
 
         // A client that reconnects with the last id it saw gets the runs since, from the history.
         let replay = try HTTPProbe.connect(port: server.port, timeout: 3)
         defer { close(replay) }
         try HTTPProbe.send(replay, Data("GET /events HTTP/1.1\r\nHost: x\r\nLast-Event-ID: \(run - 1)\r\n\r\n".utf8))
         var replayed = ""
+        var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = Date().addingTimeInterval(10)
         while !replayed.contains("id: \(run)\n"), Date() < deadline {
             let count = recv(replay, &buffer, buffer.count, 0)

@@ -187,3 +187,28 @@ enum HTTPProbe {
         }
     }
 }
+
+/// A client of a server's `/events`: what arrived so far, read until a text is in it.
+final class EventsClient {
+    private let socket: Int32
+    private(set) var text = ""
+
+    init(_ server: ServeProcess) throws {
+        socket = try HTTPProbe.connect(port: server.port, timeout: 15)
+        try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+    }
+
+    deinit { close(socket) }
+
+    /// Reads until `expected` has arrived (true), the server closes, or `seconds` pass.
+    func read(until expected: String, seconds: Double = 15) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(seconds)
+        while !text.contains(expected), Date() < deadline {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count <= 0 { return false }
+            text += String(decoding: buffer[0..<count], as: UTF8.self)
+        }
+        return text.contains(expected)
+    }
+}
