@@ -220,9 +220,14 @@ import Testing
         #expect(box.cacheInProcess(["check"]).status == 0)
         #expect(try found(box, "jokes", "whom") == ["2"])
         // Damaged again, and a reindex of one source: FTS5's shared index is rebuilt all the same.
+        // The source holds every document, so its documents' table is made again: as it was.
+        let documentsSchema = "SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = 'search_docs' ORDER BY name"
+        let schemaBefore = try db.query(documentsSchema) { [$0.text(0), $0.text(1), $0.text(2)] }
         try db.execute("UPDATE search_index_data SET block = zeroblob(length(block)) WHERE id = (SELECT max(id) FROM search_index_data)")
         #expect(box.cacheInProcess(["reindex", "jokes"]).status == 0)
         #expect(box.cacheInProcess(["check"]).status == 0)
+        #expect(try db.query(documentsSchema) { [$0.text(0), $0.text(1), $0.text(2)] } == schemaBefore)
+        #expect(schemaBefore.count == 4)
 
         // A removed source takes its documents out of the index with it.
         #expect(box.cacheInProcess(["sources", "remove", "jokes", "--yes"]).status == 0)
