@@ -1,16 +1,20 @@
 import Foundation
 import Testing
 
-/// With `CACHE_TEST_TIMINGS=FILE`, each gated test appends a line "SECONDS NAME" to FILE, timed
-/// from when it passed the gate: where the suite's time goes, free of the time spent queued.
+/// With `CACHE_TEST_TIMINGS=FILE`, each gated test appends a line "SECONDS STARTED NAME" to
+/// FILE: its time from when it passed the gate (where the suite's time goes, free of the time
+/// spent queued), and when that was, in seconds from the first test's start.
 enum TestTimings {
     static let file = ProcessInfo.processInfo.environment["CACHE_TEST_TIMINGS"]
+    static let origin = ContinuousClock.now
     private static let lock = NSLock()
 
-    static func record(_ name: String, _ elapsed: Duration) {
+    static func record(_ name: String, entered: ContinuousClock.Instant) {
         guard let file else { return }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let line = String(format: "%.3f %@\n", seconds, name)
+        func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        let line = String(format: "%.3f %.3f %@\n", seconds(ContinuousClock.now - entered), seconds(entered - origin), name)
         lock.withLock {
             guard let handle = FileHandle(forWritingAtPath: file) ?? {
                 _ = FileManager.default.createFile(atPath: file, contents: nil)
@@ -42,9 +46,10 @@ struct Gated: SuiteTrait, TestTrait, TestScoping {
         // A waiting test in a gated suite is let through here and held by its own lane.
         if lane == .computing, test.traits.contains(where: { ($0 as? Gated)?.lane == .waiting }) { return try await function() }
         let gate = lane == .waiting ? TestGate.waiting : TestGate.shared
+        _ = TestTimings.origin
         await gate.enter()
         let entered = ContinuousClock.now
-        defer { TestTimings.record(test.name, ContinuousClock.now - entered) }
+        defer { TestTimings.record(test.name, entered: entered) }
         do {
             try await function()
         } catch {
