@@ -37,7 +37,7 @@ import Testing
         #expect(runs.map { "\($0["outcome"]!)=\($0["n"]!)" } == ["skipped=9", "updated=1"])
     }
 
-    @Test func syncsKilledAtRandomMomentsNeverCorruptTheCache() async throws {
+    @Test(.longPole) func syncsKilledAtRandomMomentsNeverCorruptTheCache() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         // The two accounts share no transaction: each sync replaces them all, past the guard.

@@ -41,15 +41,20 @@ enum TestTimings {
 struct Gated: SuiteTrait, TestTrait, TestScoping {
     enum Lane: Sendable { case computing, waiting }
     var lane = Lane.computing
+    /// Ahead of every test queued (`.longPole`): a test that takes a tenth of the suite's time,
+    /// started last, would end the suite alone.
+    var first = false
     var isRecursive: Bool { true }
 
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else { return try await function() }  // a suite: its tests are gated one by one
         // A waiting test in a gated suite is let through here and held by its own lane.
         if lane == .computing, test.traits.contains(where: { ($0 as? Gated)?.lane == .waiting }) { return try await function() }
+        // Likewise a long pole, held by its own trait.
+        if !first, test.traits.contains(where: { ($0 as? Gated)?.first == true }) { return try await function() }
         let gate = lane == .waiting ? TestGate.waiting : TestGate.shared
         _ = TestTimings.origin
-        await gate.enter()
+        await gate.enter(first: first)
         let entered = ContinuousClock.now
         defer { TestTimings.record(test.name, entered: entered) }
         do {
@@ -67,6 +72,8 @@ extension Trait where Self == Gated {
     static var gated: Gated { Gated() }
     /// For tests that mostly wait: two at a time, beside the four `.gated` ones.
     static var waiting: Gated { Gated(lane: .waiting) }
+    /// A long test of a gated suite, let through its gate ahead of the tests queued there.
+    static var longPole: Gated { Gated(first: true) }
 }
 
 /// A counting semaphore for tasks.
@@ -79,12 +86,12 @@ actor TestGate {
 
     init(slots: Int) { free = slots }
 
-    func enter() async {
+    func enter(first: Bool = false) async {
         if free > 0 {
             free -= 1
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        await withCheckedContinuation { first ? waiting.insert($0, at: 0) : waiting.append($0) }
     }
 
     func leave() {
