@@ -341,13 +341,15 @@ import Testing
             try await tick(0)
             try await tick(1, replicate: false)
             let result = try await read(followers[0], "status", "--max-lag", "3s")
-            if result.status == 1 { late = result }
+            // B late while A is in step: on a loaded machine A's follower is itself 3 s behind
+            // now and then (Litestream applies on its own interval), and the check says so.
+            if result.status == 1, result.stdout.contains("\(followers[0][1]): replica: "), result.stdout.contains("\(followers[0][0]): ok: ") {
+                late = result
+            }
             last = result
             try await pause(0.3)
         }
-        let failed = try #require(late, "the follower's lag for primary B never passed 3 s after its replication stopped; last: \(last.map { "\($0.status) \($0.stdout) \($0.stderr)" } ?? "none")")
-        #expect(failed.stdout.contains("\(followers[0][1]): replica: ") && failed.stdout.contains("\(followers[0][0]): ok: "),
-                "\(failed.stdout); followers running: \(following.map(\.process.isRunning))")
+        _ = try #require(late, "the follower's lag for primary B never passed 3 s with A's in step, after B's replication stopped; last: \(last.map { "\($0.status) \($0.stdout) \($0.stderr)" } ?? "none"); followers running: \(following.map(\.process.isRunning))")
         let metrics = try await read(followers[0], "metrics")
         let gauge = metrics.stdout.split(separator: "\n").first { $0.hasPrefix("cache_replica_lag_seconds{db=\"\(followers[0][1])\"} ") }
         #expect((gauge.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0) > 3, "\(metrics.stdout)")

@@ -220,7 +220,8 @@ package struct SearchIndex {
     /// Every row of `search_docs` taken out at once, the index being new and empty: the table is
     /// dropped and made again as it was (its indexes and trigger too), in the same transaction.
     /// A `DELETE` takes the rows out one by one, with an FTS5 delete and two index entries each
-    /// (1.4 s for a million documents): with foreign keys on, SQLite never clears a table whole.
+    /// (1.4 s for a million documents): with foreign keys on, SQLite does not clear whole a table
+    /// that has one.
     private func emptyDocuments() throws {
         let definitions = try db.query("""
             SELECT sql FROM sqlite_schema WHERE tbl_name = 'search_docs' AND sql IS NOT NULL
