@@ -43,6 +43,8 @@ import Testing
         let libraries = try await box.run("/usr/bin/ldd", [cache])
         #expect(libraries.status == 0 && !libraries.stdout.contains("not found"), "\(libraries.stdout)")
         #expect(!toolchain.isEmpty && !libraries.stdout.contains(toolchain) && !libraries.stdout.contains("swift"), "\(libraries.stdout)")
+        // The C++ runtime is linked in as well: loading libstdc++ cost a quarter of each start.
+        #expect(!libraries.stdout.contains("libstdc++") && !libraries.stdout.contains("libgcc_s"), "\(libraries.stdout)")
         let size = try #require(try FileManager.default.attributesOfItem(atPath: cache)[.size] as? Int)
         #expect(size <= 24 << 20, "\(size) bytes")
 
