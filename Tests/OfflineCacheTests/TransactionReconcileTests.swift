@@ -113,9 +113,11 @@ import Testing
         let source = Source(name: "bank", kind: .account, url: URL(string: "http://h/")!)
         try SourceStore(fixture.database).add(source)
         var generator = SplitMix64(seed: 7)
-        // Several full batches and a tail, shuffled, with repeats.
+        // Several full batches and a tail, shuffled, with repeats; long vendors outgrow the
+        // buffer a batch's text is bound from.
+        let vendors = Self.vendors + [String(repeating: "A vendor with a long name ", count: 12)]
         let rows = (0..<(3 * 100 + 57)).map { index in
-            Row(date: Self.dates[index % Self.dates.count], vendor: Self.vendors.randomElement(using: &generator)!,
+            Row(date: Self.dates[index % Self.dates.count], vendor: vendors.randomElement(using: &generator)!,
                 type: index % 2, amount: Double(index))
         }.shuffled(using: &generator)
         #expect(fixture.sync(source, Self.body(rows)).counts == ChangeCounts(inserted: rows.count))

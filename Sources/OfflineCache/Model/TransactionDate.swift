@@ -47,22 +47,30 @@ package struct TransactionDate: Sendable, Hashable, Comparable, CustomStringConv
 
     /// The stored form's 20 bytes, built on the stack (for binding and hashing).
     package func withISOBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var rest = digits
-            // Fill right to left: ss, mm, HH, dd, MM, yyyy; the separators go between.
-            func put(_ position: Int, _ count: Int) {
-                var index = position + count - 1
-                while index >= position {
-                    buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                    index -= 1
-                }
-            }
-            put(17, 2); put(14, 2); put(11, 2); put(8, 2); put(5, 2); put(0, 4)
-            buffer[4] = UInt8(ascii: "-"); buffer[7] = UInt8(ascii: "-"); buffer[10] = UInt8(ascii: "T")
-            buffer[13] = UInt8(ascii: ":"); buffer[16] = UInt8(ascii: ":"); buffer[19] = UInt8(ascii: "Z")
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.isoCount) { buffer in
+            writeISO(into: buffer.baseAddress!)
             return try body(UnsafeBufferPointer(buffer))
         }
+    }
+
+    /// The length of the stored form.
+    package static let isoCount = 20
+
+    /// Writes the stored form's 20 bytes at `buffer`.
+    package func writeISO(into buffer: UnsafeMutablePointer<UInt8>) {
+        var rest = digits
+        // Fill right to left: ss, mm, HH, dd, MM, yyyy; the separators go between.
+        func put(_ position: Int, _ count: Int) {
+            var index = position + count - 1
+            while index >= position {
+                buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                index -= 1
+            }
+        }
+        put(17, 2); put(14, 2); put(11, 2); put(8, 2); put(5, 2); put(0, 4)
+        buffer[4] = UInt8(ascii: "-"); buffer[7] = UInt8(ascii: "-"); buffer[10] = UInt8(ascii: "T")
+        buffer[13] = UInt8(ascii: ":"); buffer[16] = UInt8(ascii: ":"); buffer[19] = UInt8(ascii: "Z")
     }
 
     /// The days of a month in the proleptic Gregorian calendar: February 30th and February

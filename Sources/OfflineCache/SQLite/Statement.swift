@@ -139,6 +139,22 @@ package final class Statement {
     }
 
     /// Runs a write with the parameters bound so far, then resets it for the next row.
+    /// Text given as UTF-8 bytes that SQLite reads in place, with no copy (SQLITE_STATIC): they
+    /// must stay as they are until the statement has run and its parameters are bound again or
+    /// cleared (`clearBindings`). For loads that bind many rows from one buffer.
+    package func bind(_ index: Int32, kept bytes: UnsafeBufferPointer<UInt8>) throws(DatabaseError) {
+        // An empty buffer may have no address, and a NULL pointer would bind NULL.
+        let code = bytes.isEmpty ? sqlite3_bind_text(handle, index, "", 0, csqlite_transient) : bytes.withMemoryRebound(to: CChar.self) {
+            sqlite3_bind_text(handle, index, $0.baseAddress, Int32($0.count), nil)
+        }
+        guard code == SQLITE_OK else { throw connection.error(sql: sql) }
+    }
+
+    /// Every parameter back to NULL: no binding points at bytes about to be freed.
+    package func clearBindings() {
+        sqlite3_clear_bindings(handle)
+    }
+
     package func execute() throws(DatabaseError) {
         defer { sqlite3_reset(handle) }
         while try step() {}

@@ -1,19 +1,31 @@
 import FoundationEssentials
 import Glibc
 
-/// Recent texts by their UTF-8 bytes. A response, or a cache, names a few dozen vendors over
-/// and over: a hit costs one comparison instead of building (and checking) a String.
+/// Recent texts by their UTF-8 bytes. A response, or a cache, names a few dozen or a few
+/// thousand vendors over and over: a hit costs a hash of the bytes and one comparison instead of
+/// building (and checking) a String.
+///
+/// The slot comes from every byte (FNV-1a): vendors alike in length and ends ("Vendor 0001 Co",
+/// "Vendor 0002 Co", …) would otherwise share one slot and miss every time. Only the String is
+/// kept, and compared in its own storage: a miss allocates nothing for a text of up to 15 bytes.
 struct RecentTexts {
-    private var slots = [(bytes: [UInt8], text: String)?](repeating: nil, count: 64)
+    private static let slotBits = 12
+    private var slots = [String?](repeating: nil, count: 1 << slotBits)
 
     mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        let slot = (bytes.count &* 31 &+ Int(bytes.first ?? 0) &* 7 &+ Int(bytes.last ?? 0)) & 63
-        if let entry = slots[slot], entry.bytes.count == bytes.count,
-           entry.bytes.withUnsafeBufferPointer({ bytes.isEmpty || memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-            return entry.text
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in bytes {
+            hash = (hash ^ UInt32(byte)) &* 0x0100_0193
+        }
+        let slot = Int(hash >> UInt32(32 - Self.slotBits))
+        if var text = slots[slot] {
+            let same = text.withUTF8 { kept in
+                kept.count == bytes.count && (bytes.isEmpty || memcmp(kept.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+            }
+            if same { return text }
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        slots[slot] = (Array(bytes), text)
+        slots[slot] = text
         return text
     }
 }

@@ -62,9 +62,7 @@ extension Reconciler {
             var position = 0
             while position + TransactionBatchInsert.rows <= order.count {
                 if position % 10_000 == 0 { progress?(.reconciling(rows: position, total: order.count)) }
-                try batch.insert((position..<(position + TransactionBatchInsert.rows)).map {
-                    (items[Int(order[$0].index)], Int(order[$0].ordinal))
-                })
+                try batch.insert(items, order[position..<(position + TransactionBatchInsert.rows)])
                 position += TransactionBatchInsert.rows
             }
             for row in order[position...] {
@@ -128,47 +126,54 @@ extension Reconciler {
     /// then response order, which also numbers repeats of a date and vendor. Upstream usually
     /// sends rows by date already; then nothing is sorted.
     static func tableOrder(_ items: [UpstreamTransaction]) -> [Keyed] {
-        let sorted = items.indices.dropFirst().allSatisfy { compareKeys(items[$0 - 1], items[$0]) <= 0 }
-        var order = sorted ? (0..<items.count).map { Keyed(index: Int32($0), ordinal: 0) } : sortedByKey(items)
-        for position in order.indices.dropFirst()
-        where compareKeys(items[Int(order[position - 1].index)], items[Int(order[position].index)]) == 0 {
+        guard items.indices.dropFirst().allSatisfy({ compareKeys(items[$0 - 1], items[$0]) <= 0 }) else {
+            return sortedByKey(items)
+        }
+        var order = (0..<items.count).map { Keyed(index: Int32($0), ordinal: 0) }
+        for position in order.indices.dropFirst() where compareKeys(items[position - 1], items[position]) == 0 {
             order[position].ordinal = order[position - 1].ordinal + 1
         }
         return order
     }
 
-    /// The response sorted by date, vendor bytes and response order, comparing integers only:
-    /// each distinct vendor is ranked by its bytes once, so a million rows in random order sort
-    /// without a string comparison in the sort itself.
+    /// The response sorted by date, vendor bytes and response order, with no comparison of rows:
+    /// each distinct vendor is numbered once (one hash a row) and ranked by its bytes, then the
+    /// rows are radix-sorted by vendor rank and, stably, by date, so response order breaks ties.
+    /// The ordinals come from the sorted keys, with no string compared again.
     private static func sortedByKey(_ items: [UpstreamTransaction]) -> [Keyed] {
-        var ranks: [VendorBytes: UInt32] = [:]
-        for item in items { ranks[VendorBytes(text: item.vendor), default: 0] = 0 }
-        for (rank, vendor) in ranks.keys.sorted(by: { compareBytes($0.text, $1.text) < 0 }).enumerated() {
-            ranks[vendor] = UInt32(rank)
+        var distinct = DistinctTexts()
+        let vendorOf = items.map { distinct.number($0.vendor) }
+        let vendors = distinct.texts
+        var rankOf = [UInt32](repeating: 0, count: vendors.count)
+        for (rank, number) in vendors.indices.sorted(by: { compareBytes(vendors[$0], vendors[$1]) < 0 }).enumerated() {
+            rankOf[number] = UInt32(rank)
         }
+
+        // Dates as offsets from the earliest, so the sort passes over only the bits they span.
+        let earliest = items.lazy.map(\.date.digits).min() ?? 0
         var keys = items.indices.map { index in
-            SortKey(date: items[index].date.digits,
-                    vendorAndIndex: UInt64(ranks[VendorBytes(text: items[index].vendor)]!) << 32 | UInt64(index))
+            SortKey(date: UInt64(bitPattern: items[index].date.digits &- earliest),
+                    vendor: rankOf[Int(vendorOf[index])], index: UInt32(truncatingIfNeeded: index))
         }
-        keys.sort { ($0.date, $0.vendorAndIndex) < ($1.date, $1.vendorAndIndex) }
-        return keys.map { Keyed(index: Int32(truncatingIfNeeded: $0.vendorAndIndex), ordinal: 0) }
+        RadixSort.sort(&keys, bits: RadixSort.bitWidth(UInt64(vendors.count)), by: { UInt64($0.vendor) })
+        RadixSort.sort(&keys, bits: RadixSort.bitWidth(keys.lazy.map(\.date).max() ?? 0), by: \.date)
+
+        var order = [Keyed]()
+        order.reserveCapacity(keys.count)
+        for (position, key) in keys.enumerated() {
+            let repeated = position > 0 && keys[position - 1].date == key.date && keys[position - 1].vendor == key.vendor
+            order.append(Keyed(index: Int32(bitPattern: key.index), ordinal: repeated ? order[position - 1].ordinal + 1 : 0))
+        }
+        return order
     }
 
     private struct SortKey {
-        var date: Int64
-        /// The vendor's rank in the high half, the response position in the low half.
-        var vendorAndIndex: UInt64
-    }
-
-    /// A vendor compared and hashed by its UTF-8 bytes, as SQLite compares text (a String's own
-    /// equality is Unicode-canonical: two spellings of "é" would be one vendor to it).
-    private struct VendorBytes: Hashable {
-        let text: String
-        static func == (a: VendorBytes, b: VendorBytes) -> Bool { compareBytes(a.text, b.text) == 0 }
-        func hash(into hasher: inout Hasher) {
-            var text = text
-            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
+        /// The date's digits less the earliest date's.
+        var date: UInt64
+        /// The vendor's rank by its bytes.
+        var vendor: UInt32
+        /// The response position.
+        var index: UInt32
     }
 
     /// Orders two response rows by date, then vendor bytes: negative, zero or positive.
@@ -216,13 +221,17 @@ struct StoredTransaction {
     let amount: Double
 }
 
-/// Inserts a fixed number of rows per statement: `INSERT … VALUES (…), (…), …`.
-private struct TransactionBatchInsert {
+/// Inserts a fixed number of rows per statement: `INSERT … VALUES (…), (…), …`. A batch's text
+/// (ids, dates, vendors) is written into one buffer of its own that SQLite reads in place, so
+/// no value is copied, allocated and freed again per row.
+private final class TransactionBatchInsert {
     static let rows = 100
     /// Per row: id, date, vendor, ordinal, type, amount; the source and time are shared.
     private static let perRow = 6
-    let statement: Statement
-    let ids: TransactionID
+    private let statement: Statement
+    private let ids: TransactionID
+    /// The batch's text, bound in place: refilled for each batch, kept until the next one.
+    private var text: UnsafeMutableBufferPointer<UInt8>
 
     init(db: Connection, source: String, now: String) throws {
         let values = (0..<Self.rows).map { row in
@@ -235,16 +244,41 @@ private struct TransactionBatchInsert {
         try statement.bind(1, source)
         try statement.bind(2, now)
         ids = TransactionID(source: source)
+        text = .allocate(capacity: Self.rows * 64)
     }
 
-    func insert(_ rows: [(UpstreamTransaction, Int)]) throws {
-        for (row, (item, ordinal)) in rows.enumerated() {
+    deinit {
+        // The cached statement outlives this buffer: nothing of it may stay bound.
+        statement.clearBindings()
+        text.deallocate()
+    }
+
+    func insert(_ items: [UpstreamTransaction], _ order: ArraySlice<Reconciler.Keyed>) throws {
+        precondition(order.count == Self.rows)
+        let fixed = TransactionID.hexCount + TransactionDate.isoCount
+        let needed = order.reduce(0) { $0 + fixed + items[Int($1.index)].vendor.utf8.count }
+        if needed > text.count {
+            text.deallocate()
+            text = .allocate(capacity: needed * 2)
+        }
+        var end = 0
+        for (row, keyed) in order.enumerated() {
+            var item = items[Int(keyed.index)]
             let first = Int32(3 + row * Self.perRow)
-            try TransactionID.withHexBytes(ids.hash(date: item.date, vendor: item.vendor, ordinal: ordinal)) {
-                try statement.bind(first, utf8: $0)
+            // This row's id, date and vendor, one after another in the buffer.
+            let idAt = end, dateAt = idAt + TransactionID.hexCount, vendorAt = dateAt + TransactionDate.isoCount
+            item.date.writeISO(into: text.baseAddress! + dateAt)
+            end = vendorAt + item.vendor.withUTF8 { bytes in
+                if !bytes.isEmpty { (text.baseAddress! + vendorAt).initialize(from: bytes.baseAddress!, count: bytes.count) }
+                return bytes.count
             }
-            try item.date.withISOBytes { try statement.bind(first + 1, utf8: $0) }
-            try statement.bind(first + 2, item.vendor); try statement.bind(first + 3, ordinal)
+            let date = UnsafeBufferPointer(rebasing: text[dateAt..<vendorAt])
+            let vendor = UnsafeBufferPointer(rebasing: text[vendorAt..<end])
+            TransactionID.writeHex(ids.hash(iso: date, vendor: vendor, ordinal: Int(keyed.ordinal)), into: text.baseAddress! + idAt)
+            try statement.bind(first, kept: UnsafeBufferPointer(rebasing: text[idAt..<dateAt]))
+            try statement.bind(first + 1, kept: date)
+            try statement.bind(first + 2, kept: vendor)
+            try statement.bind(first + 3, Int(keyed.ordinal))
             try statement.bind(first + 4, item.type); try statement.bind(first + 5, item.amount)
         }
         try statement.execute()

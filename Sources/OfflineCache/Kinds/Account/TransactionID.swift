@@ -16,10 +16,16 @@ package struct TransactionID {
 
     /// The id's hash; `hex` gives its stored form.
     package func hash(date: TransactionDate, vendor: String, ordinal: Int) -> UInt64 {
+        var vendor = vendor
+        return date.withISOBytes { iso in vendor.withUTF8 { hash(iso: iso, vendor: $0, ordinal: ordinal) } }
+    }
+
+    /// The same, from the date's stored form and the vendor's bytes as a load has them at hand.
+    package func hash(iso: UnsafeBufferPointer<UInt8>, vendor: UnsafeBufferPointer<UInt8>, ordinal: Int) -> UInt64 {
         var hash = FNV(value: seed)
-        date.withISOBytes { hash.mix($0) }
+        hash.mix(iso)
         hash.separate()
-        hash.mix(vendor.utf8)
+        hash.mix(vendor)
         hash.separate()
         // The ordinal's decimal digits, most significant first, with no String built.
         var divisor = 1
@@ -42,12 +48,20 @@ package struct TransactionID {
 
     /// The stored form's 16 bytes, built on the stack (for binding).
     package static func withHexBytes<R>(_ hash: UInt64, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { buffer in
-            for index in 0..<16 {
-                let nibble = UInt8(truncatingIfNeeded: hash >> UInt64(60 - 4 * index)) & 0xF
-                buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
-            }
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: hexCount) { buffer in
+            writeHex(hash, into: buffer.baseAddress!)
             return try body(UnsafeBufferPointer(buffer))
+        }
+    }
+
+    /// The length of the stored form.
+    package static let hexCount = 16
+
+    /// Writes the stored form's 16 bytes at `buffer`.
+    package static func writeHex(_ hash: UInt64, into buffer: UnsafeMutablePointer<UInt8>) {
+        for index in 0..<hexCount {
+            let nibble = UInt8(truncatingIfNeeded: hash >> UInt64(60 - 4 * index)) & 0xF
+            buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
         }
     }
 
