@@ -117,6 +117,24 @@ extension JSONCursor {
     mutating func readPlainASCIIString() -> UnsafeBufferPointer<UInt8>? {
         guard peek() == UInt8(ascii: "\"") else { return nil }
         var end = position + 1
+        // Eight bytes at a time while eight are left: the first that is a quote, a backslash, a
+        // control character or not ASCII ends the plain run (SWAR: each test's lowest flagged
+        // byte is exact, and that is the one taken).
+        let raw = UnsafeRawPointer(bytes.baseAddress!)
+        while end + 8 <= bytes.count {
+            let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: end, as: UInt64.self))
+            let flagged = Self.zeroBytes(word ^ Self.quotes) | Self.zeroBytes(word ^ Self.backslashes)
+                | (word &- Self.spaces) & ~word & Self.highBits | word & Self.highBits
+            if flagged == 0 {
+                end += 8
+                continue
+            }
+            end += flagged.trailingZeroBitCount / 8
+            guard bytes[end] == UInt8(ascii: "\"") else { return nil }
+            let slice = UnsafeBufferPointer(rebasing: bytes[(position + 1)..<end])
+            position = end + 1
+            return slice
+        }
         while end < bytes.count {
             let byte = bytes[end]
             if byte == UInt8(ascii: "\"") {
@@ -128,6 +146,16 @@ extension JSONCursor {
             end += 1
         }
         return nil
+    }
+
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+    private static let quotes: UInt64 = 0x2222_2222_2222_2222
+    private static let backslashes: UInt64 = 0x5C5C_5C5C_5C5C_5C5C
+    private static let spaces: UInt64 = 0x2020_2020_2020_2020
+
+    /// The high bit of each byte of `word` that is zero (exact up to the first such byte).
+    private static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- 0x0101_0101_0101_0101) & ~word & highBits
     }
 
     /// Whether a key read in place is `word`.
