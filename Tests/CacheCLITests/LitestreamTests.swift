@@ -252,11 +252,15 @@ import Testing
     /// The README's fleet: two primaries owning disjoint sources, each with its own timer and
     /// replica, and two followers restoring both and reading them as one. The lag stays small
     /// while both replicate; when one primary's replication stops, each follower's lag for its
-    /// file passes 3 s, `status --max-lag 3s` fails naming that file, `metrics` shows it, and
-    /// `serve --read-only --max-lag 3s` drains the follower. Then the primary is lost and
+    /// file passes the bound (6 s), `status --max-lag 6s` fails naming that file, `metrics` shows
+    /// it, and `serve --read-only --max-lag 6s` drains the follower. Then the primary is lost and
     /// restored from its replica elsewhere: its sources sync again, and the followers catch up.
     @Test(.enabled(if: isInstalled, "Litestream could not be installed"))
     func twoPrimariesTwoFollowersReadAsOneAndALaggingPrimaryIsSeen() async throws {
+        // The lag allowed: more than one round of both timers (two syncs, two replications, the
+        // followers applying them) takes on a loaded 2-core machine, where 3 s was seen to pass
+        // at every round and the followers never read as in step.
+        let bound = 6
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         let primaries = [box.folder + "/primary-a.sqlite3", box.folder + "/primary-b.sqlite3"]
@@ -308,7 +312,7 @@ import Testing
             }.joined(separator: "\n")
         }
 
-        // While both primaries sync and replicate, each follower reads both as one, within 3 s.
+        // While both primaries sync and replicate, each follower reads both as one, within the bound.
         var within = false
         let deadline = ContinuousClock.now + .seconds(40)
         while !within, ContinuousClock.now < deadline {
@@ -317,11 +321,11 @@ import Testing
             try await pause(0.3)
             if allFollowing() {
                 var passing = true
-                for files in followers where passing { passing = try await read(files, "status", "--max-lag", "3s").status == 0 }
+                for files in followers where passing { passing = try await read(files, "status", "--max-lag", "\(bound)s").status == 0 }
                 within = passing
             }
         }
-        #expect(within, "the followers never came within 3 s of both primaries")
+        #expect(within, "the followers never came within \(bound) s of both primaries")
         for files in followers {
             let statuses = try await read(files, "status", "--json").jsonArray()
             #expect(statuses.map { $0["source"] as? String } == ["jokes", "items"], "\(statuses)")
@@ -333,15 +337,15 @@ import Testing
         // The second follower serves both files; the first is checked from the command line.
         // (Each check on its own machine: a command's read beside the server's on one follower
         // file that Litestream keeps writing was seen to meet SQLITE_BUSY for good, once.)
-        let server = try ServeProcess(box, ["--read-only", "--max-lag", "3s", "--db", followers[1][0], "--db", followers[1][1]])
+        let server = try ServeProcess(box, ["--read-only", "--max-lag", "\(bound)s", "--db", followers[1][0], "--db", followers[1][1]])
         var late: RunResult?
         var last: RunResult?
         let stopped = ContinuousClock.now
         while late == nil, ContinuousClock.now - stopped < .seconds(30) {
             try await tick(0)
             try await tick(1, replicate: false)
-            let result = try await read(followers[0], "status", "--max-lag", "3s")
-            // B late while A is in step: on a loaded machine A's follower is itself 3 s behind
+            let result = try await read(followers[0], "status", "--max-lag", "\(bound)s")
+            // B late while A is in step: on a loaded machine A's follower is itself behind
             // now and then (Litestream applies on its own interval), and the check says so.
             if result.status == 1, result.stdout.contains("\(followers[0][1]): replica: "), result.stdout.contains("\(followers[0][0]): ok: ") {
                 late = result
@@ -349,10 +353,10 @@ import Testing
             last = result
             try await pause(0.3)
         }
-        _ = try #require(late, "the follower's lag for primary B never passed 3 s with A's in step, after B's replication stopped; last: \(last.map { "\($0.status) \($0.stdout) \($0.stderr)" } ?? "none"); followers running: \(following.map(\.process.isRunning))")
+        _ = try #require(late, "the follower's lag for primary B never passed \(bound) s with A's in step, after B's replication stopped; last: \(last.map { "\($0.status) \($0.stdout) \($0.stderr)" } ?? "none"); followers running: \(following.map(\.process.isRunning))")
         let metrics = try await read(followers[0], "metrics")
         let gauge = metrics.stdout.split(separator: "\n").first { $0.hasPrefix("cache_replica_lag_seconds{db=\"\(followers[0][1])\"} ") }
-        #expect((gauge.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0) > 3, "\(metrics.stdout)")
+        #expect((gauge.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0) > Double(bound), "\(metrics.stdout)")
         // The second follower's server drains it too (its copy of B's file is as far behind).
         var health = try server.get("/healthz")
         let draining = ContinuousClock.now
@@ -381,14 +385,14 @@ import Testing
             #expect(try await on(replacement, "sync", "--if-stale", "--quiet").status == 0)
             #expect(try await litestream(box, ["replicate", "-once", replacement, replicas[1]]).status == 0)
             try await pause(0.3)
-            let first = try await read(followers[0], "status", "--max-lag", "3s").status
+            let first = try await read(followers[0], "status", "--max-lag", "\(bound)s").status
             back = try first == 0 && server.get("/healthz").status == 200
         }
         #expect(back, "the followers did not catch up with the restored primary; \(back ? "" : followersSaid())")
         let onPrimary = try await on(replacement, "export", "items").jsonArray().map { $0["key"] as? String }
         #expect(try await read(followers[0], "export", "items").jsonArray().map { $0["key"] as? String } == onPrimary)
         // (`/healthz` was 200 in the loop; asked again here, with no sync since, it measures how
-        // long these reads took on a loaded machine against the 3 s bound.)
+        // long these reads took on a loaded machine against the bound.)
         #expect(onPrimary.count == 99)
         // The follower's server saw the restored primary's sync arrive, with both files' cursor.
         var stream = ""
