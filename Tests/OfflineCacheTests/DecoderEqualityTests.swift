@@ -13,6 +13,16 @@ import Testing
         let fast = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decode(body, shape: kind) }, body, kind)
         let reference = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decodeWithFoundation(body, shape: kind) }, body, kind)
         #expect(fast == reference, "input: \(String(decoding: body.prefix(300), as: UTF8.self))", sourceLocation: sourceLocation)
+        #expect(releasing(body, kind) == fast, "input: \(String(decoding: body.prefix(300), as: UTF8.self))", sourceLocation: sourceLocation)
+    }
+
+    /// Gives back every proven byte at once, as zeros: whatever reads one again reads it broken.
+    static let zeroing = BodyRelease(every: 1) { start, count in start.initializeMemory(as: UInt8.self, repeating: 0, count: count) }
+
+    /// The same decode, the body consumed as a sync consumes it (on a copy of its own, released
+    /// as it is read): the same payload, or the same failure, word for word.
+    func releasing(_ body: Data, _ kind: PayloadShape, _ release: BodyRelease = Self.zeroing) -> String {
+        outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decode(Data(body), shape: kind, release: release) }, body, kind)
     }
 
     static let account = #"""
@@ -149,6 +159,7 @@ import Testing
                     let fast = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decode(body, shape: kind) }, data, kind), reference = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decodeWithFoundation(body, shape: kind) }, data, kind)
                     #expect(fast == reference || (fast.hasPrefix("failed") && reference.hasPrefix("failed")),
                             "at \(context): \(fast.prefix(60)) / \(reference.prefix(60))")
+                    #expect(releasing(data, kind) == fast, "at \(context)")
                 }
             }
         }
@@ -167,7 +178,27 @@ import Testing
                                  "amount": Double(i % 5000) / 100 + 0.01, "date": String(format: "2026-%02d-%02d %02d:%02d:%02d", 1 + i % 12, 1 + i % 28, i % 24, i % 60, (i * 7) % 60)])
         }
         let envelope: [String: Any] = ["status": 200, "message": "OK", "body": ["name": "Big", "currentBalance": 99.5, "transactions": transactions]]
-        expectEqual(try JSONSerialization.data(withJSONObject: envelope), .account)
+        let large = try JSONSerialization.data(withJSONObject: envelope)
+        expectEqual(large, .account)
+
+        // Released as a sync releases it (whole pages back to the system, here every 64 KiB), with
+        // a fault late in the body: a wrong type, a syntax error, a cut; a key after the
+        // transactions whose type error must still win in declaration order.
+        let pages = BodyRelease(every: 64 << 10, discard: BodyRelease.pages.discard)
+        let text = String(decoding: large, as: UTF8.self)
+        let late = try #require(text.range(of: "\"amount\":", options: .backwards, range: text.index(text.endIndex, offsetBy: -2000)..<text.endIndex))
+        let faults = [
+            text.replacingCharacters(in: late, with: "\"amount\":\"x\",\"was\":"),
+            text.replacingCharacters(in: late, with: "\"amount\"::"),
+            String(text.prefix(text.utf8.count - 700)),
+            text.replacingOccurrences(of: "\"currentBalance\":99.5", with: "\"currentBalance\":99.5,\"name\":7"),
+        ]
+        for body in [large] + faults.map({ Data($0.utf8) }) {
+            let fast = outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decode(body, shape: kind) }, body, .account)
+            #expect(releasing(body, .account, pages) == fast)
+            #expect(releasing(body, .account) == fast)
+            #expect(fast == outcome({ body, kind throws(UpstreamError) in try PayloadDecoder.decodeWithFoundation(body, shape: kind) }, body, .account))
+        }
     }
 }
 

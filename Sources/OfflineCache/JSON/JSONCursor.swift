@@ -15,6 +15,31 @@ package struct DecodeDeadline: Sendable {
     var error: UpstreamError { .decodeTimedOut(seconds: seconds) }
 }
 
+/// How a decoder gives back the bytes of a body it owns once it has read them and proven them
+/// well formed, so the body and what is decoded from it are not both held whole: the bytes are
+/// gone, and a later look at them (a failure's syntax check) jumps over them (`JSONCursor.proven`).
+package struct BodyRelease: Sendable {
+    /// How many proven bytes gather before they are given back.
+    let every: Int
+    /// Gives back `count` bytes at a pointer (whole pages of them, or whatever the test wants).
+    let discard: @Sendable (UnsafeMutableRawPointer, Int) -> Void
+
+    package init(every: Int, discard: @escaping @Sendable (UnsafeMutableRawPointer, Int) -> Void) {
+        self.every = every
+        self.discard = discard
+    }
+
+    /// The whole pages inside the range go back to the system (`MADV_DONTNEED`): they read as
+    /// zeros from then on, and count no more toward the process's memory.
+    package static let pages = BodyRelease(every: 8 << 20) { start, count in
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = (Int(bitPattern: start) + page - 1) / page * page
+        let end = (Int(bitPattern: start) + count) / page * page
+        guard end > first else { return }
+        madvise(UnsafeMutableRawPointer(bitPattern: first), end - first, MADV_DONTNEED)
+    }
+}
+
 /// A byte-level JSON reader that decodes straight into the values the payload needs, with no
 /// intermediate tree: the body is read in place. It accepts JSON as RFC 8259's grammar has it
 /// and nothing else — every value checked, those it skips included: no trailing comma, no
@@ -41,6 +66,14 @@ struct JSONCursor {
         case key(String)
         case index(Int)
     }
+
+    /// Bytes already read and proven well formed that may be gone: from the first element of an
+    /// array to where the array stood before a later one. Reading that array again (a syntax
+    /// check, or skipping a value that failed) jumps from its first element to there.
+    var proven: (from: Int, to: Int)?
+    /// What gives proven bytes back, if the body is the decoder's to consume; and how far it has.
+    var release: BodyRelease?
+    private var releasedTo = 0
 
     /// Past this instant reading stops (checked every 4,096 values): the sync's `--timeout`
     /// covers the decode too.
@@ -153,6 +186,7 @@ struct JSONCursor {
         var index = 0
         while true {
             try tick()
+            if index == 0, let proven, position == proven.from { position = proven.to }
             path.append(.index(index))
             try element(&self, index)
             path.removeLast()
@@ -163,6 +197,18 @@ struct JSONCursor {
             default: throw Self.syntaxError
             }
         }
+    }
+
+    /// Notes that an array's elements from its first (at `from`) up to `to`, where the array
+    /// stands before its next element, were read and are well formed; past `release.every` bytes
+    /// more of them, gives them back.
+    mutating func prove(from: Int, to: Int) {
+        proven = (from, to)
+        guard let release, to - max(from, releasedTo) >= release.every else { return }
+        let start = max(from, releasedTo)
+        let base = UnsafeMutableRawPointer(mutating: bytes.baseAddress!)
+        release.discard(base + start, to - start)
+        releasedTo = to
     }
 
     /// Skips one value of any kind, checking its syntax.

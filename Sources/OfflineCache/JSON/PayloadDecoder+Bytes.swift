@@ -11,13 +11,21 @@ extension PayloadDecoder {
     /// for a syntax error anywhere, which then is the answer.
     ///
     /// Past `deadline` it stops with `.decodeTimedOut`.
-    package static func decode(_ body: Data, shape: PayloadShape, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> Payload {
+    ///
+    /// With `release`, the body is the decoder's to consume: an account's transactions are given
+    /// back as they are read (the caller holds no other copy and reads it no more), so the body
+    /// and the decoded rows are not both held whole. A failure's syntax pass jumps over them.
+    package static func decode(_ body: Data, shape: PayloadShape, deadline: DecodeDeadline? = nil,
+                               release: BodyRelease? = nil) throws(UpstreamError) -> Payload {
         let first = try precheck(body)
         let result: Result<Payload, UpstreamError> = body.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            let decoded = decodeFields(bytes, shape: shape, startsWith: first, deadline: deadline)
+            var cursor = JSONCursor(bytes, deadline: deadline?.instant)
+            cursor.release = release
+            let decoded = decodeFields(&cursor, shape: shape, startsWith: first, deadline: deadline)
             guard case .failure(let error) = decoded, error != deadline?.error else { return decoded }
             var syntax = JSONCursor(bytes, deadline: deadline?.instant)
+            syntax.proven = cursor.proven
             do throws(JSONCursor.Failure) {
                 try syntax.skipValue()
                 try syntax.expectEnd()
@@ -30,10 +38,9 @@ extension PayloadDecoder {
     }
 
     /// The fields of a body, and nothing but whitespace after it.
-    private static func decodeFields(_ bytes: UnsafeBufferPointer<UInt8>, shape: PayloadShape, startsWith first: UInt8,
+    private static func decodeFields(_ cursor: inout JSONCursor, shape: PayloadShape, startsWith first: UInt8,
                                      deadline: DecodeDeadline?) -> Result<Payload, UpstreamError> {
         do {
-            var cursor = JSONCursor(bytes, deadline: deadline?.instant)
             switch shape {
             case .account:
                 let (account, badDate) = try readAccountEnvelope(&cursor)
@@ -158,7 +165,11 @@ extension PayloadDecoder {
         var vendors = RecentTexts()
         // About 80 bytes of JSON per transaction: one allocation instead of twenty doublings.
         items.reserveCapacity((cursor.bytes.count - cursor.position) / 80)
+        var first = 0
         try cursor.readArray { c, index throws(JSONCursor.Failure) in
+            // Every element before this one was read whole: proven, and given back if the body
+            // is the decoder's to consume.
+            if index == 0 { first = c.position } else { c.prove(from: first, to: c.position) }
             if let (item, date) = readTransactionQuickly(&c, &vendors) {
                 if case .invalid(let text) = date, badDate == nil { badDate = (index, text) }
                 items.append(item)

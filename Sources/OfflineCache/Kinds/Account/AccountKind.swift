@@ -11,6 +11,8 @@ struct AccountKind: KindDefinition {
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
         let body = bodies[0]
         bodies[0] = Data()  // freed once decoded, before the reconcile's memory is taken
-        return try PayloadDecoder.decode(body, shape: .account, deadline: deadline)
+        // The one copy, so the decoder gives its transactions back as it reads them: the body and
+        // the decoded rows are never both held whole.
+        return try PayloadDecoder.decode(body, shape: .account, deadline: deadline, release: .pages)
     }
 }
