@@ -34,6 +34,33 @@ import Testing
         #expect(fast == tree)
     }
 
+    /// A page decoded as a sync decodes it, its records given back as they are read (here as
+    /// zeros, at once, and in real pages), reads the same records, or fails the same way: a bad
+    /// record late in the page, a cut, the next page's link after the records.
+    @Test func aPageGivenBackAsItIsReadReadsTheSame() throws {
+        let zeroing = BodyRelease(every: 1) { start, count in start.initializeMemory(as: UInt8.self, repeating: 0, count: count) }
+        let pages = BodyRelease(every: 64 << 10, discard: BodyRelease.pages.discard)
+        let many = (0..<20_000).map { #"{"id": \#($0), "name": "item-\#($0)", "tags": ["a", {"b": \#($0 % 7)}]}"# }
+        let bodies = [
+            "[\(Self.records.joined(separator: ", "))]",
+            "[\(many.joined(separator: ",\n "))]",
+            "[\(many.dropLast().joined(separator: ", ")), 42]",
+            "[\(many.dropLast().joined(separator: ", ")), {\"name\": \"no key\"}]",
+            String("[\(many.joined(separator: ", "))]".dropLast(300)),
+            #"{"results": [\#(many.joined(separator: ", "))], "next": "https://h/?page=2"}"#,
+        ]
+        for text in bodies {
+            let layout = text.hasPrefix("{") ? RecordLayout(rows: JSONPath(["results"]), key: [JSONPath(["id"])], next: .body(JSONPath(["next"])))
+                                             : RecordLayout(key: [JSONPath(["id"])])
+            func read(_ release: BodyRelease?) -> Result<RecordPage, UpstreamError> {
+                Result { () throws(UpstreamError) in try RecordDecoder.decode(Data(text.utf8), layout: layout, release: release) }
+            }
+            let kept = read(nil)
+            #expect(read(zeroing) == kept, "\(text.prefix(80))")
+            #expect(read(pages) == kept, "\(text.prefix(80))")
+        }
+    }
+
     @Test func canonicalFormIgnoresKeyOrderSpacingAndNumberSpelling() throws {
         #expect(try bothWays(Self.records[0]).fast == #"{"a":"x","b":1,"id":1}"#)
         #expect(try bothWays(Self.records[1]).fast == #"{"a":"x","b":1,"id":1}"#)

@@ -101,13 +101,17 @@ enum RecordDecoder {
         }
     }
 
-    static func decode(_ body: Data, layout: RecordLayout, page: Int = 1, deadline: DecodeDeadline? = nil) throws(UpstreamError) -> RecordPage {
+    /// With `release`, the body is the decoder's to consume: its records are given back as they
+    /// are read (a failure ends the reading there, and nothing reads them again).
+    static func decode(_ body: Data, layout: RecordLayout, page: Int = 1, deadline: DecodeDeadline? = nil,
+                       release: BodyRelease? = nil) throws(UpstreamError) -> RecordPage {
         let result: Result<RecordPage, JSONCursor.Failure> = body.withUnsafeBytes { raw in
             var reader = Reader(layout: layout, page: page)
             // The canonical records take about the body's size: reserved at once, the arena is
             // never copied to grow (a copy would briefly hold it twice).
             reader.records.bytes.reserveCapacity(raw.count + raw.count / 16)
             var cursor = JSONCursor(raw.bindMemory(to: UInt8.self), deadline: deadline?.instant)
+            cursor.release = release
             return Result { () throws(JSONCursor.Failure) in try reader.read(&cursor) }
         }
         switch result {
@@ -194,7 +198,9 @@ enum RecordDecoder {
         mutating func readRecords(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) {
             switch cursor.peek() {
             case UInt8(ascii: "["):
+                var first = 0
                 try cursor.readArray { cursor, index throws(JSONCursor.Failure) in
+                    if index == 0 { first = cursor.position } else { cursor.prove(from: first, to: cursor.position) }
                     guard cursor.peek() == UInt8(ascii: "{") else {
                         throw JSONCursor.Failure(message: "record \(index)\(where_) is not an object")
                     }

@@ -17,7 +17,8 @@ struct JSONKind: KindDefinition {
     func payload(_ bodies: inout [Data], layout: RecordLayout?, deadline: DecodeDeadline) throws(UpstreamError) -> Payload {
         guard let layout else { throw .badData("a json source needs a layout (--key)") }
         return .records(try RecordTables.set(&bodies) { body, page throws(UpstreamError) in
-            try RecordDecoder.decode(body, layout: layout, page: page, deadline: deadline)
+            // The page's one copy: its records are given back as they are read (see BodyRelease).
+            try RecordDecoder.decode(body, layout: layout, page: page, deadline: deadline, release: .pages)
         })
     }
 }
