@@ -104,6 +104,10 @@ public struct FetchResponse: Sendable {
 /// }
 /// let client = CacheClient(databasePath: path, fetcher: Canned())
 /// ```
+///
+/// The body a fetch returns is the sync's from then on: a large one is given back to the system
+/// as it is decoded, so it must own its bytes (a `Data` made with `bytesNoCopy` over memory the
+/// app still reads would see them zeroed).
 public protocol Fetching: Sendable {
     func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse
 }
