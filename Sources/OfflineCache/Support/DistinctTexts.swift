@@ -1,9 +1,7 @@
-import Glibc
-
 /// Numbers distinct texts by their UTF-8 bytes, in the order first seen: 0, 1, 2, …
 ///
 /// Bytes, as SQLite compares text: a String's own equality is Unicode-canonical, and would take
-/// "é" and "e\u{301}" for one text. An open-addressed table hashed with FNV-1a: a million rows'
+/// "é" and "e\u{301}" for one text. An open-addressed table hashed with `FNV1a`: a million rows'
 /// vendors are numbered at a fraction of what a Dictionary keyed by a byte-comparing wrapper
 /// costs (SipHash and a generic lookup per row).
 struct DistinctTexts {
@@ -17,11 +15,11 @@ struct DistinctTexts {
     mutating func number(_ text: String) -> UInt32 {
         var text = text
         return text.withUTF8 { bytes in
-            let hash = Self.hash(bytes)
+            let hash = FNV1a.slotHash(bytes)
             var slot = Int(truncatingIfNeeded: hash) & (slots.count - 1)
             while slots[slot] != 0 {
                 let number = Int(slots[slot] - 1)
-                if hashes[number] == hash && Self.same(&texts[number], bytes) { return UInt32(number) }
+                if hashes[number] == hash && texts[number].hasUTF8(bytes) { return UInt32(number) }
                 slot = (slot + 1) & (slots.count - 1)
             }
             let number = UInt32(texts.count)
@@ -39,19 +37,6 @@ struct DistinctTexts {
             var slot = Int(truncatingIfNeeded: hash) & (slots.count - 1)
             while slots[slot] != 0 { slot = (slot + 1) & (slots.count - 1) }
             slots[slot] = UInt32(number + 1)
-        }
-    }
-
-    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        // FNV's low bits mix poorly for short keys; fold the high half in before masking.
-        return hash ^ (hash >> 29)
-    }
-
-    private static func same(_ text: inout String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        text.withUTF8 { kept in
-            kept.count == bytes.count && (bytes.isEmpty || memcmp(kept.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
         }
     }
 }

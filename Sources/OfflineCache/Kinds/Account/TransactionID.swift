@@ -8,9 +8,10 @@ package struct TransactionID {
     private let seed: UInt64
 
     package init(source: String) {
-        var hash = FNV()
-        hash.mix(source.utf8)
-        hash.separate()
+        var hash = FNV1a()
+        var source = source
+        source.withUTF8 { hash.mix($0) }
+        hash.mix(Self.separator)
         seed = hash.value
     }
 
@@ -22,16 +23,16 @@ package struct TransactionID {
 
     /// The same, from the date's stored form and the vendor's bytes as a load has them at hand.
     package func hash(iso: UnsafeBufferPointer<UInt8>, vendor: UnsafeBufferPointer<UInt8>, ordinal: Int) -> UInt64 {
-        var hash = FNV(value: seed)
+        var hash = FNV1a(value: seed)
         hash.mix(iso)
-        hash.separate()
+        hash.mix(Self.separator)
         hash.mix(vendor)
-        hash.separate()
+        hash.mix(Self.separator)
         // The ordinal's decimal digits, most significant first, with no String built.
         var divisor = 1
         while divisor <= ordinal / 10 { divisor *= 10 }
         while divisor > 0 {
-            hash.mix(CollectionOfOne(UInt8(ascii: "0") + UInt8(ordinal / divisor % 10)))
+            hash.mix(UInt8(ascii: "0") + UInt8(ordinal / divisor % 10))
             divisor /= 10
         }
         return hash.value
@@ -65,17 +66,6 @@ package struct TransactionID {
         }
     }
 
-    private struct FNV {
-        var value: UInt64 = 0xcbf2_9ce4_8422_2325
-
-        mutating func mix<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
-            for byte in bytes {
-                value ^= UInt64(byte)
-                value &*= 0x0000_0100_0000_01B3
-            }
-        }
-
-        /// The unit separator between fields, so ("ab", "c") and ("a", "bc") differ.
-        mutating func separate() { mix(CollectionOfOne(0x1F)) }
-    }
+    /// The unit separator between fields, so ("ab", "c") and ("a", "bc") differ.
+    private static let separator: UInt8 = 0x1F
 }
