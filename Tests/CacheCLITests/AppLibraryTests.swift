@@ -113,7 +113,8 @@ import Testing
         let started = ContinuousClock.now
         let report = try cache.sync("items", timeout: .seconds(1))
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed < .seconds(4), "\(elapsed)")
+        // The 1 s timeout, with room for a busy suite; far under the upstream's 20 s.
+        #expect(elapsed < .seconds(10), "\(elapsed)")
         guard case .upstream(let error)? = report.failure, case .timedOut = error else {
             Issue.record("not a timeout: \(String(describing: report.failure))")
             return
