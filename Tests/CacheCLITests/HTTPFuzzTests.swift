@@ -123,8 +123,8 @@ final class FuzzUpstream {
 
     init(seed: Int) throws {
         let stdout = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Paths.repository + "/Scripts/fuzz-upstream.py", "--seed", String(seed)]
+        process.executableURL = URL(fileURLWithPath: Paths.python)
+        process.arguments = [Paths.repository + "/Scripts/fuzz-upstream.py", "--seed", String(seed)]
         process.standardInput = stdin
         process.standardOutput = stdout
         try process.run()

@@ -126,7 +126,7 @@ import Testing
                         break
                     time.sleep(0.05)
             """
-        let locker = try await box.run("/usr/bin/env", ["python3", "-c", script, box.database])
+        let locker = try await box.run(Paths.python, ["-c", script, box.database])
         #expect(locker.stdout == "locked\n", "\(locker.stdout) \(locker.stderr)")
         #expect(try server.get("/sources/bank/rows?limit=2").status == 200)
         let events = try EventsClient(server)

@@ -35,10 +35,10 @@ final class LoopbackUpstream {
             let ca = try TestCA.shared.ready()
             tlsArguments = ["--tls-cert", ca.serverCertificate, "--tls-key", ca.serverKey]
         }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.executableURL = URL(fileURLWithPath: Paths.python)
         // -S: no site-packages (the upstream needs only the standard library), a third less of
         // Python's start-up, which the suite pays for every test that starts an upstream.
-        process.arguments = ["python3", "-S", Paths.repository + "/Scripts/upstream.py", "--port", "0", "--exit-on-eof"]
+        process.arguments = ["-S", Paths.repository + "/Scripts/upstream.py", "--port", "0", "--exit-on-eof"]
             + tlsArguments + arguments
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -168,8 +168,8 @@ final class ForwardProxy {
     init(log: String) throws {
         self.log = log
         let stdout = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Paths.repository + "/Scripts/forward-proxy.py", "--log", log, "--exit-on-eof"]
+        process.executableURL = URL(fileURLWithPath: Paths.python)
+        process.arguments = [Paths.repository + "/Scripts/forward-proxy.py", "--log", log, "--exit-on-eof"]
         process.standardInput = stdin
         process.standardOutput = stdout
         try process.run()
