@@ -8,7 +8,7 @@ enum Paths {
             .deletingLastPathComponent().deletingLastPathComponent().path
     }()
 
-    /// The `cache` binary the tests start: the release build `Scripts/build-release` made into
+    /// The `cache` binary the tests start: the release build `Scripts/build-release` left in
     /// `.build/install-test` (as `.ci/run` does before the tests, and the install tests do) when it
     /// is newer than every file it is built from, else the debug one SwiftPM built beside this
     /// test bundle. Both come from these sources; the release one is what users run, and it
@@ -17,7 +17,7 @@ enum Paths {
     static let cacheBinary: String = {
         let debug = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("cache").path
-        let release = repository + "/.build/install-test/release/cache"
+        let release = repository + "/.build/install-test/stripped/cache"
         guard let built = modified(release), let newest = newestSource(), built > newest else { return debug }
         return release
     }()
