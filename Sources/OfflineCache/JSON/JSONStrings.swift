@@ -4,17 +4,31 @@ enum JSONStrings {
     /// The values joined by spaces, or nil when there is none (`group_concat` of none).
     static func values(_ json: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var out: [UInt8] = []
+        out.reserveCapacity(json.count)
         var found = false
         var index = 0
         while index < json.count {
             guard json[index] == UInt8(ascii: "\"") else { index += 1; continue }
-            let start = out.count
-            if found { out.append(UInt8(ascii: " ")) }
-            index = unescape(json, from: index + 1, into: &out)
-            // A string followed by ':' is a key, not a value.
+            // The string's end is found first: a key (a string followed by ':') is passed over
+            // without a byte copied, and a value without escapes is copied whole.
+            let start = index + 1
+            var end = start, escaped = false
+            while end < json.count, json[end] != UInt8(ascii: "\"") {
+                if json[end] == UInt8(ascii: "\\") { escaped = true; end += 1 }
+                end += 1
+            }
+            index = min(end + 1, json.count)
             var next = index
             while next < json.count, [0x20, 0x09, 0x0A, 0x0D].contains(json[next]) { next += 1 }
-            if next < json.count, json[next] == UInt8(ascii: ":") { out.removeSubrange(start...) } else { found = true }
+            if next < json.count, json[next] == UInt8(ascii: ":") { continue }
+            if found { out.append(UInt8(ascii: " ")) }
+            found = true
+            if escaped {
+                // Past the end where a malformed escape ends the scan.
+                index = max(index, unescape(json, from: start, into: &out))
+            } else {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: json[start..<min(end, json.count)]))
+            }
         }
         return found ? out : nil
     }
