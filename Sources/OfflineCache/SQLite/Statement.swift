@@ -138,7 +138,6 @@ package final class Statement {
         guard code == SQLITE_OK else { throw connection.error(sql: sql) }
     }
 
-    /// Runs a write with the parameters bound so far, then resets it for the next row.
     /// Text given as UTF-8 bytes that SQLite reads in place, with no copy (SQLITE_STATIC): they
     /// must stay as they are until the statement has run and its parameters are bound again or
     /// cleared (`clearBindings`). For loads that bind many rows from one buffer.
@@ -155,6 +154,7 @@ package final class Statement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Runs a write with the parameters bound so far, then resets it for the next row.
     package func execute() throws(DatabaseError) {
         defer { sqlite3_reset(handle) }
         while try step() {}
