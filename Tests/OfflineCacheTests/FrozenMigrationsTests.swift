@@ -26,6 +26,7 @@ import Testing
         "0021_source_settings_as_one_document.sql": 0x8a79f00aaeb08584,
         "0022_heartbeat.sql": 0x7a61f9adc1bb7b25,
         "0023_search_built_on_first_use.sql": 0xa36bbf1c58dcac57,
+        "0024_change_log_by_row.sql": 0xa462cc1b4a9199a3,
     ]
 
     static func checksum(_ text: String) -> UInt64 {

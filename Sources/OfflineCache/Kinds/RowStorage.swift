@@ -49,6 +49,9 @@ package struct RowSelection: Sendable, Equatable {
     /// More conditions on the rows, each bound from `?5` on (`RowFilter`), built from the
     /// storage's `filterColumn`s.
     package var conditions: [String] = []
+    /// The most rows the read asks for (the caller binds it as `?2`); nil for all. As of a past
+    /// moment, a page is read differently from a whole list (`PastRows`).
+    package var limit: Int?
 
     package init(source: String, staleOnly: Bool = false, asOf: String? = nil, document: Bool = false) {
         self.source = source
@@ -68,10 +71,10 @@ protocol StorageDefinition: Sendable {
     var views: [ViewDefinition] { get }
     /// Whether its rows are records found by a key, described by a `RecordLayout`.
     var keepsRecords: Bool { get }
-    /// The source's rows through its views, in `list`'s order: at most `limit`. Runs inside the
+    /// The source's rows through its views, in `list`'s order: at most `selection.limit`. Runs inside the
     /// caller's read transaction.
-    func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows
-    /// The same rows as one `SELECT` to step through (`?1` the source, `?2` the limit), with the
+    func rows(_ db: Connection, _ selection: RowSelection) throws -> CachedRows
+    /// The same rows as one `SELECT` to step through (`?1` the source, `?2` its `limit`, -1 for none), with the
     /// view's columns; `asRecords` gives `key, record, seen_at, age_s, stale` where it means anything.
     func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String
     /// The columns `rowsQuery` gives without `asRecords`.
@@ -118,7 +121,7 @@ extension StorageDefinition {
             return ("", "SELECT \(columns) FROM \(view) WHERE source = ?1\(filter) ORDER BY \(orderBy) LIMIT ?2")
         }
         let parts = ["now", "log"].map { "SELECT * FROM \(view)_\($0) WHERE source = ?1\(filter)" }.joined(separator: " UNION ALL ")
-        let rows = PastRows(source: selection.source, moment: moment)
+        let rows = PastRows(source: selection.source, moment: moment, limit: selection.limit)
         return ("WITH \(rows.runs),\n\(past(rows)) ",
                 "SELECT \(columns) FROM (\(parts) ORDER BY \(orderBy) LIMIT ?2) ORDER BY \(orderBy)")
     }

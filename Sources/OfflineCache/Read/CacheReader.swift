@@ -15,7 +15,9 @@ package struct CacheReader {
     package func rows(of source: Source, staleOnly: Bool = false, limit: Int? = nil, asOf: String? = nil) throws -> CachedRows {
         // The account header and its transactions come from one snapshot: never half a sync.
         try db.inReadTransaction {
-            try source.kind.storage.definition.rows(db, RowSelection(source: source.name, staleOnly: staleOnly, asOf: asOf), limit: limit)
+            var selection = RowSelection(source: source.name, staleOnly: staleOnly, asOf: asOf)
+            selection.limit = limit
+            return try source.kind.storage.definition.rows(db, selection)
         }
     }
 
@@ -37,6 +39,8 @@ package struct CacheReader {
     /// The rows `selection` picks; `bindings` from `?3` on.
     func forEachRow(_ selection: RowSelection, kind: SourceKind, limit: Int?, asRecords: Bool, bindings: [SQLValue],
                     _ body: ([String], Statement) throws -> Void) throws {
+        var selection = selection
+        selection.limit = limit
         let sql = try kind.storage.definition.rowsQuery(db, selection, asRecords: asRecords)
         try db.inReadTransaction {
             // A statement per shape of conditions would be cached for ever (a reader's filters
@@ -45,7 +49,7 @@ package struct CacheReader {
             defer { statement.reset() }
             // Only the parameters the statement has: a page without a cursor has no ?4, and
             // filters that bind nothing (`is.null`) none after it.
-            try statement.bind(Array(([.text(selection.source), .int(Int64(limit ?? -1))] + bindings).prefix(max(2, statement.parameterCount))))
+            try statement.bind(Array(([.text(selection.source), .int(Int64(selection.limit ?? -1))] + bindings).prefix(max(2, statement.parameterCount))))
             let columns = (0..<statement.columnCount).map(statement.columnName)
             while try statement.step() { try body(columns, statement) }
         }

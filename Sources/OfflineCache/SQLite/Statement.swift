@@ -71,6 +71,10 @@ package final class Statement {
     /// Whether SQLite says the statement makes no direct change to the database file.
     package var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
+    /// The virtual-machine steps its runs have taken so far (`SQLITE_STMTSTATUS_VM_STEP`): how
+    /// much a query read, in a count that the machine's load does not change.
+    package var virtualMachineSteps: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_VM_STEP, 0)) }
+
     deinit { sqlite3_finalize(handle) }
 
     package func reset() {

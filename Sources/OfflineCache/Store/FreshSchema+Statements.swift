@@ -1,7 +1,7 @@
 // Written by FreshSchemaTests (CACHE_WRITE_FRESH_SCHEMA=1); not edited by hand.
 extension FreshSchema {
     /// The newest migration whose outcome `statements` are.
-    static let version = 23
+    static let version = 24
     static let statements: [String] = [
         "CREATE TABLE schema_migrations (\n    id INTEGER PRIMARY KEY, file TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
         "CREATE TABLE sync_state (\n    source          TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    confirmed_at    TEXT,  -- when upstream last confirmed every cached row of the source\n    last_success_at TEXT,\n    last_attempt_at TEXT,\n    last_outcome    TEXT,\n    last_error      TEXT,\n    next_attempt_at TEXT\n, etag TEXT, last_modified TEXT, body_hash TEXT, failures INTEGER NOT NULL DEFAULT 0, watermark TEXT, last_full_at TEXT, sweep_held INTEGER NOT NULL DEFAULT 0 CHECK (sweep_held IN (0, 1)), index_damaged_at TEXT, index_damage TEXT) STRICT",
@@ -35,6 +35,8 @@ extension FreshSchema {
         "CREATE TABLE heartbeat (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    at TEXT NOT NULL\n) STRICT",
         "CREATE TABLE search_built (\n    source   TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    built_at TEXT NOT NULL\n) STRICT",
         "CREATE INDEX search_docs_by_source ON search_docs (source, id)",
+        "CREATE INDEX changes_by_row ON changes (source, row_kind, row_id, run_id)",
+        "CREATE INDEX changes_by_transaction_order ON changes (source, json_extract(before, '$.date') DESC, json_extract(before, '$.vendor'))\n    WHERE row_kind = 'transaction'",
         "INSERT INTO sqlite_sequence (name, seq) VALUES ('sync_runs', 0)",
     ]
 }

@@ -32,16 +32,17 @@ struct AccountStorage: StorageDefinition {
     private static let columns = "id, source, account, type, vendor, amount, date, seen_at, age_s, stale"
 
     /// The account header and its transactions, newest first.
-    func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
+    func rows(_ db: Connection, _ selection: RowSelection) throws -> CachedRows {
         // The header whatever the rows' filters: a search's document is a vendor, and --stale picks transactions.
-        let header = RowSelection(source: selection.source, asOf: selection.asOf)
+        var header = RowSelection(source: selection.source, asOf: selection.asOf)
+        header.limit = 1
         let (with, body) = select("source, name, balance, seen_at, age_s, stale", from: "cached_accounts", header, orderBy: "source")
         let account = try db.query(with + body, [.text(selection.source), .int(1)]) {
             CachedAccount(source: $0.text(0) ?? "", name: $0.text(1) ?? "", balance: $0.double(2),
                           seenAt: $0.text(3) ?? "", ageSeconds: $0.int(4), stale: $0.int(5) != 0)
         }.first
         let rows = try db.query(try rowsQuery(db, selection, asRecords: false),
-                                [.text(selection.source), .int(Int64(limit ?? -1))]) {
+                                [.text(selection.source), .int(Int64(selection.limit ?? -1))]) {
             CachedTransaction(id: $0.text(0) ?? "", source: $0.text(1) ?? "", account: $0.text(2),
                               type: $0.int(3), vendor: $0.text(4) ?? "", amount: $0.double(5),
                               date: $0.text(6) ?? "", seenAt: $0.text(7) ?? "", ageSeconds: $0.int(8),
@@ -60,7 +61,9 @@ struct AccountStorage: StorageDefinition {
     var loggedAs: (kind: String, key: String, fields: String) { ("transaction", "id", "json_object('date', date, 'vendor', vendor, 'type', type, 'amount', amount)") }
 
     /// The header and the transactions as they were; a transaction back from the change log has
-    /// no ordinal (it orders repeats of one date and vendor), so it sorts first among them.
+    /// no ordinal (it orders repeats of one date and vendor), so it sorts first among them. Its
+    /// date and vendor are read as the index `changes_by_transaction_order` (migration 24) reads
+    /// them, so the log's rows come in `list`'s order without a sort.
     func past(_ rows: PastRows) -> String {
         """
         \(rows.view("cached_accounts", columns: "source, name, balance", kind: "account", table: "accounts", key: "r.source",
@@ -70,7 +73,8 @@ struct AccountStorage: StorageDefinition {
                     table: "transactions", key: "r.id",
                     current: "r.id, r.source, (SELECT name FROM past_account) AS account, r.type, r.vendor, r.amount, r.date, r.ordinal",
                     restored: "c.row_id AS id, c.source, (SELECT name FROM past_account) AS account, c.before ->> '$.type' AS type, "
-                              + "c.before ->> '$.vendor' AS vendor, c.before ->> '$.amount' AS amount, c.before ->> '$.date' AS date, NULL AS ordinal"))
+                              + "json_extract(c.before, '$.vendor') AS vendor, c.before ->> '$.amount' AS amount, "
+                              + "json_extract(c.before, '$.date') AS date, NULL AS ordinal"))
         """
     }
 

@@ -21,9 +21,9 @@ struct JokesStorage: StorageDefinition {
     private static let columns = "id, type, setup, punchline, source, seen_at, age_s, stale"
 
     /// The jokes by id.
-    func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
+    func rows(_ db: Connection, _ selection: RowSelection) throws -> CachedRows {
         .jokes(try db.query(try rowsQuery(db, selection, asRecords: false),
-                            [.text(selection.source), .int(Int64(limit ?? -1))]) {
+                            [.text(selection.source), .int(Int64(selection.limit ?? -1))]) {
             CachedJoke(id: $0.int(0), type: $0.text(1) ?? "", setup: $0.text(2) ?? "",
                        punchline: $0.text(3) ?? "", source: $0.text(4) ?? "", seenAt: $0.text(5) ?? "",
                        ageSeconds: $0.int(6), stale: $0.int(7) != 0)

@@ -79,7 +79,7 @@ struct RecordStorage: StorageDefinition {
     static let wideRecord = 1 << 16
 
     /// The records by key, with the fields the source's view has columns for.
-    func rows(_ db: Connection, _ selection: RowSelection, limit: Int?) throws -> CachedRows {
+    func rows(_ db: Connection, _ selection: RowSelection) throws -> CachedRows {
         let source = selection.source
         let (with, picked) = select("*", from: "cached_records", selection, orderBy: "key")
         let paths = try RecordView.columnPaths(db, source: source)
@@ -90,7 +90,7 @@ struct RecordStorage: StorageDefinition {
             \(with)SELECT key, record, seen_at, age_s, stale, wide\(extracts)
             FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide FROM (\(picked)))
             ORDER BY key
-            """, [.text(source), .int(Int64(limit ?? -1))]) { row in
+            """, [.text(source), .int(Int64(selection.limit ?? -1))]) { row in
             CachedRecord(key: row.text(0) ?? "", fields: row.int(5) != 0 ? [] : columns.indices.map { row.text(6 + $0) },
                          record: row.text(1) ?? "{}", seenAt: row.text(2) ?? "", ageSeconds: row.int(3), stale: row.int(4) != 0)
         }
