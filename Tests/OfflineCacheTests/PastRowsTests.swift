@@ -30,10 +30,12 @@ import Testing
 
     /// The steps of `source`'s rows query with `limit` (nil: all; as of `moment`), and the rows
     /// as text.
-    static func read(_ fixture: SyncEngineTests.Fixture, _ source: Source, asOf moment: String?, limit: Int?) throws -> (steps: Int, rows: [String]) {
+    static func read(_ fixture: SyncEngineTests.Fixture, _ source: Source, asOf moment: String?, limit: Int?,
+                     keyed: Bool = false, staleOnly: Bool = false) throws -> (steps: Int, rows: [String]) {
         let db = fixture.database.connection
-        var selection = RowSelection(source: source.name, asOf: moment)
+        var selection = RowSelection(source: source.name, staleOnly: staleOnly, asOf: moment)
         selection.limit = limit
+        selection.keyed = keyed
         let sql = try source.kind.storage.definition.rowsQuery(db, selection, asRecords: false)
         let statement = try db.cachedStatement(sql)
         defer { statement.reset() }
@@ -82,5 +84,51 @@ import Testing
             "[" + (0..<Self.rows).map { #"{"id": \#($0), "name": "\#(changed($0) ? "changed" : "item") \#($0)"}"# }.joined(separator: ",") + "]"
         }
         try Self.expectAPageReadsAboutAPage(fixture, source, moments)
+    }
+
+    /// A page is read by lookups and a whole list by sets: the two must agree on every history.
+    /// Seeded series of syncs (rows coming, changing, going, the source emptied and loaded
+    /// again) for each storage; at every moment between them, the first 1, 7 and 50 rows of a
+    /// page are the whole list's, in `list`'s order, in the page key's, and stale ones alone.
+    @Test(arguments: [SourceKind.jokes, .json, .account])
+    func aPageIsTheWholeListsFirstRowsAtEveryMoment(kind: SourceKind) async throws {
+        let fixture = try SyncEngineTests.Fixture()
+        var source = Source(name: "s", kind: kind, url: URL(string: "http://h/")!, mode: .replace, maxDelete: .percent(100))
+        if kind == .json { source.layout = RecordLayout(key: [JSONPath("id")!]) }
+        try SourceStore(fixture.database).add(source)
+        var generator = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["CACHE_TEST_SEED"] ?? "") ?? 20261202)
+        var moments: [String] = []
+        for step in 0..<10 {
+            // Every third sync after the first few empties the source, so the next is a load.
+            let ids = step % 3 == 2 ? [] : (0..<60).filter { _ in Int.random(in: 0..<3, using: &generator) > 0 }
+            let values = ids.map { ($0, Int.random(in: 0..<4, using: &generator)) }
+            let body: String
+            switch kind {
+            case .jokes:
+                body = "[" + values.map { #"{"id": \#($0.0), "type": "t", "setup": "S\#($0.0)", "punchline": "P\#($0.1)"}"# }.joined(separator: ",") + "]"
+            case .account:
+                let items = values.map { #"{"type": 1, "vendor": "v\#($0.0 % 7)", "amount": \#($0.1), "date": "2026-11-\#(10 + $0.0 % 13) 10:00:00"}"# }
+                body = #"{"status": 200, "message": "OK", "body": {"name": "A", "currentBalance": 1.5, "transactions": [\#(items.joined(separator: ","))]}}"#
+            default:
+                body = "[" + values.map { #"{"id": "k\#($0.0)", "v": \#($0.1)}"# }.joined(separator: ",") + "]"
+            }
+            let report = fixture.sync(source, body)
+            #expect(report.failure == nil, "\(String(describing: report.failure))")
+            try await Task.sleep(for: .milliseconds(3))
+            moments.append(Timestamp.format(Date()))
+            try await Task.sleep(for: .milliseconds(3))
+        }
+        var rowsSeen = 0
+        for moment in moments {
+            rowsSeen += try Self.read(fixture, source, asOf: moment, limit: nil).rows.count
+            for (keyed, staleOnly) in [(false, false), (true, false), (false, true)] {
+                let whole = try Self.read(fixture, source, asOf: moment, limit: nil, keyed: keyed, staleOnly: staleOnly).rows
+                for limit in [1, 7, 50] {
+                    let page = try Self.read(fixture, source, asOf: moment, limit: limit, keyed: keyed, staleOnly: staleOnly).rows
+                    #expect(page == Array(whole.prefix(limit)), "\(kind) as of \(moment), limit \(limit), keyed \(keyed), stale only \(staleOnly)")
+                }
+            }
+        }
+        #expect(rowsSeen > 200, "the moments had \(rowsSeen) rows in all")
     }
 }
