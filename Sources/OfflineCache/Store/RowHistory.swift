@@ -96,10 +96,13 @@ extension HistoryStore {
     package func versions(of source: Source, key: String) throws -> (versions: [RowVersion], current: String?) {
         let storage = source.kind.storage.definition
         let since = SQLValue.text(try horizon(source: source.name) ?? "")
+        // By the row's index (`changes_by_row`), naming the storage's row kinds; `+c.id` keeps
+        // SQLite from walking every change of the source in id order to skip a sort of a few.
+        let kinds = ([storage.loggedAs.kind] + (storage.loggedHeader.map { [$0.kind] } ?? [])).map { "'\($0)'" }.joined(separator: ", ")
         let logged = try db.query("""
             SELECT c.run_id, r.finished_at, c.change, c.row_kind, c.before, c.after
             FROM changes c JOIN sync_runs r ON r.id = c.run_id
-            WHERE c.source = ?1 AND c.row_id = ?2 AND r.finished_at >= ?3 ORDER BY c.id
+            WHERE c.source = ?1 AND c.row_kind IN (\(kinds)) AND c.row_id = ?2 AND r.finished_at >= ?3 ORDER BY +c.id
             """, [.text(source.name), .text(key), since]) {
             RowVersion(runID: $0.int(0), at: $0.text(1) ?? "", change: $0.text(2) ?? "", rowKind: $0.text(3) ?? "",
                        before: $0.text(4), after: $0.text(5))
