@@ -56,9 +56,10 @@ import Testing
         #expect(now.rows.count == 50 && early.rows.count == 50)
         // Since the early moment, runs changed rows 3,980 times; before the late one, 2,000;
         // since it, 1,980. A page as of either reads a few times what a page now does: the
-        // moment's runs and horizon, and its rows' lookups. (Reading every change since the
-        // moment, and every change before it, as it once did: 15 to 60 times.)
-        #expect(early.steps < now.steps * 8 && late.steps < now.steps * 8,
+        // moment's runs and horizon, and its rows' lookups (7 times for transactions, 6 for
+        // records, with SQLite 3.40). Reading every change since the moment, and every change
+        // before it, as it once did: 15 to 60 times.
+        #expect(early.steps < now.steps * 10 && late.steps < now.steps * 10,
                 "as of the early moment \(early.steps) steps, the late \(late.steps), now \(now.steps)")
         print("\(source.name): a page of 50 now \(now.steps) steps; as of the late moment \(late.steps); as of the early \(early.steps)")
     }
@@ -87,17 +88,28 @@ import Testing
     }
 
     /// A page is read by lookups and a whole list by sets: the two must agree on every history.
-    /// Seeded series of syncs (rows coming, changing, going, the source emptied and loaded
-    /// again) for each storage; at every moment between them, the first 1, 7 and 50 rows of a
-    /// page are the whole list's, in `list`'s order, in the page key's, and stale ones alone.
+    /// Seeded series of syncs of two sources of one storage with the same row ids, one replacing
+    /// and one merging (rows coming, changing, going, the source emptied and loaded again, its
+    /// URL changed so nothing is confirmed); at every moment between them, the first 1, 7 and
+    /// 50 rows of a page are the whole list's, in `list`'s order, in the page key's, and stale
+    /// ones alone. Transactions tie often (few dates and vendors).
     @Test(arguments: [SourceKind.jokes, .json, .account])
     func aPageIsTheWholeListsFirstRowsAtEveryMoment(kind: SourceKind) async throws {
         let fixture = try SyncEngineTests.Fixture()
-        var source = Source(name: "s", kind: kind, url: URL(string: "http://h/")!, mode: .replace, maxDelete: .percent(100))
-        if kind == .json { source.layout = RecordLayout(key: [JSONPath("id")!]) }
-        try SourceStore(fixture.database).add(source)
+        var sources: [Source] = []
+        for (name, mode) in [("r", SyncMode.replace), ("m", .merge)] {
+            var source = Source(name: name, kind: kind, url: URL(string: "http://h/")!, mode: mode, maxDelete: .percent(100))
+            if kind == .json { source.layout = RecordLayout(key: [JSONPath("id")!]) }
+            try SourceStore(fixture.database).add(source)
+            sources.append(source)
+        }
         var generator = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["CACHE_TEST_SEED"] ?? "") ?? 20261202)
         var moments: [String] = []
+        func moment() async throws {
+            try await Task.sleep(for: .milliseconds(3))
+            moments.append(Timestamp.format(Date()))
+            try await Task.sleep(for: .milliseconds(3))
+        }
         for step in 0..<10 {
             // Every third sync after the first few empties the source, so the next is a load.
             let ids = step % 3 == 2 ? [] : (0..<60).filter { _ in Int.random(in: 0..<3, using: &generator) > 0 }
@@ -107,28 +119,36 @@ import Testing
             case .jokes:
                 body = "[" + values.map { #"{"id": \#($0.0), "type": "t", "setup": "S\#($0.0)", "punchline": "P\#($0.1)"}"# }.joined(separator: ",") + "]"
             case .account:
-                let items = values.map { #"{"type": 1, "vendor": "v\#($0.0 % 7)", "amount": \#($0.1), "date": "2026-11-\#(10 + $0.0 % 13) 10:00:00"}"# }
+                let items = values.map { #"{"type": 1, "vendor": "v\#($0.0 % 3)", "amount": \#($0.1), "date": "2026-11-\#(10 + $0.0 % 2) 10:00:00"}"# }
                 body = #"{"status": 200, "message": "OK", "body": {"name": "A", "currentBalance": 1.5, "transactions": [\#(items.joined(separator: ","))]}}"#
             default:
                 body = "[" + values.map { #"{"id": "k\#($0.0)", "v": \#($0.1)}"# }.joined(separator: ",") + "]"
             }
-            let report = fixture.sync(source, body)
-            #expect(report.failure == nil, "\(String(describing: report.failure))")
-            try await Task.sleep(for: .milliseconds(3))
-            moments.append(Timestamp.format(Date()))
-            try await Task.sleep(for: .milliseconds(3))
+            for source in sources {
+                let report = fixture.sync(source, body)
+                #expect(report.failure == nil, "\(String(describing: report.failure))")
+            }
+            try await moment()
+            if step % 4 == 1 {
+                for source in sources { _ = try SourceStore(fixture.database).update(source.name) { $0.url = URL(string: "http://h/\(step)")! } }
+                try await moment()
+            }
         }
-        var rowsSeen = 0
-        for moment in moments {
-            rowsSeen += try Self.read(fixture, source, asOf: moment, limit: nil).rows.count
-            for (keyed, staleOnly) in [(false, false), (true, false), (false, true)] {
-                let whole = try Self.read(fixture, source, asOf: moment, limit: nil, keyed: keyed, staleOnly: staleOnly).rows
-                for limit in [1, 7, 50] {
-                    let page = try Self.read(fixture, source, asOf: moment, limit: limit, keyed: keyed, staleOnly: staleOnly).rows
-                    #expect(page == Array(whole.prefix(limit)), "\(kind) as of \(moment), limit \(limit), keyed \(keyed), stale only \(staleOnly)")
+        var rowsSeen = 0, staleSeen = 0
+        for source in sources {
+            for moment in moments {
+                rowsSeen += try Self.read(fixture, source, asOf: moment, limit: nil).rows.count
+                for (keyed, staleOnly) in [(false, false), (true, false), (false, true)] {
+                    let whole = try Self.read(fixture, source, asOf: moment, limit: nil, keyed: keyed, staleOnly: staleOnly).rows
+                    if staleOnly { staleSeen += whole.count }
+                    for limit in [1, 7, 50] {
+                        let page = try Self.read(fixture, source, asOf: moment, limit: limit, keyed: keyed, staleOnly: staleOnly).rows
+                        #expect(page == Array(whole.prefix(limit)),
+                                "\(kind) \(source.name) as of \(moment), limit \(limit), keyed \(keyed), stale only \(staleOnly)")
+                    }
                 }
             }
         }
-        #expect(rowsSeen > 200, "the moments had \(rowsSeen) rows in all")
+        #expect(rowsSeen > 400 && staleSeen > 40, "the moments had \(rowsSeen) rows in all, \(staleSeen) stale")
     }
 }

@@ -6,14 +6,15 @@
 /// must not be older than the source's history horizon (`HistoryStore.horizon`).
 ///
 /// Each view is two `WITH` tables with its columns: `VIEW_now`, the rows still as they were
-/// (read from the table, in its order), and `VIEW_log`, the rows brought back from the log
-/// (read from `changes`, in the order of `changes_by_row` or of a storage's own index of its
-/// before-images). `StorageDefinition.select` reads both, merged in `list`'s order.
+/// (read from the table, in its order), and `VIEW_log`, the rows brought back from the log.
+/// `StorageDefinition.select` reads both, merged in `list`'s order.
 ///
 /// Reading a page (`page`: a limit of `pageRows` or fewer), whether a run since the moment
 /// changed a row, and when one by then last wrote it, are lookups of that row
-/// (`changes_by_row`), and the log's rows come in `list`'s order from an index: a `--limit 50`
-/// reads about 50 rows of each part, however long the log. A whole list reads the changes
+/// (`changes_by_row`), and the log's rows come from an index in `list`'s order where one has
+/// it (records by key through `changes_by_row`, transactions by date and vendor through
+/// `changes_by_transaction_order`; jokes, ordered by number, are sorted): a `--limit 50` reads
+/// about 50 rows of each part, however long the log. A whole list reads the changes
 /// since the moment and before it as two sets instead, made once: lookups made a whole list
 /// of a million rows 2–3 s slower, and the merge in index order 18% more instructions.
 struct PastRows {

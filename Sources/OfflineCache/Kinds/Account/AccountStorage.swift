@@ -52,7 +52,10 @@ struct AccountStorage: StorageDefinition {
     }
 
     func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
-        let (with, body) = select(Self.columns, from: "cached_transactions", selection, orderBy: "date DESC, vendor, ordinal")
+        // Transactions back from the log have no ordinal, so they can tie: the id settles them,
+        // alike for a page and a whole list.
+        let orderBy = selection.asOf == nil ? "date DESC, vendor, ordinal" : "date DESC, vendor, ordinal, id"
+        let (with, body) = select(Self.columns, from: "cached_transactions", selection, orderBy: orderBy)
         return with + body
     }
 
@@ -61,9 +64,10 @@ struct AccountStorage: StorageDefinition {
     var loggedAs: (kind: String, key: String, fields: String) { ("transaction", "id", "json_object('date', date, 'vendor', vendor, 'type', type, 'amount', amount)") }
 
     /// The header and the transactions as they were; a transaction back from the change log has
-    /// no ordinal (it orders repeats of one date and vendor), so it sorts first among them. Its
-    /// date and vendor are read as the index `changes_by_transaction_order` (migration 24) reads
-    /// them, so the log's rows come in `list`'s order without a sort.
+    /// no ordinal (it orders repeats of one date and vendor), so it sorts first among them (by
+    /// id between such rows: see `rowsQuery`). Its date and vendor are read as the index
+    /// `changes_by_transaction_order` (migration 24) reads them, so a page as of a moment reads
+    /// the log's rows in `list`'s order, sorting only the ties.
     func past(_ rows: PastRows) -> String {
         """
         \(rows.view("cached_accounts", columns: "source, name, balance", kind: "account", table: "accounts", key: "r.source",
