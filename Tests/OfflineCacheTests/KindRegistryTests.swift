@@ -33,8 +33,10 @@ import Testing
         #expect(swiftFiles.count > 50)
         for file in swiftFiles {
             let text = try String(contentsOf: Self.sources.appendingPathComponent(file), encoding: .utf8)
+            // Every pattern names a kind or a storage ("kind", "Kind", "storage", "Storage"): the
+            // regexes run only on the lines that do, a tenth of the time.
             for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-            where regexes.contains(where: { line.contains($0) }) {
+            where (line.contains("ind") || line.contains("torage")) && regexes.contains(where: { line.contains($0) }) {
                 found.append("\(file):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
             }
         }

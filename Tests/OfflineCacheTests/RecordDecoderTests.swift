@@ -39,8 +39,10 @@ import Testing
     /// record late in the page, a cut, the next page's link after the records.
     @Test func aPageGivenBackAsItIsReadReadsTheSame() throws {
         let zeroing = BodyRelease(every: 1) { start, count in start.initializeMemory(as: UInt8.self, repeating: 0, count: count) }
-        let pages = BodyRelease(every: 64 << 10, discard: BodyRelease.pages.discard)
-        let many = (0..<20_000).map { #"{"id": \#($0), "name": "item-\#($0)", "tags": ["a", {"b": \#($0 % 7)}]}"# }
+        // 5,000 records (300 KB) given back every 16 KiB: about 19 releases a body, as 20,000
+        // records every 64 KiB made, in a quarter of the time (this was 13 of the suite's CPU-seconds).
+        let pages = BodyRelease(every: 16 << 10, discard: BodyRelease.pages.discard)
+        let many = (0..<5_000).map { #"{"id": \#($0), "name": "item-\#($0)", "tags": ["a", {"b": \#($0 % 7)}]}"# }
         let bodies = [
             "[\(Self.records.joined(separator: ", "))]",
             "[\(many.joined(separator: ",\n "))]",
