@@ -15,50 +15,41 @@ final class LoopbackUpstream {
         var description: String { rawValue }
     }
 
-    let process = Process()
     let transport: Transport
     let port: Int
     /// "http://127.0.0.1:PORT", "https://…" with TLS, or "http://[::1]:PORT" bound there.
     let baseURL: String
     /// Where the control routes are: the same server for plain http, a plain one beside it for TLS.
     private let controlURL: String
-    private let stdin = Pipe()
+    private let child: UpstreamZygote.Child
 
     /// What `sources add` needs to trust this upstream: the test CA for TLS, nothing for plain.
     var trust: [String] { transport == .tls ? ["--ca-cert", TestCA.shared.caFile] : [] }
 
     init(_ transport: Transport = .plain, arguments: [String] = []) throws {
         self.transport = transport
-        let stdout = Pipe()
         var tlsArguments: [String] = []
         if transport == .tls {
             let ca = try TestCA.shared.ready()
             tlsArguments = ["--tls-cert", ca.serverCertificate, "--tls-key", ca.serverKey]
         }
-        process.executableURL = URL(fileURLWithPath: Paths.python)
-        // -S: no site-packages (the upstream needs only the standard library), a third less of
-        // Python's start-up, which the suite pays for every test that starts an upstream.
-        process.arguments = ["-S", Paths.repository + "/Scripts/upstream.py", "--port", "0", "--exit-on-eof"]
-            + tlsArguments + arguments
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
+        child = try UpstreamZygote.shared.get().start(["--port", "0", "--exit-on-eof"] + tlsArguments + arguments)
         // "listening on SCHEME://127.0.0.1:PORT" once the socket is bound, then for TLS
         // "control on http://127.0.0.1:PORT".
         func portOf(_ line: String) -> Int? {
             line.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
-        let first = try firstLine(of: stdout)
+        let first = try child.line()
         guard let port = portOf(first) else {
-            process.terminate()
+            child.stop()
             throw TestFailure("the upstream did not start: \(first)")
         }
         self.port = port
         baseURL = first.replacingOccurrences(of: "listening on ", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
         if transport == .tls || arguments.contains("--bind") {
-            let second = try firstLine(of: stdout)
+            let second = try child.line()
             guard portOf(second) != nil else {
-                process.terminate()
+                child.stop()
                 throw TestFailure("the upstream gave no control port: \(second)")
             }
             controlURL = second.replacingOccurrences(of: "control on ", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -69,12 +60,8 @@ final class LoopbackUpstream {
 
     deinit { stop() }
 
-    func stop() {
-        guard process.isRunning else { return }
-        // SIGKILL: a test thread may block SIGTERM, and the child inherits that mask.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    /// Kills the upstream and returns once it is gone: its port refuses from then on.
+    func stop() { child.stop() }
 
     /// Sets faults: `["status": 500]`, `["fault": "truncated"]`, `["delay": 2]`, `["reset": true]`.
     func control(_ settings: [String: Any]) throws {
@@ -155,6 +142,114 @@ private final class ResultBox: @unchecked Sendable {
         done.wait()
         if let error { throw error }
         return data ?? Data()
+    }
+}
+
+/// `Scripts/upstream.py --zygote`: one Python process, started at the first upstream a test asks
+/// for, that forks every upstream after it. Each start of Python with the upstream's imports
+/// cost about 0.1 s of CPU, a sixth of the suite's, over the hundreds of upstreams it starts.
+/// It ends when this process does (its stdin closes), and so do its upstreams (theirs close).
+final class UpstreamZygote: @unchecked Sendable {
+    static let shared = Result { try UpstreamZygote() }
+
+    private let process = Process()
+    private let requests = Pipe()
+    private let lock = NSLock()
+
+    private init() throws {
+        process.executableURL = URL(fileURLWithPath: Paths.python)
+        // -S: no site-packages (the upstream needs only the standard library).
+        process.arguments = ["-S", Paths.repository + "/Scripts/upstream.py", "--zygote"]
+        process.standardInput = requests
+        try process.run()
+    }
+
+    /// An upstream the zygote forked: its stdin and stdout are FIFOs this process holds open.
+    final class Child: @unchecked Sendable {
+        let pid: pid_t
+        /// The upstream's stdin, held for writing: it exits when this closes (`--exit-on-eof`).
+        private let input: Int32
+        /// Its stdout, read a byte at a time so nothing after a line is taken.
+        private let output: Int32
+        private let lock = NSLock()
+        private var stopped = false
+
+        fileprivate init(input: Int32, output: Int32) throws {
+            self.input = input
+            self.output = output
+            let first = try Self.line(output, waitingForTheWriter: true)
+            guard first.hasPrefix("pid "), let pid = pid_t(first.dropFirst(4).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                close(input)
+                close(output)
+                throw TestFailure("the upstream zygote's child did not start: \(first)")
+            }
+            self.pid = pid
+        }
+
+        deinit { stop() }
+
+        func line() throws -> String { try Self.line(output, waitingForTheWriter: false) }
+
+        /// Kills the upstream, and waits for its stdout to close: it has exited, its ports closed.
+        /// (Not SIGTERM: the server's shutdown polls every half a second.)
+        func stop() {
+            lock.lock()
+            defer { lock.unlock() }
+            guard !stopped else { return }
+            stopped = true
+            // Killed only while its stdout is open: a child already gone may have left its pid
+            // to another process.
+            var open = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            if poll(&open, 1, 0) == 0 || open.revents & Int16(POLLHUP) == 0 { kill(pid, SIGKILL) }
+            var byte: UInt8 = 0
+            while read(output, &byte, 1) > 0 {}
+            close(output)
+            close(input)
+        }
+
+        /// The next line on `fd`. Opened before the child opened its end, the FIFO reads as
+        /// ended until it does: so the first line is polled for (10 s at most), then read plainly.
+        private static func line(_ fd: Int32, waitingForTheWriter: Bool) throws -> String {
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            let deadline = ContinuousClock.now + .seconds(10)
+            while line.last != UInt8(ascii: "\n") {
+                let count = read(fd, &byte, 1)
+                if count == 1 {
+                    line.append(byte)
+                } else if waitingForTheWriter, count == 0 || errno == EAGAIN, ContinuousClock.now < deadline {
+                    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&ready, 1, 10)
+                    if ready.revents & Int16(POLLIN) == 0 { usleep(1_000) }
+                } else {
+                    break
+                }
+            }
+            if waitingForTheWriter { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
+            return String(decoding: line, as: UTF8.self)
+        }
+    }
+
+    /// Forks an upstream run with `arguments`.
+    func start(_ arguments: [String]) throws -> Child {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-upstream-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let stdin = folder + "/stdin", stdout = folder + "/stdout"
+        guard mkfifo(stdin, 0o600) == 0, mkfifo(stdout, 0o600) == 0 else { throw TestFailure("mkfifo: \(errno)") }
+        // Both opened before the child is asked for, so that neither its opens nor these wait:
+        // stdin for reading and writing (the child sees its end only when this one closes).
+        let input = open(stdin, O_RDWR | O_CLOEXEC)
+        let output = open(stdout, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard input >= 0, output >= 0 else { throw TestFailure("cannot open the upstream's FIFOs: \(errno)") }
+        let request = try JSONSerialization.data(withJSONObject: ["arguments": arguments, "stdin": stdin, "stdout": stdout])
+        try lock.withLock {
+            guard process.isRunning else { throw TestFailure("the upstream zygote has exited (\(process.terminationStatus))") }
+            requests.fileHandleForWriting.write(request + Data("\n".utf8))
+        }
+        // The child has opened both FIFOs once it has written its first line ("pid N"), so the
+        // folder may go then.
+        return try Child(input: input, output: output)
     }
 }
 
