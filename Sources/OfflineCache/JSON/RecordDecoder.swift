@@ -151,7 +151,7 @@ enum RecordDecoder {
             guard foundRows else {
                 throw JSONCursor.Failure(message: "no records at \(layout.rows.description)\(where_)")
             }
-            return RecordPage(records: records, positions: positions, fields: fields, nested: nested, next: next)
+            return RecordPage(records: records, positions: nil, fields: fields, nested: nested, next: next)
         }
 
         private var nextPath: [String]? { layout.bodyValuePath?.keys }
@@ -263,7 +263,6 @@ enum RecordDecoder {
                 }
                 try nested.visit(Canonical.name(entry, scratch), canonical: scratch[entry.value])
             }
-            positions.append(index)
             records.append(key: key, json: json)
         }
 
@@ -283,7 +282,6 @@ enum RecordDecoder {
                 for (name, value) in zip(keys, values) where value.isScalar && fieldSet.insert(ExactText(name)).inserted { fields.append(name) }
                 for (name, value) in zip(keys, values) { nested.visit(name, value) }
             }
-            positions.append(index)
             let start = records.bytes.count
             record.write(into: &records.bytes)
             records.append(key: key, json: start..<records.bytes.count)
@@ -310,9 +308,6 @@ enum RecordDecoder {
             return " (its fields: \(shown)); give '--key' the field that identifies a record"
                 + (names.count > 1 ? ", or several when no one field does, such as --key \(pair)" : "")
         }
-
-        /// The response index of each record, for messages.
-        var positions: [Int] = []
 
         /// A value of any kind, as a node.
         static func node(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) -> JSONNode {

@@ -64,7 +64,7 @@ package struct RecordSet: Sendable, Equatable {
     /// Nested objects' scalars and top-level lists, in the order first seen.
     package private(set) var nested = NestedShapes()
     /// Each page's first record and its records' indexes in the response, for messages.
-    private var pages: [(first: Int, positions: [Int])] = []
+    private var pages: [(first: Int, positions: [Int]?)] = []
     private var fieldSet: Set<ExactText> = []
     /// Records that came more than once, the same each time (a page overlapping the one before,
     /// a repeated row): each is cached once, and the sync says how many were.
@@ -73,7 +73,7 @@ package struct RecordSet: Sendable, Equatable {
     /// Record `index` as messages name it: its index in its page's response, and the page.
     private func origin(_ index: Int) -> String {
         let page = pages.lastIndex { $0.first <= index } ?? 0
-        let position = pages[page].positions[index - pages[page].first]
+        let position = pages[page].positions?[index - pages[page].first] ?? index - pages[page].first
         return pages.count > 1 ? "\(position) on page \(page + 1)" : "\(position)"
     }
 
@@ -92,32 +92,42 @@ package struct RecordSet: Sendable, Equatable {
     /// Sorts the records by key (their bytes, as SQLite compares text) and checks each key is
     /// one record: the same record twice is kept once; two different ones are bad data.
     mutating func finish() throws(UpstreamError) {
-        let spans = records.spans
+        // Sorted and thinned in place, taken out of the arena so that this is their only copy:
+        // a sorted copy beside them was the peak of a first sync's memory.
+        var spans = records.spans
+        records.spans = []
         var repeated = 0
         let failure: UpstreamError? = records.bytes.withUnsafeBufferPointer { bytes in
             func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[range]) }
             func order(_ a: Range<Int>, _ b: Range<Int>) -> Int32 { compareBytes(bytes, a, b) }
-            let sorted = spans.indices.sorted { a, b in
-                let compared = order(spans[a].key, spans[b].key)
-                return compared == 0 ? a < b : compared < 0
+            // Records of one key in response order: their texts were written in that order.
+            spans.sort { a, b in
+                let compared = order(a.key, b.key)
+                return compared == 0 ? a.start < b.start : compared < 0
             }
-            var kept: [RecordArena.Span] = []
-            kept.reserveCapacity(spans.count)
-            var previous: Int?
-            for index in sorted {
-                if let previous, order(spans[previous].key, spans[index].key) == 0 {
-                    guard slice(spans[previous].json).elementsEqual(slice(spans[index].json)) else {
-                        return .badData("records \(origin(previous)) and \(origin(index)) have the same key (\(records.key(index))) and different contents")
-                    }
-                    repeated += 1
-                    continue
+            // Checked before any is dropped, so a failure can count each record's index in the
+            // response over all of them: how many texts were written before its own.
+            func response(_ span: RecordArena.Span) -> Int { spans.count { $0.start < span.start } }
+            var first = 0
+            for index in spans.indices.dropFirst() {
+                guard order(spans[first].key, spans[index].key) == 0 else { first = index; continue }
+                guard slice(spans[first].json).elementsEqual(slice(spans[index].json)) else {
+                    return .badData("records \(origin(response(spans[first]))) and \(origin(response(spans[index]))) have the same key"
+                                    + " (\(String(decoding: slice(spans[index].key), as: UTF8.self))) and different contents")
                 }
-                kept.append(spans[index])
-                previous = index
+                repeated += 1
             }
-            records.spans = kept
+            if repeated > 0 {
+                var kept = 0
+                for index in spans.indices where kept == 0 || order(spans[kept - 1].key, spans[index].key) != 0 {
+                    spans[kept] = spans[index]
+                    kept += 1
+                }
+                spans.removeLast(spans.count - kept)
+            }
             return nil
         }
+        records.spans = spans
         if let failure { throw failure }
         repeats += repeated
         pages = []

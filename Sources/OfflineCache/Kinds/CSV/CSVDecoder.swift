@@ -54,7 +54,8 @@ enum CSVDecoder {
             }
         }
 
-        var page = RecordPage(records: RecordArena(), positions: [], fields: header.fields, next: nil)
+        var page = RecordPage(records: RecordArena(), positions: nil, fields: header.fields, next: nil)
+        var lines: [Int] = []  // each record's line, for messages
         var lineOfKey: [ExactText: (line: Int, json: Range<Int>)] = [:]
         for (index, row) in records.enumerated() {
             if index & 0xFFF == 0xFFF, let deadline, ContinuousClock.now >= deadline.instant { throw deadline.error }
@@ -75,8 +76,9 @@ enum CSVDecoder {
             }
             lineOfKey[ExactText(key)] = (row.line, json)
             page.records.append(key: key, json: json)
-            page.positions.append(row.line)
+            lines.append(row.line)
         }
+        page.positions = lines
         return page
     }
 
