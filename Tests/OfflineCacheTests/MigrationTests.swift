@@ -150,4 +150,43 @@ import Testing
         #expect(db.lastInsertRowID == 8)  // not 1: ids are never handed out again
         #expect(try db.scalarText("PRAGMA foreign_key_check") == nil)
     }
+
+    /// A search index built before migration 25: its text moves beside its documents, and its
+    /// entries stay as they were (not built again); FTS5's check against the moved text passes,
+    /// a search finds what it found, and a document taken out takes its entries with it.
+    @Test func theSearchTextMovesBesideItsDocumentsAndTheIndexIsKept() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migration-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/cache.sqlite3"
+        let db = try Connection(path: path)
+        try Migrator(migrations: Migrator.carried.filter { $0.id <= 24 }).migrate(db)
+        // A jokes source indexed as the build before migration 25 did: the text in FTS5's own table.
+        try db.execute("""
+            INSERT INTO sources (name, kind, url, mode, ttl_s, created_at) VALUES ('jokes', 'jokes', 'file:///j', 'replace', 60, '2026-11-30T00:00:00.000Z');
+            INSERT INTO jokes VALUES ('jokes', 1, 'general', 'Why?', 'Because.', '2026-11-30T00:00:00.000Z'),
+                                     ('jokes', 2, 'general', 'Café?', 'Closed.', '2026-11-30T00:00:00.000Z');
+            INSERT INTO search_built VALUES ('jokes', '2026-11-30T00:00:00.000Z');
+            INSERT INTO search_docs (id, source, doc) VALUES (7, 'jokes', '1'), (8, 'jokes', '2');
+            INSERT INTO search_index (rowid, text) VALUES (7, 'Why? Because.'), (8, 'Café? Closed.');
+            """)
+        let entries = "SELECT group_concat(id || ':' || hex(block), ',') FROM (SELECT id, block FROM search_index_data ORDER BY id)"
+        let before = try db.scalarText(entries)
+
+        let database = try CacheDatabase(path: path, access: .write)
+        let migrated = database.connection
+        #expect(try Migrator.appliedVersion(migrated) == Migrator().latestVersion)
+        #expect(try migrated.scalarText(entries) == before)
+        #expect(try migrated.query("SELECT id || '=' || text FROM search_docs ORDER BY id") { $0.text(0) ?? "" } == ["7=Why? Because.", "8=Café? Closed."])
+        #expect(try migrated.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'search_index_content'") == 0)
+        #expect(try migrated.scalarText("SELECT sql FROM sqlite_schema WHERE name = 'search_index'") == SearchIndex.definition)
+        try migrated.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
+        #expect(try SearchIndex(database).problems("jokes", .jokes) == [])
+        let hits = try CacheReader(database).search(try SourceStore(database).named("jokes"), query: "cafe", limit: 5)
+        #expect(hits.map(\.document) == ["2"] && hits.first?.snippet == "[Café]? Closed.", "\(hits)")
+
+        try migrated.execute("DELETE FROM search_docs WHERE doc = '2'")
+        #expect(try migrated.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH 'closed'") == 0)
+        try migrated.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
+    }
 }

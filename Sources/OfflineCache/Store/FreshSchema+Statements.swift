@@ -1,7 +1,7 @@
 // Written by FreshSchemaTests (CACHE_WRITE_FRESH_SCHEMA=1); not edited by hand.
 extension FreshSchema {
     /// The newest migration whose outcome `statements` are.
-    static let version = 24
+    static let version = 25
     static let statements: [String] = [
         "CREATE TABLE schema_migrations (\n    id INTEGER PRIMARY KEY, file TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
         "CREATE TABLE sync_state (\n    source          TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    confirmed_at    TEXT,  -- when upstream last confirmed every cached row of the source\n    last_success_at TEXT,\n    last_attempt_at TEXT,\n    last_outcome    TEXT,\n    last_error      TEXT,\n    next_attempt_at TEXT\n, etag TEXT, last_modified TEXT, body_hash TEXT, failures INTEGER NOT NULL DEFAULT 0, watermark TEXT, last_full_at TEXT, sweep_held INTEGER NOT NULL DEFAULT 0 CHECK (sweep_held IN (0, 1)), index_damaged_at TEXT, index_damage TEXT) STRICT",
@@ -28,15 +28,15 @@ extension FreshSchema {
         "CREATE TABLE history_horizon (\n    source       TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    since_at     TEXT NOT NULL,\n    wrote_at     TEXT,\n    confirmed_at TEXT\n, cause TEXT CHECK (cause IN ('added', 'pruned', 'rekeyed'))) STRICT",
         "CREATE TABLE unconfirmations (\n    source         TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    unconfirmed_at TEXT NOT NULL\n) STRICT",
         "CREATE INDEX unconfirmations_by_source ON unconfirmations (source, unconfirmed_at)",
-        "CREATE TABLE search_docs (\n    id     INTEGER PRIMARY KEY,\n    source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    doc    TEXT NOT NULL,\n    UNIQUE (source, doc)\n) STRICT",
-        "CREATE VIRTUAL TABLE search_index USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')",
-        "CREATE TRIGGER search_docs_deleted AFTER DELETE ON search_docs BEGIN\n    DELETE FROM search_index WHERE rowid = old.id;\nEND",
+        "CREATE TABLE search_docs (\n    id     INTEGER PRIMARY KEY,\n    source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    doc    TEXT NOT NULL, text TEXT NOT NULL DEFAULT '',\n    UNIQUE (source, doc)\n) STRICT",
+        "CREATE VIRTUAL TABLE search_index USING fts5(text, content = 'search_docs', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2')",
         "CREATE TABLE \"sources\" (\n    name       TEXT PRIMARY KEY,\n    kind       TEXT NOT NULL,\n    url        TEXT NOT NULL,\n    mode       TEXT NOT NULL CHECK (mode IN ('replace', 'merge')),\n    ttl_s      INTEGER NOT NULL CHECK (ttl_s > 0),\n    search     INTEGER NOT NULL DEFAULT 1 CHECK (search IN (0, 1)),\n    created_at TEXT NOT NULL,\n    settings   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(settings) AND json_type(settings) = 'object')\n) STRICT",
         "CREATE TABLE heartbeat (\n    id INTEGER PRIMARY KEY CHECK (id = 1),\n    at TEXT NOT NULL\n) STRICT",
         "CREATE TABLE search_built (\n    source   TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    built_at TEXT NOT NULL\n) STRICT",
         "CREATE INDEX search_docs_by_source ON search_docs (source, id)",
         "CREATE INDEX changes_by_row ON changes (source, row_kind, row_id, run_id)",
         "CREATE INDEX changes_by_transaction_order ON changes (source, json_extract(before, '$.date') DESC, json_extract(before, '$.vendor'))\n    WHERE row_kind = 'transaction'",
+        "CREATE TRIGGER search_docs_deleted AFTER DELETE ON search_docs BEGIN\n    INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', old.id, old.text);\nEND",
         "INSERT INTO sqlite_sequence (name, seq) VALUES ('sync_runs', 0)",
     ]
 }
