@@ -175,6 +175,27 @@ import Testing
         sync(box, "bank")
         #expect(try found(box, "bank", "uber") == [])
         #expect(try found(box, "bank", "lyft").count == 1)
+        #expect(box.cacheInProcess(["check"]).status == 0)
+        // One of a vendor's transactions gone and another come: its document stays, and so do
+        // the documents of vendors whose transactions only changed.
+        var body = try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])
+        var transactions = try #require(body["transactions"] as? [[String: Any]])
+        let vendors = Set(transactions.compactMap { $0["vendor"] as? String })
+        let starbucks = transactions.indices.filter { transactions[$0]["vendor"] as? String == "Starbucks" }
+        #expect(starbucks.count == 2)
+        transactions.remove(at: starbucks[0])
+        transactions.append(["type": 1, "vendor": "Lyft", "amount": 8.75, "date": "2026-11-30 02:03:04"])
+        let payroll = try #require(transactions.firstIndex { $0["vendor"] as? String == "Payroll" })
+        transactions[payroll]["amount"] = 2100
+        body["transactions"] = transactions
+        try upstream.setAccount(body)
+        sync(box, "bank")
+        #expect(box.cacheInProcess(["check"]).status == 0)
+        #expect(try found(box, "bank", "lyft").count == 2)
+        #expect(try found(box, "bank", "starbucks").count == 1)
+        #expect(try found(box, "bank", "payroll").count == 1)
+        let db = try Connection(path: box.database)
+        #expect(Set(try db.query("SELECT doc FROM search_docs WHERE source = 'bank'") { $0.text(0) ?? "" }) == vendors)
     }
 
     /// `check` compares the index with the rows and names what differs (74); `reindex` mends it.

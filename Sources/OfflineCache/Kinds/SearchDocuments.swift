@@ -3,7 +3,8 @@
 /// are one document per vendor, so a million transactions of a few hundred vendors index as a
 /// few hundred documents.
 struct SearchDocuments: Sendable {
-    /// The document a logged change touches: SQL over `c`, a `changes` row.
+    /// The document a logged change touches: SQL over `c`, a `changes` row (NULL where the change
+    /// cannot alter any document).
     let changedDocument: String
     /// The view column (of `cached_*`) that holds a row's document key.
     let column: String
