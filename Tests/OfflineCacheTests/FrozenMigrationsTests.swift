@@ -27,7 +27,7 @@ import Testing
         "0022_heartbeat.sql": 0x7a61f9adc1bb7b25,
         "0023_search_built_on_first_use.sql": 0xa36bbf1c58dcac57,
         "0024_change_log_by_row.sql": 0xa462cc1b4a9199a3,
-        "0025_search_text_beside_documents.sql": 0x04c8e1c539a8cb8f,
+        "0025_search_text_beside_documents.sql": 0xd6dfad5ad35a1667,
     ]
 
     static func checksum(_ text: String) -> UInt64 {

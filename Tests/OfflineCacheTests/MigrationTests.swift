@@ -169,19 +169,30 @@ import Testing
             INSERT INTO search_built VALUES ('jokes', '2026-11-30T00:00:00.000Z');
             INSERT INTO search_docs (id, source, doc) VALUES (7, 'jokes', '1'), (8, 'jokes', '2');
             INSERT INTO search_index (rowid, text) VALUES (7, 'Why? Because.'), (8, 'Café? Closed.');
+            INSERT INTO sources (name, kind, url, mode, ttl_s, created_at) VALUES ('items', 'json', 'file:///i', 'replace', 60, '2026-11-30T00:00:00.000Z');
+            INSERT INTO records VALUES ('items', '1', '{"id":1,"name":"alpha"}', '2026-11-30T00:00:00.000Z'),
+                                       ('items', '2', '{"id":2,"n":5}', '2026-11-30T00:00:00.000Z');
+            INSERT INTO search_built VALUES ('items', '2026-11-30T00:00:00.000Z');
+            INSERT INTO search_docs (id, source, doc) VALUES (9, 'items', '1');
+            INSERT INTO search_index (rowid, text) VALUES (9, 'alpha');
             """)
         let entries = "SELECT group_concat(id || ':' || hex(block), ',') FROM (SELECT id, block FROM search_index_data ORDER BY id)"
         let before = try db.scalarText(entries)
+        // `check` reads a file as it is, before any migration: this one is healthy.
+        #expect(try Integrity.check(path: path).searchProblems == [])
 
         let database = try CacheDatabase(path: path, access: .write)
         let migrated = database.connection
         #expect(try Migrator.appliedVersion(migrated) == Migrator().latestVersion)
         #expect(try migrated.scalarText(entries) == before)
-        #expect(try migrated.query("SELECT id || '=' || text FROM search_docs ORDER BY id") { $0.text(0) ?? "" } == ["7=Why? Because.", "8=Café? Closed."])
+        #expect(try migrated.query("SELECT id || '=' || text FROM search_docs ORDER BY id") { $0.text(0) ?? "" } == ["7=Why? Because.", "8=Café? Closed.", "9=alpha"])
         #expect(try migrated.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'search_index_content'") == 0)
         #expect(try migrated.scalarText("SELECT sql FROM sqlite_schema WHERE name = 'search_index'") == SearchIndex.definition)
         try migrated.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
         #expect(try SearchIndex(database).problems("jokes", .jokes) == [])
+        // A record without strings has no document, before and after.
+        #expect(try SearchIndex(database).problems("items", .json) == [])
+        #expect(try Integrity.check(path: path).searchProblems == [])
         let hits = try CacheReader(database).search(try SourceStore(database).named("jokes"), query: "cafe", limit: 5)
         #expect(hits.map(\.document) == ["2"] && hits.first?.snippet == "[Café]? Closed.", "\(hits)")
 

@@ -60,10 +60,15 @@ package enum Integrity {
         for damage in try index.damage() {
             problems.append("a sync of '\(damage.source)' at \(damage.since) could not update the search index (\(damage.reason)); its search results are out of step")
         }
+        // FTS5 reads its config and structure to answer any query: an index it cannot read is
+        // found without writing too (a replica's check, where its own check cannot run). The
+        // query is ours and always valid, so any error it meets is the index's.
         do {
-            // FTS5 reads its config and structure to answer any query: an index it cannot read
-            // is found without writing too (a replica's check, where its own check cannot run).
             _ = try db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH '\"a\"'")
+        } catch {
+            noteUnreadableIndex(error, in: &problems)
+        }
+        do {
             // Only a built source should have documents (before migration 23, every one with search on).
             let built = try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'search_built'") == 1
                 ? "search = 1 AND name IN (SELECT source FROM search_built)" : "search = 1"
@@ -73,10 +78,14 @@ package enum Integrity {
                 problems += try index.problems(name, kind, searchable: searchable)
             }
         } catch where SearchIndex.isDamage(error) {
-            // An index FTS5 cannot read at all (its config damaged, say), read-only or not.
-            let reading = "the search index cannot be read (\((error as? DatabaseError)?.message ?? "\(error)"))"
-            if !problems.contains(where: { $0.hasPrefix("the search index is damaged") }) { problems.append(reading) }
+            noteUnreadableIndex(error, in: &problems)  // a file before migration 25 reads the text from the index
         }
         return problems
+    }
+
+    /// An index FTS5 cannot read at all (its config damaged, say), read-only or not: said once.
+    private static func noteUnreadableIndex(_ error: Error, in problems: inout [String]) {
+        guard !problems.contains(where: { $0.hasPrefix("the search index is damaged") || $0.hasPrefix("the search index cannot be read") }) else { return }
+        problems.append("the search index cannot be read (\((error as? DatabaseError)?.message ?? "\(error)"))")
     }
 }

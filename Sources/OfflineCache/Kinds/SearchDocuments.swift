@@ -12,6 +12,7 @@ struct SearchDocuments: Sendable {
     /// values inside a record's JSON): where a hit's match is looked for, to name its field.
     let indexed: [String]
     /// `SELECT doc, text` of the source `?1`'s documents, every one or (`only`) those whose key
-    /// is in the JSON array `?2`. A document's text is never NULL (`search_docs` holds it).
+    /// is in the JSON array `?2`. A document whose text is NULL is left out (a record without
+    /// strings).
     let documents: @Sendable (_ only: Bool) -> String
 }

@@ -574,7 +574,7 @@ CREATE INDEX changes_by_transaction_order ON changes (source, json_extract(befor
 -- definition is changed in place, and the table it no longer uses is dropped, all without
 -- asking FTS5 to read anything. An index damaged before stays as damaged as it was (`check`
 -- names it, `cache reindex` mends it) and never stops the upgrade; a content table already gone
--- leaves the documents without text, which `check` finds out of date.
+-- leaves the documents without text, which `check` reports and `cache reindex` mends.
 ALTER TABLE search_docs ADD COLUMN text TEXT NOT NULL DEFAULT '';
 CREATE TABLE IF NOT EXISTS search_index_content (id INTEGER PRIMARY KEY, c0);
 UPDATE search_docs SET text = coalesce((SELECT c.c0 FROM search_index_content c WHERE c.id = search_docs.id), '');
@@ -588,7 +588,7 @@ DROP TABLE search_index_content;
 
 -- A document deleted (its row gone, or its source removed) takes the text it was indexed with
 -- out of the index.
-DROP TRIGGER search_docs_deleted;
+DROP TRIGGER IF EXISTS search_docs_deleted;
 CREATE TRIGGER search_docs_deleted AFTER DELETE ON search_docs BEGIN
     INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', old.id, old.text);
 END;

@@ -29,7 +29,8 @@ package struct SearchIndex {
     /// no merging of segments while it builds. A million json records then make six segments,
     /// where merging as it built left seven: FTS5's part took 2.0–2.2 s in the `sqlite3` CLI,
     /// against 3.2–3.4 s with its defaults, for 40 MB more memory. Merging is on again after, at
-    /// FTS5's default: later writes merge a little each, in proportion to what they write.
+    /// FTS5's default: later writes merge a little each, in proportion to what they write. The
+    /// larger buffer stays (it only bounds what a write holds before its commit writes it).
     private func bulk(_ build: () throws -> Void) throws {
         try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('hashsize', \(16 << 20))")
         try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('automerge', 0)")
@@ -201,10 +202,14 @@ package struct SearchIndex {
     /// Adds the documents of `source` (every one, or those in the JSON array `only`), and their
     /// text to the index, each by one statement: a new document's id comes after every other's
     /// (SQLite gives the largest id plus one), so the new ones are those past the old largest.
+    /// A document without text breaks `search_docs`' NOT NULL and is left out (`OR IGNORE`):
+    /// a filter on the text around the query would compute each text twice (SQLite flattens
+    /// the query into it), 0.7 s more over a million records. Nothing else can conflict: the
+    /// documents named were taken out first.
     private func add(_ source: String, _ kind: SourceKind, only: String?) throws {
         let after = try db.scalarInt("SELECT coalesce(max(id), 0) FROM search_docs") ?? 0
         let documents = kind.storage.definition.search.documents(only != nil)
-        try db.run("INSERT INTO search_docs (source, doc, text) SELECT ?1, doc, text FROM (\(documents))",
+        try db.run("INSERT OR IGNORE INTO search_docs (source, doc, text) SELECT ?1, doc, text FROM (\(documents))",
                    only.map { [.text(source), .text($0)] } ?? [.text(source)])
         try db.run("INSERT INTO search_index (rowid, text) SELECT id, text FROM search_docs WHERE id > ?", [.int(after)])
     }
@@ -250,9 +255,13 @@ package struct SearchIndex {
     /// agree. A source with search off should have no documents at all. (Whether the index
     /// holds the documents' text is FTS5's own check: `structureProblem`.)
     package func problems(_ source: String, _ kind: SourceKind, searchable: Bool = true) throws -> [String] {
+        // `check` reads a file as it is: before migration 25 the text was in the index.
+        let textBeside = try db.scalarInt("SELECT count(*) FROM pragma_table_info('search_docs') WHERE name = 'text'") == 1
         let counts = try db.query("""
-            WITH wanted AS (\(searchable ? kind.storage.definition.search.documents(false) : "SELECT NULL AS doc, NULL AS text WHERE 0")),
-                 held AS (SELECT doc, text FROM search_docs WHERE source = ?1)
+            WITH wanted AS (\(searchable ? "SELECT doc, text FROM (\(kind.storage.definition.search.documents(false))) WHERE text IS NOT NULL"
+                                          : "SELECT NULL AS doc, NULL AS text WHERE 0")),
+                 held AS (\(textBeside ? "SELECT doc, text FROM search_docs WHERE source = ?1"
+                             : "SELECT d.doc, i.text FROM search_docs d LEFT JOIN search_index i ON i.rowid = d.id WHERE d.source = ?1"))
             SELECT (SELECT count(*) FROM wanted WHERE doc NOT IN (SELECT doc FROM held)),
                    (SELECT count(*) FROM wanted w JOIN held h ON h.doc = w.doc WHERE h.text IS NOT w.text),
                    (SELECT count(*) FROM held WHERE doc NOT IN (SELECT doc FROM wanted))

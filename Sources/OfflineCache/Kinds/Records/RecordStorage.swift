@@ -142,13 +142,11 @@ struct RecordStorage: StorageDefinition {
 
     var pageKey: String { "key" }
 
-    /// A record's string values, wherever they are in it, by its key (empty when it has none).
-    /// (Not `WHERE text IS NOT NULL` around it: SQLite would compute each text twice, once for
-    /// the test and once for the row, and that is a third of building a million records' documents.)
+    /// A record's string values, wherever they are in it, by its key (NULL when it has none).
     var search: SearchDocuments {
         SearchDocuments(changedDocument: "c.row_id", column: "key", indexed: ["record"]) { only in
             """
-            SELECT key AS doc, coalesce(cache_strings(record), '') AS text
+            SELECT key AS doc, cache_strings(record) AS text
             FROM records WHERE source = ?1\(only ? " AND key IN (SELECT value FROM json_each(?2))" : "")
             """
         }
