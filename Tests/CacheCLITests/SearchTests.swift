@@ -226,29 +226,27 @@ import Testing
         #expect(try found(box, "jokes", "whom") == ["2"])
         #expect(try found(box, "jokes", "why") == ["1"])
 
+        // `damage` done to the index (`done` holds it so): check says it is damaged, and reindex
+        // of all mends it.
+        func damagedThenMended(_ damage: String, done: () throws -> Bool = { true }) throws {
+            try db.execute(damage)
+            #expect(try done(), "\(damage)")
+            let damaged = box.cacheInProcess(["check"])
+            #expect(damaged.status == 74 && damaged.stderr.contains("the search index is damaged"), "\(damage): \(damaged.stderr)")
+            #expect(box.cacheInProcess(["reindex"]).status == 0)
+            #expect(box.cacheInProcess(["check"]).status == 0)
+        }
         // An entry that belongs to no document: FTS5's check against the documents' text finds
         // it, and reindex of all takes it out.
-        try db.execute("INSERT INTO search_index (rowid, text) VALUES (999, 'orphan')")
-        #expect(try db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH 'orphan'") == 1)
-        let stray = box.cacheInProcess(["check"])
-        #expect(stray.status == 74 && stray.stderr.contains("the search index is damaged"), "\(stray.stderr)")
-        #expect(box.cacheInProcess(["reindex"]).status == 0)
-        #expect(box.cacheInProcess(["check"]).status == 0)
+        try damagedThenMended("INSERT INTO search_index (rowid, text) VALUES (999, 'orphan')") {
+            try db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH 'orphan'") == 1
+        }
         #expect(try db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH 'orphan'") == 0)
         // A document's text changed behind the index's back: the same.
-        try db.execute("UPDATE search_docs SET text = 'Whom? Me. Really.' WHERE doc = '2'")
-        let unindexed = box.cacheInProcess(["check"])
-        #expect(unindexed.status == 74 && unindexed.stderr.contains("the search index is damaged"), "\(unindexed.stderr)")
-        #expect(box.cacheInProcess(["reindex"]).status == 0)
-        #expect(box.cacheInProcess(["check"]).status == 0)
+        try damagedThenMended("UPDATE search_docs SET text = 'Whom? Me. Really.' WHERE doc = '2'")
         #expect(try found(box, "jokes", "whom") == ["2"])
-
-        // FTS5's own index damaged (a block zeroed): check says so, reindex of all mends it.
-        try db.execute("UPDATE search_index_data SET block = zeroblob(length(block)) WHERE id = (SELECT max(id) FROM search_index_data)")
-        let broken = box.cacheInProcess(["check"])
-        #expect(broken.status == 74 && broken.stderr.contains("the search index is damaged"), "\(broken.stderr)")
-        #expect(box.cacheInProcess(["reindex"]).status == 0)
-        #expect(box.cacheInProcess(["check"]).status == 0)
+        // FTS5's own index damaged (a block zeroed): the same.
+        try damagedThenMended("UPDATE search_index_data SET block = zeroblob(length(block)) WHERE id = (SELECT max(id) FROM search_index_data)")
         #expect(try found(box, "jokes", "whom") == ["2"])
         // Damaged again, and a reindex of one source: FTS5's shared index is rebuilt all the same.
         // The source holds every document, so its documents' table is made again: as it was.
