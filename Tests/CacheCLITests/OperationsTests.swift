@@ -66,27 +66,9 @@ import Testing
         #expect(try await box.cache("status", "--max-age", "1d", "nope").status == 66)
     }
 
-    /// A virtual environment with prometheus_client from PyPI, made once per test run; nil (and
-    /// the reason) when it cannot be made here.
-    static let prometheusPython: Result<String, TestFailure> = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-prometheus-\(UUID().uuidString)").path
-        do {
-            let venv = try RunningProcess("/usr/bin/env", ["python3", "-m", "venv", folder], environment: [:]).wait().0
-            guard venv.status == 0 else { return .failure(TestFailure("python3 -m venv failed: \(venv.stderr)")) }
-            let pip = try RunningProcess(folder + "/bin/pip", ["install", "--quiet", "prometheus_client"], environment: [:]).wait().0
-            guard pip.status == 0 else { return .failure(TestFailure("pip install prometheus_client failed: \(pip.stderr)")) }
-            return .success(folder + "/bin/python")
-        } catch {
-            return .failure(TestFailure("\(error)"))
-        }
-    }()
-
-    /// Whether Prometheus's parser installed; the test that needs it is skipped, as skipped, without.
-    static var parserInstalled: Bool {
-        if case .success = prometheusPython { return true }
-        print("the Prometheus parser could not be installed: \(prometheusPython)")
-        return false
-    }
+    /// Whether Prometheus's parser is here (`Scripts/test-venv`); the test that needs it is
+    /// skipped, as skipped, without.
+    static var parserInstalled: Bool { TestTools.available(for: "the Prometheus parser test") }
 
     @Test(.enabled(if: parserInstalled, "the Prometheus parser could not be installed"))
     func metricsParseAsPrometheusAndAgreeWithStatus() async throws {
@@ -101,7 +83,7 @@ import Testing
 
         let metrics = try await box.cache("metrics")
         #expect(metrics.status == 0, "\(metrics.stderr)")
-        let python = try Self.prometheusPython.get()
+        let python = try TestTools.python.get()
         let file = box.folder + "/metrics.txt"
         try Data(metrics.stdout.utf8).write(to: URL(fileURLWithPath: file))
         let parse = try await box.run(python, ["-c", """

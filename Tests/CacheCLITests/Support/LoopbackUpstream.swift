@@ -291,7 +291,7 @@ final class ForwardProxy {
 final class TestCA: @unchecked Sendable {
     static let shared = TestCA()
 
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cache-test-ca-\(UUID().uuidString)").path
+    let folder = RunFolder.path + "/ca"
     var caFile: String { folder + "/ca.pem" }
     var serverCertificate: String { folder + "/server.pem" }
     var serverKey: String { folder + "/server.key" }
