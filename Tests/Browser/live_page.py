@@ -39,8 +39,9 @@ def check(condition, message):
         raise Failed(message)
 
 
-def until(what, probe, timeout=15.0):
-    """Polls `probe` (no eval in the page: its policy forbids it) until it gives a true value."""
+def until(what, probe, timeout=15.0, explain=None):
+    """Polls `probe` (no eval in the page: its policy forbids it) until it gives a true value;
+    on a timeout, `explain()` adds what else was seen then."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
@@ -48,7 +49,25 @@ def until(what, probe, timeout=15.0):
         if last:
             return last
         time.sleep(0.05)
-    raise Failed(f"timed out waiting for {what} (last saw {last!r})")
+    seen = ""
+    if explain:
+        try:
+            seen = "; " + explain()
+        except Exception as error:  # the explanation must not hide the timeout
+            seen = f"; explaining it failed: {error!r}"
+    raise Failed(f"timed out waiting for {what} (last saw {last!r}){seen}")
+
+
+def refresh_seen(page, base, section, name, headers=None):
+    """What the page, the server and the upstream say of a refresh that has not landed."""
+    def read(path):
+        request = urllib.request.Request(base + path, headers=headers or {})
+        return json.loads(urllib.request.urlopen(request, timeout=10).read())
+    status = read(f"/sources/{name}")
+    refreshing = read(f"/sources/{name}/rows?limit=1").get("refreshing")
+    notes = page.locator(section + " .note").all_inner_texts()
+    return (f"the server says {status}, its rows say refreshing={refreshing}; the page notes {notes}; "
+            f"the upstream was asked {upstream_count('/jokes/ten')} times for /jokes/ten")
 
 
 def cache(*arguments):
@@ -243,7 +262,8 @@ def main():
         time.sleep(0.6)
         check(attribute(page, jokes, "data-refreshing") == "true", "the indicator went before the sync ended")
         check(page.locator(jokes + " .row").count() == 10, "the rows are not readable while refreshing")
-        until("the refresh to land", lambda: attribute(page, jokes, "data-refreshing") == "false")
+        until("the refresh to land", lambda: attribute(page, jokes, "data-refreshing") == "false",
+              explain=lambda: refresh_seen(page, origin, jokes, "jokes"))
         post("/_control", {"delay": 0})
         check(upstream_count("/jokes/ten") == before + 1, f"the refresh asked the upstream {upstream_count('/jokes/ten') - before} times")
 
@@ -308,7 +328,8 @@ def main():
         until("the events with the token", lambda: any(path == "/events" and value == "Bearer page-test-token" for path, value in authorised))
         keyed.locator(jokes + " [data-action=refresh]").click()
         until("the refresh with the token", lambda: any(path == "/sources/jokes/refresh" and value == "Bearer page-test-token" for path, value in authorised))
-        until("the refresh to land", lambda: attribute(keyed, jokes, "data-refreshing") == "false")
+        until("the refresh to land", lambda: attribute(keyed, jokes, "data-refreshing") == "false",
+              explain=lambda: refresh_seen(keyed, guarded.url, jokes, "jokes", {"Authorization": "Bearer page-test-token"}))
         check(keyed.locator("#token-form").count() == 0, "the page asked for the token again")
         locked.close()
         guarded.stop()
