@@ -58,13 +58,14 @@ def until(what, probe, timeout=15.0, explain=None):
     raise Failed(f"timed out waiting for {what} (last saw {last!r}){seen}")
 
 
+def get_json(url, headers=None):
+    return json.loads(urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10).read())
+
+
 def refresh_seen(page, base, section, name, headers=None):
     """What the page, the server and the upstream say of a refresh that has not landed."""
-    def read(path):
-        request = urllib.request.Request(base + path, headers=headers or {})
-        return json.loads(urllib.request.urlopen(request, timeout=10).read())
-    status = read(f"/sources/{name}")
-    refreshing = read(f"/sources/{name}/rows?limit=1").get("refreshing")
+    status = get_json(f"{base}/sources/{name}", headers)
+    refreshing = get_json(f"{base}/sources/{name}/rows?limit=1", headers).get("refreshing")
     notes = page.locator(section + " .note").all_inner_texts()
     return (f"the server says {status}, its rows say refreshing={refreshing}; the page notes {notes}; "
             f"the upstream was asked {upstream_count('/jokes/ten')} times for /jokes/ten")
@@ -84,7 +85,7 @@ def post(path, body):
 
 
 def upstream_count(path):
-    stats = json.loads(urllib.request.urlopen(UPSTREAM + "/_stats", timeout=10).read())
+    stats = get_json(UPSTREAM + "/_stats")
     return stats["paths"].get(path, 0)
 
 
@@ -233,7 +234,7 @@ def main():
         on_screen = lambda: page.locator(items).evaluate("node => Math.round(node.getBoundingClientRect().top)")
         seen_at = on_screen()
         # Upstream's account as it is, less Whole Foods (in the middle), plus a newest Bakery.
-        account = json.loads(urllib.request.urlopen(UPSTREAM + "/account", timeout=10).read())["body"]
+        account = get_json(UPSTREAM + "/account")["body"]
         account["currentBalance"] = 1111.11
         account["transactions"] = [t for t in account["transactions"] if t["vendor"] != "Whole Foods"] + [
             {"type": 1, "vendor": "Bakery", "amount": 4.5, "date": "2026-12-01 08:00:00"}]
