@@ -61,6 +61,43 @@ import Testing
         #expect(try fixture.count("SELECT count(*) FROM sync_runs WHERE outcome = 'failed'") == 1)
     }
 
+    /// A load into an empty cache writes 100 rows a statement with `INSERT OR FAIL`, which keeps
+    /// the rows a failing statement wrote before it failed (and the batches before it): the
+    /// sync's transaction must undo them all. A trigger of the test's own refuses the 250th row
+    /// in key order, halfway through the third batch.
+    @Test(arguments: [SourceKind.account, .json])
+    func aLoadRefusedHalfwayThroughABatchLeavesNoneOfItsRows(kind: SourceKind) throws {
+        let fixture = try Fixture()
+        var source = Source(name: "s", kind: kind, url: URL(string: "http://h/")!)
+        let table: String, refused: String, body: String
+        let indices = 0..<357
+        if kind == .json {
+            source.layout = RecordLayout(key: [JSONPath("id")!])
+            // Keys sort as text: the 250th of "k000" … "k356" is "k249".
+            (table, refused) = ("records", "NEW.key = 'k249'")
+            body = "[" + indices.map { #"{"id": "k\#(String(format: "%03d", $0))", "n": \#($0)}"# }.joined(separator: ",") + "]"
+        } else {
+            // One date, vendors "V000" … "V356": key order is vendor order.
+            (table, refused) = ("transactions", "NEW.vendor = 'V249'")
+            let items = indices.map { #"{"type": 1, "vendor": "V\#(String(format: "%03d", $0))", "amount": 1.5, "date": "2026-11-20 08:00:00"}"# }
+            body = #"{"status": 200, "message": "OK", "body": {"name": "A", "currentBalance": 1.5, "transactions": [\#(items.joined(separator: ","))]}}"#
+        }
+        try SourceStore(fixture.database).add(source)
+        try fixture.database.connection.execute(
+            "CREATE TRIGGER refuse_one BEFORE INSERT ON \(table) WHEN \(refused) BEGIN SELECT RAISE(FAIL, 'refused by the test'); END")
+
+        let report = fixture.sync(source, body)
+        #expect(report.outcome == .failed)
+        #expect(report.errorText?.contains("refused by the test") == true, "\(report.errorText ?? "no error")")
+        #expect(try fixture.count("SELECT count(*) FROM \(table)") == 0)
+        #expect(try fixture.count("SELECT count(*) FROM loads") == 0)
+
+        // Without the trigger the same body loads whole.
+        try fixture.database.connection.execute("DROP TRIGGER refuse_one")
+        #expect(fixture.sync(source, body).counts == ChangeCounts(inserted: indices.count))
+        #expect(try fixture.count("SELECT count(*) FROM \(table)") == indices.count)
+    }
+
     @Test func aMissingTokenVariableFailsBeforeAnyRequest() throws {
         let fixture = try Fixture()
         let source = Source(name: "m", kind: .jokes, url: URL(string: "http://h/")!, tokenEnv: "CACHE_TEST_UNSET_TOKEN")

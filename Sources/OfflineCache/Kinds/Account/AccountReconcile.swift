@@ -238,8 +238,8 @@ private final class TransactionBatchInsert {
             let first = 3 + row * Self.perRow
             return "(?\(first), ?1, ?\(first + 1), ?\(first + 2), ?\(first + 3), ?\(first + 4), ?\(first + 5), ?2)"
         }
-        statement = try db.cachedStatement(
-            "INSERT INTO transactions (id, source, date, vendor, ordinal, type, amount, seen_at) VALUES " + values.joined(separator: ", "))
+        statement = try db.cachedStatement(Reconciler.loadInsert
+            + " transactions (id, source, date, vendor, ordinal, type, amount, seen_at) VALUES " + values.joined(separator: ", "))
         statement.reset()
         try statement.bind(1, source)
         try statement.bind(2, now)

@@ -60,7 +60,7 @@ extension Reconciler {
         let batch = 100
         // Row i binds ?(3+2i) and ?(4+2i); every row shares the source (?1) and the time (?2).
         func insert(_ rows: Int) throws -> Statement {
-            try db.cachedStatement("INSERT INTO records (source, key, record, seen_at) VALUES "
+            try db.cachedStatement(Self.loadInsert + " records (source, key, record, seen_at) VALUES "
                                    + (0..<rows).map { "(?1, ?\(3 + 2 * $0), ?\(4 + 2 * $0), ?2)" }.joined(separator: ", "))
         }
         var start = 0
