@@ -38,9 +38,10 @@ struct Reconciler {
 
     /// How a load into an empty table begins its many-row `INSERT`s. A reconcile runs inside the
     /// sync's transaction, which any error rolls back whole, so a failing statement's own rows
-    /// need no undoing of their own: `OR FAIL` says so, and SQLite keeps no statement journal.
-    /// With a plain `INSERT`, each 100-row statement first copied every page it changed into
-    /// one: 830 MB written to a temporary file for a million transactions.
+    /// need no undoing of their own: `OR FAIL` says so, and SQLite keeps no statement journal
+    /// (as long as foreign keys are off, as they are for the sync's transaction: their checks
+    /// would want one again). With a plain `INSERT`, each 100-row statement first copied every
+    /// page it changed into one: 830 MB written to a temporary file for a million transactions.
     static let loadInsert = "INSERT OR FAIL INTO"
 }
 
