@@ -26,6 +26,23 @@ import Testing
         #expect(ours == sqlite, "\(json)")
     }
 
+    /// `cache_strings` writes into a buffer as long as its input: text cut anywhere (inside a
+    /// string, an escape, a surrogate pair) or escapes that stand for nothing never write more.
+    /// (The debug build checks the bound itself.)
+    @Test func textCutAnywhereNeverYieldsMoreThanItHolds() throws {
+        let db = try Connection(path: ":memory:")
+        let whole = #"{"a":"x\u00e9\ud83d\ude00 \\ \"q\"","b":["\ud800","\uZZZZ","\u12"],"c":"plain"}"#
+        let odd = [#""\ud800\u0041""#, #""\"#, #""\u"#, #""\ud83d\u"#, #"["a""b"]"#, #""""#, #"":"x""#, #""\t\t\t\t\t\t\t\t""#]
+        for json in (0...whole.utf8.count).map({ String(decoding: whole.utf8.prefix($0), as: UTF8.self) }) + odd {
+            let text = try db.scalarText("SELECT cache_strings(?)", [.text(json)])
+            #expect((text?.utf8.count ?? 0) <= json.utf8.count, "\(json) gave \(text ?? "NULL")")
+        }
+        // A lone surrogate stands for a space; an escape that is not one ends the scan (after
+        // the space before its value).
+        let value = try db.scalarText("SELECT cache_strings(?)", [.text(whole)])
+        #expect(value == "x\u{E9}\u{1F600} \\ \"q\"" + " " + " " + " ")
+    }
+
     /// Generated records with strings of every kind of character, escaped as JSON escapes them.
     @Test func matchesJSONTreeOnGeneratedRecords() throws {
         let db = try Connection(path: ":memory:")

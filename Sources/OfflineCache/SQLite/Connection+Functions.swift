@@ -12,16 +12,18 @@ extension Connection {
             guard let value = arguments?[0], let text = sqlite3_value_text(value) else {
                 return sqlite3_result_null(context)
             }
-            guard let strings = JSONStrings.values(UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))) else {
+            // Written into memory SQLite then owns and frees, where a Swift array was copied into
+            // memory of SQLite's (SQLITE_TRANSIENT) and freed: one allocation and copy a record.
+            let json = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
+            guard let out = sqlite3_malloc64(UInt64(max(json.count, 1)))?.assumingMemoryBound(to: UInt8.self) else {
+                return sqlite3_result_error_nomem(context)
+            }
+            guard let count = JSONStrings.write(json, to: out) else {
+                sqlite3_free(out)
                 return sqlite3_result_null(context)
             }
-            // An empty buffer may have no address, and a NULL pointer would give NULL.
-            guard !strings.isEmpty else { return sqlite3_result_text(context, "", 0, csqlite_transient) }
-            strings.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) {
-                    sqlite3_result_text(context, $0.baseAddress, Int32($0.count), csqlite_transient)
-                }
-            }
+            // Never a null pointer, so no value ("") is text, not NULL.
+            sqlite3_result_text64(context, out, UInt64(count), { sqlite3_free($0) }, UInt8(SQLITE_UTF8))
         }, nil, nil, nil)
     }
 }
