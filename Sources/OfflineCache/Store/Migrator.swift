@@ -126,44 +126,42 @@ package struct Migrator {
         }
         // Foreign keys off around the migrations, as SQLite's table-rebuild procedure asks: with
         // them on, dropping `sources` to rebuild it would cascade-delete every cached row and all
-        // history. The pragma cannot change inside a transaction, so it is set outside it, and
-        // the keys are checked before the commit instead.
-        let enforced = try db.scalarInt("PRAGMA foreign_keys") == 1
-        if enforced { try db.execute("PRAGMA foreign_keys=OFF") }
-        defer { if enforced { try? db.execute("PRAGMA foreign_keys=ON") } }
-        // A rename leaves views alone (neither checked nor rewritten): a view somebody else
-        // added to the file, reading a table a migration rebuilds, reads the new one after.
-        try db.execute("PRAGMA legacy_alter_table=ON")
-        defer { try? db.execute("PRAGMA legacy_alter_table=OFF") }
-        try db.inTransaction {
-            // Another process may have applied them while this one waited for the lock.
-            let applied = try Self.appliedVersion(db)
-            let pending = migrations.filter { $0.id > applied }
-            guard !pending.isEmpty else { return }
-            if applied == 0, startsFresh, FreshSchema.version == latestVersion, try FreshSchema.isEmpty(db) {
-                try FreshSchema.make(db, recording: migrations)
+        // history. The keys are checked before the commit instead.
+        try db.withoutForeignKeys {
+            // A rename leaves views alone (neither checked nor rewritten): a view somebody else
+            // added to the file, reading a table a migration rebuilds, reads the new one after.
+            try db.execute("PRAGMA legacy_alter_table=ON")
+            defer { try? db.execute("PRAGMA legacy_alter_table=OFF") }
+            try db.inTransaction {
+                // Another process may have applied them while this one waited for the lock.
+                let applied = try Self.appliedVersion(db)
+                let pending = migrations.filter { $0.id > applied }
+                guard !pending.isEmpty else { return }
+                if applied == 0, startsFresh, FreshSchema.version == latestVersion, try FreshSchema.isEmpty(db) {
+                    try FreshSchema.make(db, recording: migrations)
+                    try DerivedViews.create(db)
+                    return
+                }
+                try DerivedViews.drop(db)
+                for migration in pending {
+                    do {
+                        try migration.apply(db)
+                    } catch let error as DatabaseError {
+                        throw DatabaseError(extendedCode: error.extendedCode, message: "\(migration.file): \(error.message)", sql: error.sql)
+                    }
+                    let violations = try db.query("PRAGMA foreign_key_check") { "\($0.text(0) ?? "?") row \($0.int(1))" }
+                    guard violations.isEmpty else {
+                        throw DatabaseError(extendedCode: 787,  // SQLITE_CONSTRAINT_FOREIGNKEY
+                                            message: "\(migration.file) leaves rows without their parent: \(violations.prefix(3).joined(separator: ", "))")
+                    }
+                    try db.run("INSERT INTO schema_migrations (id, file, applied_at) VALUES (?, ?, ?)",
+                               [.int(migration.id), .text(migration.file), .text(Timestamp.now())])
+                }
                 try DerivedViews.create(db)
-                return
-            }
-            try DerivedViews.drop(db)
-            for migration in pending {
-                do {
-                    try migration.apply(db)
-                } catch let error as DatabaseError {
-                    throw DatabaseError(extendedCode: error.extendedCode, message: "\(migration.file): \(error.message)", sql: error.sql)
-                }
-                let violations = try db.query("PRAGMA foreign_key_check") { "\($0.text(0) ?? "?") row \($0.int(1))" }
-                guard violations.isEmpty else {
-                    throw DatabaseError(extendedCode: 787,  // SQLITE_CONSTRAINT_FOREIGNKEY
-                                        message: "\(migration.file) leaves rows without their parent: \(violations.prefix(3).joined(separator: ", "))")
-                }
-                try db.run("INSERT INTO schema_migrations (id, file, applied_at) VALUES (?, ?, ?)",
-                           [.int(migration.id), .text(migration.file), .text(Timestamp.now())])
-            }
-            try DerivedViews.create(db)
-            for derived in Set(pending.compactMap(\.change.derived)) {
-                switch derived {
-                case .searchIndex: try SearchIndex(db: db).indexAll()
+                for derived in Set(pending.compactMap(\.change.derived)) {
+                    switch derived {
+                    case .searchIndex: try SearchIndex(db: db).indexAll()
+                    }
                 }
             }
         }

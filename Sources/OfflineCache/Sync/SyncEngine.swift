@@ -195,98 +195,96 @@ package struct SyncEngine {
         do {
             let now = Timestamp.now()
             // Every row the reconcile writes belongs to this source, whose row is checked once
-            // inside the transaction; SQLite checking that parent again for each of a million
-            // rows cost half a second. So foreign keys are off for this one transaction (the
-            // setting cannot change inside one) and on again after it.
-            try db.execute("PRAGMA foreign_keys=OFF")
-            defer { try? db.execute("PRAGMA foreign_keys=ON") }
-            // The reconcile, in one transaction; `indexing` false once the index's pages turned out
-            // damaged (see below).
-            var indexing = true
-            func reconcile() throws {
-                try db.inTransaction {
-                    // The very source row this sync started with, not just one of the same name.
-                    let identity = try db.query("SELECT \(SourceStore.identitySQL) FROM sources WHERE name = ?",
-                                                [.text(source.name)]) { $0.text(0) }.first ?? nil
-                    guard let identity else { throw SourceRemoved() }
-                    guard source.identity == nil || identity == source.identity else {
-                        throw CacheError.sourceReplaced(source.name)
-                    }
-                    // The run is recorded first, so the change log can point at it; its outcome and
-                    // counts are filled in below, in the same transaction.
-                    let runID = try record(run, finishedAt: now)
-                    var confirmAll = true
-                    if let payload {
-                        let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
-                        let cachedRows = try countCachedRows(source)
-                        let (counts, changed) = try reconciler.apply(payload)
-                        run.report.counts = counts
-                        run.report.outcome = changed ? .updated : .unchanged
-                        // The removal guard, on what the reconcile did inside this transaction: a
-                        // held sync rolls it back whole.
-                        if source.mode == .replace && !options.acceptRemovals,
-                           let reason = (source.maxDelete ?? .default).refusal(
-                               removing: counts.deleted, of: cachedRows, noun: source.kind.rowNoun) {
-                            guard options.plan else { throw Held(reason: reason) }
-                            run.report.wouldHold = reason
+            // inside the transaction: foreign keys are off for it.
+            try db.withoutForeignKeys {
+                // The reconcile, in one transaction; `indexing` false once the index's pages turned out
+                // damaged (see below).
+                var indexing = true
+                func reconcile() throws {
+                    try db.inTransaction {
+                        // The very source row this sync started with, not just one of the same name.
+                        let identity = try db.query("SELECT \(SourceStore.identitySQL) FROM sources WHERE name = ?",
+                                                    [.text(source.name)]) { $0.text(0) }.first ?? nil
+                        guard let identity else { throw SourceRemoved() }
+                        guard source.identity == nil || identity == source.identity else {
+                            throw CacheError.sourceReplaced(source.name)
                         }
-                        // The search index follows in the same transaction: it never finds what is
-                        // gone. A damaged index is recorded and the rows land all the same. (A plan is
-                        // rolled back: nothing to index.)
-                        if !options.plan && indexing {
-                            let index = SearchIndex(db: db)
-                            try index.keepingRows(of: source.name, at: now) { try index.follow(source.name, source.kind, runID: runID) }
+                        // The run is recorded first, so the change log can point at it; its outcome and
+                        // counts are filled in below, in the same transaction.
+                        let runID = try record(run, finishedAt: now)
+                        var confirmAll = true
+                        if let payload {
+                            let reconciler = Reconciler(db: db, source: source, now: now, runID: runID, progress: options.progress)
+                            let cachedRows = try countCachedRows(source)
+                            let (counts, changed) = try reconciler.apply(payload)
+                            run.report.counts = counts
+                            run.report.outcome = changed ? .updated : .unchanged
+                            // The removal guard, on what the reconcile did inside this transaction: a
+                            // held sync rolls it back whole.
+                            if source.mode == .replace && !options.acceptRemovals,
+                               let reason = (source.maxDelete ?? .default).refusal(
+                                   removing: counts.deleted, of: cachedRows, noun: source.kind.rowNoun) {
+                                guard options.plan else { throw Held(reason: reason) }
+                                run.report.wouldHold = reason
+                            }
+                            // The search index follows in the same transaction: it never finds what is
+                            // gone. A damaged index is recorded and the rows land all the same. (A plan is
+                            // rolled back: nothing to index.)
+                            if !options.plan && indexing {
+                                let index = SearchIndex(db: db)
+                                try index.keepingRows(of: source.name, at: now) { try index.follow(source.name, source.kind, runID: runID) }
+                            }
+                            // A replace response is the whole truth: every row it left is confirmed.
+                            // A merge response confirms only the rows it returned (their seen_at), but
+                            // an incremental one says nothing else changed: every row is confirmed.
+                            confirmAll = source.mode == .replace || since != nil
+                        } else {
+                            // 304, or the same body again: upstream confirms every row; nothing is rewritten.
+                            run.report.outcome = .unchanged
                         }
-                        // A replace response is the whole truth: every row it left is confirmed.
-                        // A merge response confirms only the rows it returned (their seen_at), but
-                        // an incremental one says nothing else changed: every row is confirmed.
-                        confirmAll = source.mode == .replace || since != nil
-                    } else {
-                        // 304, or the same body again: upstream confirms every row; nothing is rewritten.
-                        run.report.outcome = .unchanged
-                    }
-                    if options.plan {
-                        // Read back what this transaction logged, then roll everything back.
-                        run.report.plan = try HistoryStore(database).changes(source: source.name, .run(Int(runID)))
-                        run.report.outcome = .planned
-                        throw PlanRollback()
-                    }
-                    // wrote_at is the seen_at of the rows it wrote, confirmed_at sync_state's below:
-                    // what `list --as-of` takes the rows' seen_at from.
-                    try db.run("""
-                        UPDATE sync_runs SET outcome = ?, inserted = ?, updated = ?, deleted = ?, finished_at = ?,
-                                             wrote_at = ?, confirmed_at = CASE WHEN ? THEN ? END
-                        WHERE id = ?
-                        """, [.text(run.report.outcome.rawValue), .int(run.report.counts.inserted), .int(run.report.counts.updated),
-                              .int(run.report.counts.deleted), .text(Timestamp.now()), .text(now), .int(confirmAll ? 1 : 0), .text(now),
-                              .int(runID)])
-                    try db.run("""
-                        UPDATE sync_state SET confirmed_at = CASE WHEN ? THEN ? ELSE confirmed_at END,
-                            last_success_at = ?, last_attempt_at = ?, last_outcome = ?, last_error = NULL,
-                            next_attempt_at = NULL, failures = 0,
-                            etag = CASE WHEN ? THEN NULL ELSE coalesce(?, etag) END,
-                            last_modified = CASE WHEN ? THEN NULL ELSE coalesce(?, last_modified) END,
-                            body_hash = coalesce(?, body_hash)
-                        WHERE source = ?
-                        """, [.int(confirmAll ? 1 : 0), .text(now), .text(now), .text(now), .text(run.report.outcome.rawValue),
-                              .int(response.etag != nil && Self.validator(response.etag) == nil ? 1 : 0), .optionalText(Self.validator(response.etag)),
-                              .int(response.lastModified != nil && Self.validator(response.lastModified) == nil ? 1 : 0),
-                              .optionalText(Self.validator(response.lastModified)), .optionalText(bodyHash),
-                              .text(source.name)])
-                    if let incremental = source.layout?.incremental {
-                        try source.kind.storage.definition.recordWatermark(db, incremental, source: source.name, fullSync: since == nil, at: now)
+                        if options.plan {
+                            // Read back what this transaction logged, then roll everything back.
+                            run.report.plan = try HistoryStore(database).changes(source: source.name, .run(Int(runID)))
+                            run.report.outcome = .planned
+                            throw PlanRollback()
+                        }
+                        // wrote_at is the seen_at of the rows it wrote, confirmed_at sync_state's below:
+                        // what `list --as-of` takes the rows' seen_at from.
+                        try db.run("""
+                            UPDATE sync_runs SET outcome = ?, inserted = ?, updated = ?, deleted = ?, finished_at = ?,
+                                                 wrote_at = ?, confirmed_at = CASE WHEN ? THEN ? END
+                            WHERE id = ?
+                            """, [.text(run.report.outcome.rawValue), .int(run.report.counts.inserted), .int(run.report.counts.updated),
+                                  .int(run.report.counts.deleted), .text(Timestamp.now()), .text(now), .int(confirmAll ? 1 : 0), .text(now),
+                                  .int(runID)])
+                        try db.run("""
+                            UPDATE sync_state SET confirmed_at = CASE WHEN ? THEN ? ELSE confirmed_at END,
+                                last_success_at = ?, last_attempt_at = ?, last_outcome = ?, last_error = NULL,
+                                next_attempt_at = NULL, failures = 0,
+                                etag = CASE WHEN ? THEN NULL ELSE coalesce(?, etag) END,
+                                last_modified = CASE WHEN ? THEN NULL ELSE coalesce(?, last_modified) END,
+                                body_hash = coalesce(?, body_hash)
+                            WHERE source = ?
+                            """, [.int(confirmAll ? 1 : 0), .text(now), .text(now), .text(now), .text(run.report.outcome.rawValue),
+                                  .int(response.etag != nil && Self.validator(response.etag) == nil ? 1 : 0), .optionalText(Self.validator(response.etag)),
+                                  .int(response.lastModified != nil && Self.validator(response.lastModified) == nil ? 1 : 0),
+                                  .optionalText(Self.validator(response.lastModified)), .optionalText(bodyHash),
+                                  .text(source.name)])
+                        if let incremental = source.layout?.incremental {
+                            try source.kind.storage.definition.recordWatermark(db, incremental, source: source.name, fullSync: since == nil, at: now)
+                        }
                     }
                 }
-            }
-            do {
-                try reconcile()
-            } catch let damaged as SearchIndex.PagesDamaged {
-                // A damaged page of the index makes SQLite refuse every later write of the
-                // transaction: it was rolled back whole, and runs once more without the index,
-                // whose damage is then recorded on its own.
-                indexing = false
-                try reconcile()
-                try db.inTransaction { try SearchIndex(db: db).recordDamage(of: source.name, damaged.message, at: now) }
+                do {
+                    try reconcile()
+                } catch let damaged as SearchIndex.PagesDamaged {
+                    // A damaged page of the index makes SQLite refuse every later write of the
+                    // transaction: it was rolled back whole, and runs once more without the index,
+                    // whose damage is then recorded on its own.
+                    indexing = false
+                    try reconcile()
+                    try db.inTransaction { try SearchIndex(db: db).recordDamage(of: source.name, damaged.message, at: now) }
+                }
             }
             options.progress?(.finished)
         } catch is PlanRollback {
