@@ -12,8 +12,7 @@ extension Connection {
             guard let value = arguments?[0], let text = sqlite3_value_text(value) else {
                 return sqlite3_result_null(context)
             }
-            // Written into memory SQLite then owns and frees, where a Swift array was copied into
-            // memory of SQLite's (SQLITE_TRANSIENT) and freed: one allocation and copy a record.
+            // Written straight into memory that SQLite then owns and frees: the result is not copied.
             let json = UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
             guard let out = sqlite3_malloc64(UInt64(max(json.count, 1)))?.assumingMemoryBound(to: UInt8.self) else {
                 return sqlite3_result_error_nomem(context)
@@ -22,7 +21,7 @@ extension Connection {
                 sqlite3_free(out)
                 return sqlite3_result_null(context)
             }
-            // Never a null pointer, so no value ("") is text, not NULL.
+            // An empty result still has an address, so "" comes back as text, not NULL.
             sqlite3_result_text64(context, out, UInt64(count), { sqlite3_free($0) }, UInt8(SQLITE_UTF8))
         }, nil, nil, nil)
     }
