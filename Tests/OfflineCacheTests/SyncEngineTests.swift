@@ -64,22 +64,26 @@ import Testing
     /// A load into an empty cache writes 100 rows a statement with `INSERT OR FAIL`, which keeps
     /// the rows a failing statement wrote before it failed (and the batches before it): the
     /// sync's transaction must undo them all. A trigger of the test's own refuses the 250th row
-    /// in key order, halfway through the third batch.
-    @Test(arguments: [SourceKind.account, .json])
-    func aLoadRefusedHalfwayThroughABatchLeavesNoneOfItsRows(kind: SourceKind) throws {
+    /// in key order, halfway through the third batch; in a load of 6,357 transactions, the
+    /// 1,251st, in the second thousand, with the thread that prepares rows ahead still at work: it
+    /// must stop, and the sync end. (`aPreparerWaitingForRoomStopsWhenTheLoadEnds` holds the case
+    /// where that thread already waits for room.)
+    @Test(arguments: [(SourceKind.account, 357), (.json, 357), (.account, 6_357)])
+    func aLoadRefusedHalfwayThroughABatchLeavesNoneOfItsRows(kind: SourceKind, rows: Int) throws {
         let fixture = try Fixture()
         var source = Source(name: "s", kind: kind, url: URL(string: "http://h/")!)
         let table: String, refused: String, body: String
-        let indices = 0..<357
+        let indices = 0..<rows
+        let refusedIndex = String(format: "%04d", rows > 1_000 ? 1_250 : 249)
         if kind == .json {
             source.layout = RecordLayout(key: [JSONPath("id")!])
-            // Keys sort as text: the 250th of "k000" … "k356" is "k249".
-            (table, refused) = ("records", "NEW.key = 'k249'")
-            body = "[" + indices.map { #"{"id": "k\#(String(format: "%03d", $0))", "n": \#($0)}"# }.joined(separator: ",") + "]"
+            // Keys sort as text, and all have four digits: the 250th is "k0249".
+            (table, refused) = ("records", "NEW.key = 'k\(refusedIndex)'")
+            body = "[" + indices.map { #"{"id": "k\#(String(format: "%04d", $0))", "n": \#($0)}"# }.joined(separator: ",") + "]"
         } else {
-            // One date, vendors "V000" … "V356": key order is vendor order.
-            (table, refused) = ("transactions", "NEW.vendor = 'V249'")
-            let items = indices.map { #"{"type": 1, "vendor": "V\#(String(format: "%03d", $0))", "amount": 1.5, "date": "2026-11-20 08:00:00"}"# }
+            // One date, vendors "V0000", "V0001" and on: key order is vendor order.
+            (table, refused) = ("transactions", "NEW.vendor = 'V\(refusedIndex)'")
+            let items = indices.map { #"{"type": 1, "vendor": "V\#(String(format: "%04d", $0))", "amount": 1.5, "date": "2026-11-20 08:00:00"}"# }
             body = #"{"status": 200, "message": "OK", "body": {"name": "A", "currentBalance": 1.5, "transactions": [\#(items.joined(separator: ","))]}}"#
         }
         try SourceStore(fixture.database).add(source)

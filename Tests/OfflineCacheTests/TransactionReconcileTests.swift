@@ -113,10 +113,11 @@ import Testing
         let source = Source(name: "bank", kind: .account, url: URL(string: "http://h/")!)
         try SourceStore(fixture.database).add(source)
         var generator = SplitMix64(seed: 7)
-        // Several full batches and a tail, shuffled, with repeats; long vendors outgrow the
-        // buffer a batch's text is bound from.
+        // Rows prepared ahead a thousand at a time, in four buffers taken in turn: seven such
+        // chunks (the last of three batches) and a tail of 57 inserted one by one, shuffled,
+        // with repeats; long vendors outgrow the text a buffer starts with.
         let vendors = Self.vendors + [String(repeating: "A vendor with a long name ", count: 12)]
-        let rows = (0..<(3 * 100 + 57)).map { index in
+        let rows = (0..<(6_000 + 3 * 100 + 57)).map { index in
             Row(date: Self.dates[index % Self.dates.count], vendor: vendors.randomElement(using: &generator)!,
                 type: index % 2, amount: Double(index))
         }.shuffled(using: &generator)
@@ -129,6 +130,39 @@ import Testing
             id == TransactionID.make(source: "bank", date: TransactionDate(iso: key.date)!,
                                      vendor: String(decoding: key.vendor, as: UTF8.self), ordinal: key.ordinal)
         })
+    }
+
+    /// The thread that prepares a load's rows ahead fills every buffer it has, then waits for
+    /// SQLite to take one. A load that ends there (a row refused, say) must stop it: the load
+    /// waits for that thread before it returns, so a preparer that kept waiting would hang the sync.
+    @Test func aPreparerWaitingForRoomStopsWhenTheLoadEnds() throws {
+        let count = (TransactionLoad.chunksAhead + 2) * TransactionLoad.rowsPerChunk
+        let items = (0..<count).map { UpstreamTransaction(type: 1, vendor: "V\($0)", amount: 1.5, date: "2026-11-20T08:00:00Z") }
+        let order = (0..<count).map { Reconciler.Keyed(index: Int32($0), ordinal: 0) }
+        let handover = PreparedRowsHandover(items: items, order: order[...], source: "bank")
+        let preparer = JoinedThread { handover.prepareAll() }
+        let joined = Condition()
+        nonisolated(unsafe) var ended = false
+        detachThread {
+            preparer.join()
+            joined.lock(); ended = true; joined.broadcast(); joined.unlock()
+        }
+        func holds(within seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            while ContinuousClock.now < deadline {
+                if condition() { return true }
+                sleepSeconds(0.01)
+            }
+            return condition()
+        }
+        // Every buffer filled and none taken: it waits for room.
+        #expect(holds(within: 30) { handover.preparedCount == TransactionLoad.chunksAhead })
+        #expect(!holds(within: 0.2) { handover.preparedCount > TransactionLoad.chunksAhead })
+        #expect(!holds(within: 0) { joined.lock(); defer { joined.unlock() }; return ended })
+
+        handover.cancel()
+        #expect(holds(within: 30) { joined.lock(); defer { joined.unlock() }; return ended }, "the preparer still waits after the load ended")
+        #expect(handover.preparedCount == TransactionLoad.chunksAhead)
     }
 
     @Test func theSameRowsInAnotherOrderChangeNothing() throws {

@@ -29,6 +29,19 @@ package func runThenJoin(_ work: @escaping @Sendable () -> Void, finished: @esca
     }
 }
 
+/// A thread that whoever started it waits for (`join`) before what it reads goes away.
+package struct JoinedThread: @unchecked Sendable {
+    private let thread: pthread_t
+
+    package init(_ body: @escaping @Sendable () -> Void) {
+        thread = startThread(body)
+    }
+
+    package func join() {
+        pthread_join(thread, nil)
+    }
+}
+
 /// A thread handle handed to the one thread that joins it.
 private struct UncheckedThread: @unchecked Sendable {
     let thread: pthread_t

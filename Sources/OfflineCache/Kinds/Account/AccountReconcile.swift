@@ -56,16 +56,13 @@ extension Reconciler {
         var counts = ChangeCounts()
 
         if isEmpty {
-            // In batches: one statement inserts many rows, so SQLite's per-statement work
-            // (opening the table, checking the transaction) is paid once a batch.
-            let batch = try TransactionBatchInsert(db: db, source: source.name, now: now)
-            var position = 0
-            while position + TransactionBatchInsert.rows <= order.count {
-                if position % 10_000 == 0 { progress?(.reconciling(rows: position, total: order.count)) }
-                try batch.insert(items, order[position..<(position + TransactionBatchInsert.rows)])
-                position += TransactionBatchInsert.rows
+            // In statements of 100 rows: SQLite's per-statement work (opening the table, checking
+            // the transaction) is paid once for each 100.
+            let whole = order.count - order.count % TransactionLoad.rowsPerStatement
+            try TransactionLoad.insert(items, order[..<whole], db: db, source: source.name, now: now) { rows in
+                progress?(.reconciling(rows: rows, total: order.count))
             }
-            for row in order[position...] {
+            for row in order[whole...] {
                 try writer.insert(items[Int(row.index)], ordinal: Int(row.ordinal))
             }
             counts.inserted = order.count
@@ -219,70 +216,6 @@ struct StoredTransaction {
     let ordinal: Int32
     let type: Int
     let amount: Double
-}
-
-/// Inserts a fixed number of rows per statement: `INSERT … VALUES (…), (…), …`. A batch's text
-/// (ids, dates, vendors) is written into one buffer of its own that SQLite reads in place, so
-/// no value is copied, allocated and freed again per row.
-private final class TransactionBatchInsert {
-    static let rows = 100
-    /// Per row: id, date, vendor, ordinal, type, amount; the source and time are shared.
-    private static let perRow = 6
-    private let statement: Statement
-    private let ids: TransactionID
-    /// The batch's text, bound in place: refilled for each batch, kept until the next one.
-    private var text: UnsafeMutableBufferPointer<UInt8>
-
-    init(db: Connection, source: String, now: String) throws {
-        let values = (0..<Self.rows).map { row in
-            let first = 3 + row * Self.perRow
-            return "(?\(first), ?1, ?\(first + 1), ?\(first + 2), ?\(first + 3), ?\(first + 4), ?\(first + 5), ?2)"
-        }
-        statement = try db.cachedStatement(Reconciler.loadInsert
-            + " transactions (id, source, date, vendor, ordinal, type, amount, seen_at) VALUES " + values.joined(separator: ", "))
-        statement.reset()
-        try statement.bind(1, source)
-        try statement.bind(2, now)
-        ids = TransactionID(source: source)
-        text = .allocate(capacity: Self.rows * 64)
-    }
-
-    deinit {
-        // The cached statement outlives this buffer: nothing of it may stay bound.
-        statement.clearBindings()
-        text.deallocate()
-    }
-
-    func insert(_ items: [UpstreamTransaction], _ order: ArraySlice<Reconciler.Keyed>) throws {
-        precondition(order.count == Self.rows)
-        let fixed = TransactionID.hexCount + TransactionDate.isoCount
-        let needed = order.reduce(0) { $0 + fixed + items[Int($1.index)].vendor.utf8.count }
-        if needed > text.count {
-            text.deallocate()
-            text = .allocate(capacity: needed * 2)
-        }
-        var end = 0
-        for (row, keyed) in order.enumerated() {
-            var item = items[Int(keyed.index)]
-            let first = Int32(3 + row * Self.perRow)
-            // This row's id, date and vendor, one after another in the buffer.
-            let idAt = end, dateAt = idAt + TransactionID.hexCount, vendorAt = dateAt + TransactionDate.isoCount
-            item.date.writeISO(into: text.baseAddress! + dateAt)
-            end = vendorAt + item.vendor.withUTF8 { bytes in
-                if !bytes.isEmpty { (text.baseAddress! + vendorAt).initialize(from: bytes.baseAddress!, count: bytes.count) }
-                return bytes.count
-            }
-            let date = UnsafeBufferPointer(rebasing: text[dateAt..<vendorAt])
-            let vendor = UnsafeBufferPointer(rebasing: text[vendorAt..<end])
-            TransactionID.writeHex(ids.hash(iso: date, vendor: vendor, ordinal: Int(keyed.ordinal)), into: text.baseAddress! + idAt)
-            try statement.bind(first, kept: UnsafeBufferPointer(rebasing: text[idAt..<dateAt]))
-            try statement.bind(first + 1, kept: date)
-            try statement.bind(first + 2, kept: vendor)
-            try statement.bind(first + 3, Int(keyed.ordinal))
-            try statement.bind(first + 4, item.type); try statement.bind(first + 5, item.amount)
-        }
-        try statement.execute()
-    }
 }
 
 /// The prepared writes of one transactions reconcile. The source, the time and the run are
