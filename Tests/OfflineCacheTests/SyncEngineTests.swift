@@ -65,9 +65,9 @@ import Testing
     /// the rows a failing statement wrote before it failed (and the batches before it): the
     /// sync's transaction must undo them all. A trigger of the test's own refuses the 250th row
     /// in key order, halfway through the third batch; in a load of 6,357 transactions, the
-    /// 1,251st, in the second thousand, with the thread that prepares rows ahead still at work: it
-    /// must stop, and the sync end. (`aPreparerWaitingForRoomStopsWhenTheLoadEnds` holds the case
-    /// where that thread already waits for room.)
+    /// 1,251st, in the second thousand, with the thread that prepares rows ahead running: it must
+    /// stop, and the sync end. Whether that thread is then filling a buffer or waiting for room
+    /// depends on the build's speed; `aPreparerWaitingForRoomStopsWhenTheLoadEnds` holds the second.
     @Test(arguments: [(SourceKind.account, 357), (.json, 357), (.account, 6_357)])
     func aLoadRefusedHalfwayThroughABatchLeavesNoneOfItsRows(kind: SourceKind, rows: Int) throws {
         let fixture = try Fixture()

@@ -29,7 +29,7 @@ package func runThenJoin(_ work: @escaping @Sendable () -> Void, finished: @esca
     }
 }
 
-/// A thread that whoever started it waits for (`join`) before what it reads goes away.
+/// A thread that whoever started it waits for (`join`, once) before what it reads goes away.
 package struct JoinedThread: @unchecked Sendable {
     private let thread: pthread_t
 

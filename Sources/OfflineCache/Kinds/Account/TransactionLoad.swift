@@ -21,20 +21,24 @@ struct TransactionLoad {
     /// or throws.
     static func insert(_ items: [UpstreamTransaction], _ order: ArraySlice<Reconciler.Keyed>, db: Connection,
                        source: String, now: String, progress: (Int) -> Void) throws {
-        precondition(order.count % rowsPerStatement == 0)
+        precondition(order.count % rowsPerStatement == 0 && rowsPerChunk % rowsPerStatement == 0)
         guard !order.isEmpty else { return }
         let statement = try insertStatement(db: db, source: source, now: now)
         let handover = PreparedRowsHandover(items: items, order: order, source: source)
         let preparer = JoinedThread { handover.prepareAll() }
         defer {
-            handover.cancel()
-            preparer.join()
-            // The cached statement outlives the chunks: nothing of them may stay bound.
-            statement.clearBindings()
+            withExtendedLifetime(handover) {
+                handover.cancel()
+                preparer.join()
+                // The cached statement outlives the chunks: nothing of them may stay bound.
+                statement.clearBindings()
+            }
         }
         var inserted = 0
         for chunk in 0..<handover.chunkCount {
             let rows = handover.waitForChunk(chunk)
+            // Every value of a statement is bound again before it runs: a released chunk's buffer
+            // is refilled (or its text moved) while the statement still points into it.
             var row = 0
             while row < rows.count {
                 if inserted % 10_000 == 0 { progress(inserted) }
