@@ -190,9 +190,12 @@ final class CacheServer: Sendable {
     }
 
     /// Starts the refresh behind a stale read, as `cache list` does (never for a past moment, nor
-    /// when read-only; the lease, backoff and missing tokens honoured): whether one is in flight.
+    /// when read-only; the lease, backoff and missing tokens honoured): whether one is in flight,
+    /// this server's or another process's (a live holder of the source's lease, as the events
+    /// announce it; not on a read-only copy, whose leases are another machine's).
     func refreshBehind(_ database: CacheDatabase, _ source: Source, freshness: inout Freshness, pastMoment: Bool) throws -> Bool {
-        var refreshing = refresher.flight(source.name) != nil
+        var refreshing = try refresher.flight(source.name) != nil
+            || (!settings.readOnly && SyncLease(database).currentHolder(source.name) != nil)
         guard freshness.version.stale, !pastMoment, !settings.readOnly, !refreshing else { return refreshing }
         switch try RefreshBehindRead(database, source: source.name).plan(refresh: true, environment: settings.environment) {
         case .start:
