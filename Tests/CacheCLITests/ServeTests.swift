@@ -145,34 +145,6 @@ import Testing
         #expect(changed.status == 200 && changed.headers["etag"] != etag)
     }
 
-    /// The rows' body says whether a refresh is in flight, so their validator does too: a copy
-    /// kept while a refresh ran is not revalidated (304) into saying so once it has ended, even
-    /// when the refresh changed nothing. The live page ends its indicator on that word.
-    @Test func aRevalidationNeverReplaysARefreshThatHasEnded() async throws {
-        let served = try Self.served()
-        let upstream = served.upstream
-        let server = served.server
-        defer { withExtendedLifetime(served) {} }
-        let before = try server.get("/sources/items/rows?limit=1")
-        try upstream.control(["delay": 1.5])
-        #expect(try server.request("POST", "/sources/items/refresh").status == 202)
-        let during = try server.get("/sources/items/rows?limit=1")
-        #expect((try during.json()["refreshing"] as? Bool) == true)
-        let kept = try #require(during.headers["etag"])
-        #expect(kept != before.headers["etag"], "a copy that says a refresh is in flight has a validator of its own")
-
-        let ended = try server.request("POST", "/sources/items/refresh", headers: ["Prefer": "wait=30"])
-        try upstream.control(["delay": 0])
-        let outcome = try ended.json()["outcome"] as? String
-        #expect(ended.status == 200 && outcome == "unchanged", "\(ended.text)")
-        let after = try server.get("/sources/items/rows?limit=1", headers: ["If-None-Match": kept])
-        let refreshing = after.status == 200 ? try after.json()["refreshing"] as? Bool : nil
-        #expect(after.status == 200 && refreshing == false, "\(after.status) \(after.text)")
-        // Nothing changed since: the validator from before the refresh holds again.
-        #expect(after.headers["etag"] == before.headers["etag"])
-        #expect(try server.get("/sources/items/rows?limit=1", headers: ["If-None-Match": after.headers["etag"] ?? ""]).status == 304)
-    }
-
     /// A sync by another process is a refresh in flight too, as the events announce it: the rows
     /// say so while it holds the source's lease, and stop once it is gone (killed halfway here,
     /// so no run of its ends it).

@@ -95,7 +95,7 @@ extension CacheServer {
             let refreshing = try refreshBehind(database, source, freshness: &freshness, pastMoment: page.asOf != nil)
             // The query as given, each part escaped: `?limit=5&limit=10` is not `?limit=10&limit=5`.
             let canonical = Self.url(path: request.path, arguments)
-            let etag = freshness.etag(query: canonical, refreshing: refreshing)
+            let etag = freshness.etag(query: canonical)
             var headers = [("ETag", etag)] + freshness.headers
             if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
             // CSV, and `view=1`, give the view's columns (nested `__` ones too), not the record.

@@ -12,15 +12,12 @@ struct Freshness {
     /// On a read-only follower, how far behind its primary it is.
     var replicaLag = ReplicaLag.primary
 
-    /// A strong validator of the rows: their version (`RowsVersion.tag`), the query that picked
-    /// them and, where the body says it, whether a refresh is in flight. A refresh that changes
-    /// nothing gives the one from before it back, so a revalidation then is answered 304; a 304
-    /// must not replay a body that says a refresh is in flight once it has ended (the live page
-    /// reads that to end its indicator), nor the reverse. The freshness a cached copy's body shows
-    /// (its `stale` flags and ages, as of when it was made) is told afresh by the headers of
-    /// each answer.
-    func etag(query: String, refreshing: Bool = false) -> String {
-        "\"" + BodyHash.of(Data((version.tag + "\n" + query + (refreshing ? "\nrefreshing" : "")).utf8)) + "\""
+    /// A strong validator of the rows: their version (`RowsVersion.tag`) and the query that
+    /// picked them. A refresh that changes nothing keeps it, so a revalidation is answered 304;
+    /// the freshness a cached copy's body shows (its `stale` flags and ages, as of when it was
+    /// made) is told afresh by the headers of each answer.
+    func etag(query: String) -> String {
+        "\"" + BodyHash.of(Data((version.tag + "\n" + query).utf8)) + "\""
     }
 
     /// `Cache-Control`: fresh for what is left of the TTL; then served stale for up to one more
