@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import OfflineCache
+
+/// `cache reindex` of a source at the index's seam, on a real SQLite file: the index made again
+/// whole answers as before, beside another source or alone, and leaves the connection's
+/// settings as it found them.
+@Suite(.computing) struct SearchIndexTests {
+    final class Fixture {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("search-index-\(UUID().uuidString)").path
+        let database: CacheDatabase
+        init() throws { database = try CacheDatabase(path: folder + "/db.sqlite3", create: true) }
+        deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+        struct Canned: Fetching {
+            let body: String
+            func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse { FetchResponse(status: 200, body: Data(body.utf8)) }
+        }
+
+        /// A json source of `count` records, each named "item-N" in "cat-(N % 7)", synced.
+        func source(_ name: String, records count: Int) throws -> Source {
+            var source = Source(name: name, kind: .json, url: URL(string: "http://h/")!)
+            source.layout = RecordLayout(key: [JSONPath("id")!])
+            try SourceStore(database).add(source)
+            let body = "[" + (1...count).map { #"{"id": \#($0), "name": "item-\#($0)", "category": "cat-\#($0 % 7)"}"# }.joined(separator: ",") + "]"
+            #expect(SyncEngine(database: database, fetcher: Canned(body: body)).sync(source).outcome != .failed)
+            return source
+        }
+
+        func found(_ source: Source, _ query: String) throws -> [String] {
+            try CacheReader(database).search(source, query: query, limit: 5).map(\.document)
+        }
+    }
+
+    /// A source alone in the index is indexed into a new one (its old tables dropped, FTS5
+    /// reading the documents itself), again and again; beside another, its documents are
+    /// replaced in place. Either way every document is there, FTS5's own check passes, and
+    /// searches find what they did.
+    @Test func aReindexAloneOrBesideAnotherSourceFindsWhatItFoundBefore() throws {
+        let fixture = try Fixture()
+        let big = try fixture.source("big", records: 3_000)
+        let index = SearchIndex(fixture.database)
+        let db = fixture.database.connection
+        for round in 1...2 {
+            try index.rebuild(big)
+            #expect(try index.problems("big", .json) == [], "round \(round)")
+            #expect(try db.scalarInt("SELECT count(*) FROM search_docs") == 3_000)
+            #expect(try fixture.found(big, "item-2999") == ["2999"])
+            #expect(try db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH 'cat 3'") == 429)
+            try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
+        }
+
+        let small = try fixture.source("small", records: 20)
+        try index.rebuild(small)
+        try index.rebuild(big)
+        for (source, count) in [(big, 3_000), (small, 20)] {
+            #expect(try index.problems(source.name, .json) == [])
+            #expect(try db.scalarInt("SELECT count(*) FROM search_docs WHERE source = ?", [.text(source.name)]) == Int64(count))
+            #expect(try fixture.found(source, "item-17") == ["17"])
+        }
+        try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
+    }
+
+    /// The drops of a reindex skip zeroing the pages they free (`secure_delete` at FAST), and
+    /// put the setting back as it was, whatever it was.
+    @Test(arguments: [0, 1, 2])
+    func aReindexLeavesSecureDeleteAsItFoundIt(setting: Int) throws {
+        let fixture = try Fixture()
+        let source = try fixture.source("items", records: 50)
+        let db = fixture.database.connection
+        try db.execute("PRAGMA secure_delete = \(["OFF", "ON", "FAST"][setting])")
+        try SearchIndex(fixture.database).rebuild(source)
+        try SearchIndex(fixture.database).rebuild(source)
+        #expect(try db.scalarInt("PRAGMA secure_delete") == Int64(setting))
+        #expect(try fixture.found(source, "item-7") == ["7"])
+    }
+}
