@@ -1,4 +1,5 @@
 import Foundation
+import OfflineCache
 import Testing
 
 /// `cache serve` through the binary, over real HTTP on loopback: every route and header, 304s,
@@ -343,6 +344,38 @@ import Testing
             replayed += String(decoding: buffer[0..<count], as: UTF8.self)
         }
         #expect(replayed.contains("id: \(run)\nevent: updated"), "\(replayed)")
+    }
+
+    /// Each new hold of a source's lease by another process is announced as `refreshing`, even
+    /// when one sync ends and the next begins between two of the server's looks (as when a
+    /// `cache sync` starts the moment the server's own refresh ends); the server's own holds are
+    /// announced by the server as its refreshes start, not again. The holds here are written as
+    /// another process's sync writes them, under this test's pid.
+    @Test func eventsAnnounceEveryNewHoldOfALeaseByAnotherProcess() async throws {
+        let served = try Self.served()
+        let server = served.server
+        defer { withExtendedLifetime(served) {} }
+        let events = try EventsClient(server)
+        #expect(events.read(until: "retry: 2000"), "\(events.text)")
+        let db = try Connection(path: served.box.database)
+        func hold(_ source: String, pid: Int32, token: String) throws {
+            try db.run("""
+                INSERT INTO sync_leases (source, holder_pid, holder_token, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, '2999-01-01T00:00:00.000Z')
+                ON CONFLICT (source) DO UPDATE SET holder_pid = excluded.holder_pid, holder_token = excluded.holder_token, acquired_at = excluded.acquired_at
+                """, [.text(source), .int(Int64(pid)), .text(token), .text(Timestamp.now())])
+        }
+        let announced = "event: refreshing\ndata: {\"source\": \"jokes\"}\n\n"
+        try hold("jokes", pid: getpid(), token: "first")
+        #expect(events.read(until: announced), "\(events.text)")
+        // One hold given up and the next taken in one commit: the source was never seen free.
+        try hold("jokes", pid: getpid(), token: "second")
+        #expect(events.read(until: announced, times: 2), "\(events.text)")
+        // A hold of the server's own pid, then another of this test's, seen at the same look or after.
+        try hold("items", pid: server.process.processIdentifier, token: "the server's own")
+        try hold("jokes", pid: getpid(), token: "third")
+        #expect(events.read(until: announced, times: 3), "\(events.text)")
+        #expect(!events.text.contains("\"source\": \"items\""), "\(events.text)")
+        try db.execute("DELETE FROM sync_leases")
     }
 
     /// Event clients that hang up are let go within a second or two, not at the next keep-alive.

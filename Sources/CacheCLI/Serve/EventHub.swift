@@ -47,9 +47,6 @@ final class EventHub: Sendable {
     private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
     private let stopping = Mutex(false)
     private let watching = DispatchSemaphore(value: 0)
-    /// Syncs announced as `refreshing` and not yet seen to end: so a lease seen later is not
-    /// announced twice.
-    private let announced = Mutex<Set<String>>([])
 
     private let access: CacheDatabase.Access
 
@@ -173,10 +170,10 @@ final class EventHub: Sendable {
         return merged
     }
 
-    /// A sync of `source` has begun in this process.
+    /// A sync of `source` has begun in this process (the watchers leave this process's leases
+    /// to this call, which comes before the lease is taken).
     func refreshing(_ source: String) {
         publish([Self.refreshingEvent(source)])
-        announced.withLock { _ = $0.insert(source) }
     }
 
     static func refreshingEvent(_ source: String) -> Event {
@@ -200,7 +197,10 @@ final class EventHub: Sendable {
         let path = databasePaths[file]
         var kept = opened
         var lastRun = latest
-        var syncing: Set<String> = []
+        // Each source's lease as last seen: a new hold is a sync that began since, even where
+        // another ended in between (a source's lease taken again within one look).
+        var syncing: [String: SyncLease.Hold] = [:]
+        let ownPID = getpid()
         func version() -> String? {
             guard let kept else { return FileChangeMark.of(path) }
             return (try? kept.connection.scalarInt("PRAGMA data_version")).map { "version \($0)" }
@@ -216,15 +216,15 @@ final class EventHub: Sendable {
                 seen = version()
             }
             var events: [Event] = []
-            if let held = try? SyncLease(database).heldSources() {
-                let already = announced.withLock { $0 }
-                for source in held.subtracting(syncing).subtracting(already).sorted() { events.append(Self.refreshingEvent(source)) }
-                syncing = held
+            if let holds = try? SyncLease(database).holds() {
+                for (source, hold) in holds.sorted(by: { $0.key < $1.key }) where syncing[source] != hold && hold.pid != ownPID {
+                    events.append(Self.refreshingEvent(source))
+                }
+                syncing = holds
             }
             if let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastRun) {
                 events += runs.compactMap { Self.event($0, file: file) }
                 lastRun = runs.last?.id ?? lastRun
-                announced.withLock { $0.subtract(runs.map(\.source)) }
             }
             publish(events)
         }

@@ -39,15 +39,22 @@ package struct SyncLease {
         try? db.run("DELETE FROM sync_leases WHERE source = ? AND holder_token = ?", [.text(source), .text(token)])
     }
 
-    /// The pid of the live process holding the lease of `source`, if any.
-    /// The sources whose lease a live process holds now: the syncs in flight.
-    package func heldSources() throws -> Set<String> {
-        let rows = try db.query("SELECT source, holder_pid FROM sync_leases WHERE expires_at > ?", [.text(Timestamp.now())]) {
-            (source: $0.text(0) ?? "", pid: Int32($0.int(1)))
-        }
-        return Set(rows.filter { Self.isAlive($0.pid) }.map(\.source))
+    /// One hold of a source's lease: who holds it, and the token that tells it from the holds
+    /// before and after it (the same process syncing the source again takes a new one).
+    package struct Hold: Equatable, Sendable {
+        package let pid: Int32
+        package let token: String
     }
 
+    /// The leases live processes hold now, by source: the syncs in flight.
+    package func holds() throws -> [String: Hold] {
+        let rows = try db.query("SELECT source, holder_pid, holder_token FROM sync_leases WHERE expires_at > ?", [.text(Timestamp.now())]) {
+            (source: $0.text(0) ?? "", hold: Hold(pid: Int32($0.int(1)), token: $0.text(2) ?? ""))
+        }
+        return Dictionary(rows.filter { Self.isAlive($0.hold.pid) }.map { ($0.source, $0.hold) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The pid of the live process holding the lease of `source`, if any.
     package func currentHolder(_ source: String) throws -> Int32? {
         let rows = try db.query("""
             SELECT holder_pid, expires_at > ? FROM sync_leases WHERE source = ?

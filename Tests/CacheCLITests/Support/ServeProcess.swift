@@ -200,15 +200,19 @@ final class EventsClient {
 
     deinit { close(socket) }
 
-    /// Reads until `expected` has arrived (true), the server closes, or `seconds` pass.
-    func read(until expected: String, seconds: Double = 15) -> Bool {
+    /// Reads until `expected` has arrived `times` times in all (true), the server closes, or
+    /// `seconds` pass.
+    func read(until expected: String, times: Int = 1, seconds: Double = 15) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = Date().addingTimeInterval(seconds)
-        while !text.contains(expected), Date() < deadline {
+        while count(expected) < times, Date() < deadline {
             let count = recv(socket, &buffer, buffer.count, 0)
             if count <= 0 { return false }
             text += String(decoding: buffer[0..<count], as: UTF8.self)
         }
-        return text.contains(expected)
+        return count(expected) >= times
     }
+
+    /// How many times `expected` has arrived so far.
+    func count(_ expected: String) -> Int { text.components(separatedBy: expected).count - 1 }
 }
