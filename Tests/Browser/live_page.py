@@ -268,6 +268,23 @@ def main():
         post("/_control", {"delay": 0})
         check(upstream_count("/jokes/ten") == before + 1, f"the refresh asked the upstream {upstream_count('/jokes/ten') - before} times")
 
+        # Another process's sync begun as soon as the server's own has ended: the section shows it
+        # refreshing (the server announces it though the source's lease was held at both of its
+        # looks, and after the end of its own run, which it may see in the same look), and once
+        # that process is killed halfway, with no run to end it, the indicator goes.
+        post("/_control", {"delay": 30})
+        print("$ cache sync jokes (killed halfway)", file=sys.stderr, flush=True)
+        other = subprocess.Popen([CACHE, "sync", "jokes"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            until("another process's sync to show", lambda: attribute(page, jokes, "data-refreshing") == "true",
+                  explain=lambda: refresh_seen(page, origin, jokes, "jokes"))
+        finally:
+            other.kill()
+            other.wait()
+            post("/_control", {"delay": 0})
+        until("the killed sync's indicator to go", lambda: attribute(page, jokes, "data-refreshing") == "false", timeout=30,
+              explain=lambda: refresh_seen(page, origin, jokes, "jokes"))
+
         # Offline: the server goes away; the page says so and keeps what it shows; when the server
         # is back, it catches up on what was synced meanwhile (with Last-Event-ID).
         check(event_requests and "last-event-id" not in event_requests[0], "the first events request had a Last-Event-ID")

@@ -349,8 +349,9 @@ import Testing
     /// Each new hold of a source's lease by another process is announced as `refreshing`, even
     /// when one sync ends and the next begins between two of the server's looks (as when a
     /// `cache sync` starts the moment the server's own refresh ends); the server's own holds are
-    /// announced by the server as its refreshes start, not again. The holds here are written as
-    /// another process's sync writes them, under this test's pid.
+    /// announced by the server as its refreshes start, not again; a run that ended is told before
+    /// a sync seen beginning after it. The holds and the run here are written as another process's
+    /// sync writes them, under this test's pid.
     @Test func eventsAnnounceEveryNewHoldOfALeaseByAnotherProcess() async throws {
         let served = try Self.served()
         let server = served.server
@@ -375,6 +376,18 @@ import Testing
         try hold("jokes", pid: getpid(), token: "third")
         #expect(events.read(until: announced, times: 3), "\(events.text)")
         #expect(!events.text.contains("\"source\": \"items\""), "\(events.text)")
+
+        // A run that ends and the next sync that begins in one commit: the run's end comes first,
+        // so a client does not take it for the end of the sync in flight.
+        try db.execute("BEGIN")
+        try db.run("""
+            INSERT INTO sync_runs (source, started_at, finished_at, outcome) VALUES ('jokes', ?1, ?1, 'unchanged')
+            """, [.text(Timestamp.now())])
+        try hold("jokes", pid: getpid(), token: "fourth")
+        try db.execute("COMMIT")
+        #expect(events.read(until: announced, times: 4), "\(events.text)")
+        let last = events.text.components(separatedBy: "event: unchanged").last ?? ""
+        #expect(events.text.contains("event: unchanged") && last.contains(announced), "\(events.text)")
         try db.execute("DELETE FROM sync_leases")
     }
 

@@ -215,16 +215,23 @@ final class EventHub: Sendable {
                 kept = database  // no longer a snapshot (the follower's first update): watched by its data_version
                 seen = version()
             }
+            // The runs that ended first, then the syncs in flight, both as of one snapshot: a
+            // source's hold seen then began after any run of it seen ending (one hold at a time),
+            // and a client that read them the other way round would take the run's end for the
+            // new sync's.
+            let (runs, holds) = (try? database.connection.inReadTransaction {
+                (try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastRun), try? SyncLease(database).holds())
+            }) ?? (nil, nil)
             var events: [Event] = []
-            if let holds = try? SyncLease(database).holds() {
+            if let runs {
+                events += runs.compactMap { Self.event($0, file: file) }
+                lastRun = runs.last?.id ?? lastRun
+            }
+            if let holds {
                 for (source, hold) in holds.sorted(by: { $0.key < $1.key }) where syncing[source] != hold && hold.pid != ownPID {
                     events.append(Self.refreshingEvent(source))
                 }
                 syncing = holds
-            }
-            if let runs = try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastRun) {
-                events += runs.compactMap { Self.event($0, file: file) }
-                lastRun = runs.last?.id ?? lastRun
             }
             publish(events)
         }
