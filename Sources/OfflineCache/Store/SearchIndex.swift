@@ -243,24 +243,24 @@ package struct SearchIndex {
             try db.run("DELETE FROM search_docs WHERE source = ?", [name])
             return try bulk { try add(source, kind, only: nil) }
         }
-        try droppingDerivedPages {
-            try db.execute("DROP TABLE search_index")
-            try db.execute(Self.definition)
-            try emptyDocuments()
-        }
+        try db.execute("DROP TABLE search_index")
+        try db.execute(Self.definition)
+        try emptyDocuments()
         // Alone in a new and empty index, its documents are indexed by FTS5 reading them itself
         // ('rebuild'): 8% less time than an INSERT from them, which steps a statement for each.
         try addDocuments(source, kind, only: nil)
         try bulk { try db.execute("INSERT INTO search_index (search_index) VALUES ('rebuild')") }
     }
 
-    /// Runs `drop`, which takes out whole tables of the index (FTS5's and `search_docs`), without
-    /// overwriting each freed page with zeros first: Debian's SQLite has `secure_delete` on, which
-    /// writes every page a drop frees once more (0.2 s of a million-record reindex, nine tenths
-    /// of its drops). What those pages hold is derived from rows the file still holds, so the
-    /// zeros would hide nothing. `FAST` still zeros what a delete takes out of a page it writes
-    /// anyway; the setting is as it was after.
-    private func droppingDerivedPages(_ drop: () throws -> Void) throws {
+    /// Runs `drop`, which drops `search_docs`, without overwriting each page it frees with zeros
+    /// first: Debian's SQLite has `secure_delete` on, which writes every freed page once more
+    /// (0.15 s of a million-record reindex, most of its drops). Those pages hold only the
+    /// documents of rows the file still holds (a document is deleted with its row, and its text
+    /// then zeroed in a page that is written anyway, under `ON` and `FAST` alike), and the
+    /// documents made again next take most of them back at once. Not so FTS5's tables, whose
+    /// segments keep a deleted document's words until a merge rewrites them: they are dropped
+    /// under the setting as it is. The setting is as it was after.
+    func droppingDocuments(_ drop: () throws -> Void) throws {
         let before = Int(try db.scalarInt("PRAGMA secure_delete") ?? 1)
         try db.execute("PRAGMA secure_delete = FAST")
         defer { try? db.execute("PRAGMA secure_delete = \(["OFF", "ON", "FAST"][min(max(before, 0), 2)])") }
@@ -277,7 +277,7 @@ package struct SearchIndex {
             SELECT sql FROM sqlite_schema WHERE tbl_name = 'search_docs' AND sql IS NOT NULL
             ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid
             """) { $0.text(0) ?? "" }
-        try db.execute("DROP TABLE search_docs")
+        try droppingDocuments { try db.execute("DROP TABLE search_docs") }
         for definition in definitions { try db.execute(definition) }
     }
 
@@ -370,22 +370,20 @@ package struct SearchIndex {
             CREATE TABLE search_index_config (k PRIMARY KEY, v) WITHOUT ROWID;
             INSERT INTO search_index_config VALUES ('version', 4);
             """)
-        try droppingDerivedPages {
-            if let refused = attempt("DROP TABLE IF EXISTS search_index") {
-                guard Self.isDamage(refused) else { throw refused }
-                // FTS5 cannot open it even so: its schema row is taken out by hand, and the schema
-                // read again without it.
-                try db.execute("PRAGMA writable_schema = ON")
-                let removal = attempt("DELETE FROM sqlite_schema WHERE name = 'search_index'")
-                try db.execute("PRAGMA writable_schema = RESET")  // off again, and the schema read anew
-                if let removal { throw removal }
-            }
-            for shadow in ["data", "idx", "content", "docsize", "config"] {
-                try db.execute("DROP TABLE IF EXISTS search_index_\(shadow)")
-            }
-            try db.execute(Self.definition)
-            try emptyDocuments()
+        if let refused = attempt("DROP TABLE IF EXISTS search_index") {
+            guard Self.isDamage(refused) else { throw refused }
+            // FTS5 cannot open it even so: its schema row is taken out by hand, and the schema
+            // read again without it.
+            try db.execute("PRAGMA writable_schema = ON")
+            let removal = attempt("DELETE FROM sqlite_schema WHERE name = 'search_index'")
+            try db.execute("PRAGMA writable_schema = RESET")  // off again, and the schema read anew
+            if let removal { throw removal }
         }
+        for shadow in ["data", "idx", "content", "docsize", "config"] {
+            try db.execute("DROP TABLE IF EXISTS search_index_\(shadow)")
+        }
+        try db.execute(Self.definition)
+        try emptyDocuments()
         // The built sources' documents, made again (the others are built when first searched).
         for (name, kind) in try db.query("""
             SELECT name, kind FROM sources WHERE search = 1 AND name IN (SELECT source FROM search_built) ORDER BY name
