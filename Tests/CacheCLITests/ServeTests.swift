@@ -350,8 +350,9 @@ import Testing
     /// when one sync ends and the next begins between two of the server's looks (as when a
     /// `cache sync` starts the moment the server's own refresh ends); the server's own holds are
     /// announced by the server as its refreshes start, not again; a run that ended is told before
-    /// a sync seen beginning after it. The holds and the run here are written as another process's
-    /// sync writes them, under this test's pid.
+    /// a sync seen beginning after it, and a sync first seen as it ends is not announced after
+    /// its end. The holds and the runs here are written as another process's sync writes them,
+    /// under this test's pid.
     @Test func eventsAnnounceEveryNewHoldOfALeaseByAnotherProcess() async throws {
         let served = try Self.served()
         let server = served.server
@@ -359,11 +360,14 @@ import Testing
         let events = try EventsClient(server)
         #expect(events.read(until: "retry: 2000"), "\(events.text)")
         let db = try Connection(path: served.box.database)
-        func hold(_ source: String, pid: Int32, token: String) throws {
+        func hold(_ source: String, pid: Int32, token: String, at acquired: String = Timestamp.now()) throws {
             try db.run("""
                 INSERT INTO sync_leases (source, holder_pid, holder_token, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, '2999-01-01T00:00:00.000Z')
                 ON CONFLICT (source) DO UPDATE SET holder_pid = excluded.holder_pid, holder_token = excluded.holder_token, acquired_at = excluded.acquired_at
-                """, [.text(source), .int(Int64(pid)), .text(token), .text(Timestamp.now())])
+                """, [.text(source), .int(Int64(pid)), .text(token), .text(acquired)])
+        }
+        func runEnded(_ outcome: String, at finished: String = Timestamp.now()) throws {
+            try db.run("INSERT INTO sync_runs (source, started_at, finished_at, outcome) VALUES ('jokes', ?1, ?1, ?2)", [.text(finished), .text(outcome)])
         }
         let announced = "event: refreshing\ndata: {\"source\": \"jokes\"}\n\n"
         try hold("jokes", pid: getpid(), token: "first")
@@ -380,15 +384,37 @@ import Testing
         // A run that ends and the next sync that begins in one commit: the run's end comes first,
         // so a client does not take it for the end of the sync in flight.
         try db.execute("BEGIN")
-        try db.run("""
-            INSERT INTO sync_runs (source, started_at, finished_at, outcome) VALUES ('jokes', ?1, ?1, 'unchanged')
-            """, [.text(Timestamp.now())])
+        try runEnded("unchanged")
         try hold("jokes", pid: getpid(), token: "fourth")
         try db.execute("COMMIT")
         #expect(events.read(until: announced, times: 4), "\(events.text)")
         let last = events.text.components(separatedBy: "event: unchanged").last ?? ""
         #expect(events.text.contains("event: unchanged") && last.contains(announced), "\(events.text)")
+
+        // A sync first seen as it ends (its run written, its lease not yet given back, as a sync
+        // of a few milliseconds is seen): its end, and no `refreshing` after it. Then the next.
+        try db.execute("BEGIN")
+        try hold("jokes", pid: getpid(), token: "fifth", at: "2026-01-01T00:00:00.000Z")
+        try runEnded("failed", at: "2026-01-01T00:00:01.000Z")
+        try db.execute("COMMIT")
+        #expect(events.read(until: "event: failed"), "\(events.text)")
+        // (The watcher looks every 100 ms: a second with nothing more to see.)
+        #expect(!events.read(until: announced, times: 5, seconds: 1), "announced after its end: \(events.text)")
+        try hold("jokes", pid: getpid(), token: "sixth")
+        #expect(events.read(until: announced, times: 5), "\(events.text)")
+        let afterFailed = events.text.components(separatedBy: "event: failed").last ?? ""
+        #expect(afterFailed.components(separatedBy: announced).count - 1 == 1, "\(events.text)")
+
+        // The server's own refresh: announced once, by the server, before its end.
         try db.execute("DELETE FROM sync_leases")
+        try served.upstream.control(["delay": 1])
+        #expect(try server.request("POST", "/sources/items/refresh").status == 202)
+        let item = "event: refreshing\ndata: {\"source\": \"items\"}\n\n"
+        #expect(events.read(until: "\"source\": \"items\", \"run\""), "\(events.text)")
+        try served.upstream.control(["delay": 0])
+        #expect(events.count(item) == 1, "\(events.text)")
+        let beforeItsEnd = events.text.components(separatedBy: "\"source\": \"items\", \"run\"").first ?? ""
+        #expect(beforeItsEnd.contains(item), "\(events.text)")
     }
 
     /// Event clients that hang up are let go within a second or two, not at the next keep-alive.
@@ -445,6 +471,18 @@ import Testing
         #expect(try server.request("POST", "/sources/items/refresh").status == 409)
         try await Task.sleep(for: .milliseconds(300))
         #expect(try upstream.stats()["total"] as? Int == before)
+
+        // A lease in a copy read-only is another machine's (its pid means nothing here): the rows
+        // do not count it, nor do the events announce it.
+        let events = try EventsClient(server)
+        #expect(events.read(until: "retry: 2000"), "\(events.text)")
+        let db = try Connection(path: box.database)
+        try db.run("""
+            INSERT INTO sync_leases (source, holder_pid, holder_token, acquired_at, expires_at) VALUES ('jokes', ?1, 'elsewhere', ?2, '2999-01-01T00:00:00.000Z')
+            """, [.int(Int64(getpid())), .text(Timestamp.now())])
+        #expect(!events.read(until: "event: refreshing", seconds: 1), "\(events.text)")
+        #expect(try server.get("/sources/jokes/rows?limit=1").json()["refreshing"] as? Bool == false)
+        try db.execute("DELETE FROM sync_leases")
     }
 
     @Test func aTokenGuardsEveryRouteAndOnlyLoopbackGoesWithoutOne() async throws {

@@ -60,7 +60,7 @@ final class CacheServer: Sendable {
 
     init(_ settings: Settings) {
         self.settings = settings
-        let events = EventHub(databasePaths: settings.databasePaths, access: settings.readAccess)
+        let events = EventHub(databasePaths: settings.databasePaths, access: settings.readAccess, announcesLeases: !settings.readOnly)
         self.events = events
         refresher = Refresher(databasePath: settings.databasePath, environment: settings.environment, fetcher: settings.fetcher) { events.refreshing($0) }
     }

@@ -49,10 +49,16 @@ final class EventHub: Sendable {
     private let watching = DispatchSemaphore(value: 0)
 
     private let access: CacheDatabase.Access
+    /// Whether other processes' leases are announced: not on a read-only copy, whose leases are
+    /// another machine's (its pids mean nothing here), as its rows do not count them either.
+    private let announcesLeases: Bool
+    /// This process's syncs begun since the watcher's last look, and when: announced at its next.
+    private let ownStarts = Mutex<[String: String]>([:])
 
-    init(databasePaths: [String], access: CacheDatabase.Access) {
+    init(databasePaths: [String], access: CacheDatabase.Access, announcesLeases: Bool) {
         self.databasePaths = databasePaths
         self.access = access
+        self.announcesLeases = announcesLeases
     }
 
     /// Starts a watcher per file, each reading from the newest run its file has now.
@@ -170,10 +176,12 @@ final class EventHub: Sendable {
         return merged
     }
 
-    /// A sync of `source` has begun in this process (the watchers leave this process's leases
-    /// to this call, which comes before the lease is taken).
+    /// A sync of `source` has begun in this process, before it takes the lease (the watcher
+    /// leaves this process's leases to this): announced at the watcher's next look, within
+    /// 100 ms, after the runs it sees ending, so that none of them reads as this sync's end.
+    /// (The server writes one file: its first.)
     func refreshing(_ source: String) {
-        publish([Self.refreshingEvent(source)])
+        ownStarts.withLock { $0[source] = Timestamp.now() }
     }
 
     static func refreshingEvent(_ source: String) -> Event {
@@ -206,33 +214,41 @@ final class EventHub: Sendable {
             return (try? kept.connection.scalarInt("PRAGMA data_version")).map { "version \($0)" }
         }
         var seen = version()
+        var ownPending: [String: String] = [:]
         while !isStopping {
             usleep(UInt32(Self.pollMilliseconds * 1000))
-            guard let now = version(), now != seen else { continue }
+            if file == 0 { ownPending.merge(ownStarts.withLock { starts in defer { starts = [:] }; return starts }) { $1 } }
+            guard let now = version(), now != seen || !ownPending.isEmpty else { continue }
             seen = now
             guard let database = kept ?? (try? CacheDatabase(path: path, access: access)) else { continue }
             if !database.isSnapshot && kept == nil {
                 kept = database  // no longer a snapshot (the follower's first update): watched by its data_version
                 seen = version()
             }
-            // The runs that ended first, then the syncs in flight, both as of one snapshot: a
-            // source's hold seen then began after any run of it seen ending (one hold at a time),
-            // and a client that read them the other way round would take the run's end for the
-            // new sync's.
-            let (runs, holds) = (try? database.connection.inReadTransaction {
-                (try? HistoryStore(database).runs(limit: Self.replayLimit, after: lastRun), try? SyncLease(database).holds())
-            }) ?? (nil, nil)
-            var events: [Event] = []
-            if let runs {
-                events += runs.compactMap { Self.event($0, file: file) }
-                lastRun = runs.last?.id ?? lastRun
+            // The runs and the leases as of one snapshot (failing, both at the next look).
+            guard let (runs, holds) = try? database.connection.inReadTransaction({
+                (try HistoryStore(database).runs(limit: Self.replayLimit, after: lastRun),
+                 announcesLeases ? try SyncLease(database).holds() : [:])
+            }) else {
+                seen = nil
+                continue
             }
-            if let holds {
-                for (source, hold) in holds.sorted(by: { $0.key < $1.key }) where syncing[source] != hold && hold.pid != ownPID {
-                    events.append(Self.refreshingEvent(source))
-                }
-                syncing = holds
+            // The runs that ended first, then the syncs begun and not yet seen: a client that read
+            // them the other way round would take a run's end for the new sync's. A sync begun
+            // before a run of its source seen ending now is that run's, ended (its lease is given
+            // back after the run is written), and not announced.
+            var events = runs.compactMap { Self.event($0, file: file) }
+            lastRun = runs.last?.id ?? lastRun
+            var ended: [String: String] = [:]
+            for run in runs { ended[run.source] = max(ended[run.source] ?? "", run.finishedAt) }
+            func begunSinceItsLastEnd(_ source: String, at start: String) -> Bool { start >= ended[source] ?? "" }
+            var begun = Set(ownPending.filter { begunSinceItsLastEnd($0.key, at: $0.value) }.keys)
+            ownPending = [:]
+            for (source, hold) in holds where syncing[source] != hold && hold.pid != ownPID {
+                if begunSinceItsLastEnd(source, at: hold.acquiredAt) { begun.insert(source) }
             }
+            syncing = holds
+            events += begun.sorted().map(Self.refreshingEvent)
             publish(events)
         }
     }

@@ -44,12 +44,16 @@ package struct SyncLease {
     package struct Hold: Equatable, Sendable {
         package let pid: Int32
         package let token: String
+        /// When it was taken (`Timestamp`'s text).
+        package let acquiredAt: String
     }
 
     /// The leases live processes hold now, by source: the syncs in flight.
     package func holds() throws -> [String: Hold] {
-        let rows = try db.query("SELECT source, holder_pid, holder_token FROM sync_leases WHERE expires_at > ?", [.text(Timestamp.now())]) {
-            (source: $0.text(0) ?? "", hold: Hold(pid: Int32($0.int(1)), token: $0.text(2) ?? ""))
+        let rows = try db.query("""
+            SELECT source, holder_pid, holder_token, acquired_at FROM sync_leases WHERE expires_at > ?
+            """, [.text(Timestamp.now())]) {
+            (source: $0.text(0) ?? "", hold: Hold(pid: Int32($0.int(1)), token: $0.text(2) ?? "", acquiredAt: $0.text(3) ?? ""))
         }
         return Dictionary(rows.filter { Self.isAlive($0.hold.pid) }.map { ($0.source, $0.hold) }, uniquingKeysWith: { first, _ in first })
     }

@@ -206,6 +206,9 @@ final class EventsClient {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = Date().addingTimeInterval(seconds)
         while count(expected) < times, Date() < deadline {
+            // Nothing arriving within what is left of `seconds` ends the wait.
+            var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { break }
             let count = recv(socket, &buffer, buffer.count, 0)
             if count <= 0 { return false }
             text += String(decoding: buffer[0..<count], as: UTF8.self)
