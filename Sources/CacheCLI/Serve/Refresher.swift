@@ -28,8 +28,8 @@ final class Refresher: Sendable {
     private let flights = Mutex<[String: Flight]>([:])
     private let queue = DispatchQueue(label: "cache.serve.refresh", attributes: .concurrent)
 
-    /// Told when this process starts a refresh (the events' `refreshing`: a sync can begin
-    /// and end between two looks at the leases).
+    /// Told when this process starts a refresh, for the events' `refreshing` (their watcher
+    /// leaves this process's leases to this).
     private let started: @Sendable (String) -> Void
 
     init(databasePath: String, environment: [String: String], fetcher: any Fetching,
