@@ -346,6 +346,14 @@ import Testing
         #expect(replayed.contains("id: \(run)\nevent: updated"), "\(replayed)")
     }
 
+    /// Writes a hold of `source`'s lease as a sync takes one (in place of the last), for `pid`.
+    static func hold(_ db: Connection, _ source: String, pid: Int32, token: String, at acquired: String = Timestamp.now()) throws {
+        try db.run("""
+            INSERT INTO sync_leases (source, holder_pid, holder_token, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, '2999-01-01T00:00:00.000Z')
+            ON CONFLICT (source) DO UPDATE SET holder_pid = excluded.holder_pid, holder_token = excluded.holder_token, acquired_at = excluded.acquired_at
+            """, [.text(source), .int(Int64(pid)), .text(token), .text(acquired)])
+    }
+
     /// Each new hold of a source's lease by another process is announced as `refreshing`, even
     /// when one sync ends and the next begins between two of the server's looks (as when a
     /// `cache sync` starts the moment the server's own refresh ends); the server's own holds are
@@ -361,10 +369,7 @@ import Testing
         #expect(events.read(until: "retry: 2000"), "\(events.text)")
         let db = try Connection(path: served.box.database)
         func hold(_ source: String, pid: Int32, token: String, at acquired: String = Timestamp.now()) throws {
-            try db.run("""
-                INSERT INTO sync_leases (source, holder_pid, holder_token, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4, '2999-01-01T00:00:00.000Z')
-                ON CONFLICT (source) DO UPDATE SET holder_pid = excluded.holder_pid, holder_token = excluded.holder_token, acquired_at = excluded.acquired_at
-                """, [.text(source), .int(Int64(pid)), .text(token), .text(acquired)])
+            try Self.hold(db, source, pid: pid, token: token, at: acquired)
         }
         func runEnded(_ outcome: String, at finished: String = Timestamp.now()) throws {
             try db.run("INSERT INTO sync_runs (source, started_at, finished_at, outcome) VALUES ('jokes', ?1, ?1, ?2)", [.text(finished), .text(outcome)])
@@ -477,9 +482,7 @@ import Testing
         let events = try EventsClient(server)
         #expect(events.read(until: "retry: 2000"), "\(events.text)")
         let db = try Connection(path: box.database)
-        try db.run("""
-            INSERT INTO sync_leases (source, holder_pid, holder_token, acquired_at, expires_at) VALUES ('jokes', ?1, 'elsewhere', ?2, '2999-01-01T00:00:00.000Z')
-            """, [.int(Int64(getpid())), .text(Timestamp.now())])
+        try Self.hold(db, "jokes", pid: getpid(), token: "elsewhere")
         #expect(!events.read(until: "event: refreshing", seconds: 1), "\(events.text)")
         #expect(try server.get("/sources/jokes/rows?limit=1").json()["refreshing"] as? Bool == false)
         try db.execute("DELETE FROM sync_leases")

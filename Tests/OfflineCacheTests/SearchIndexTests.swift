@@ -6,31 +6,8 @@ import Testing
 /// whole answers as before, beside another source or alone, and leaves the connection's
 /// settings as it found them.
 @Suite(.computing) struct SearchIndexTests {
-    final class Fixture {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("search-index-\(UUID().uuidString)").path
-        let database: CacheDatabase
-        init() throws { database = try CacheDatabase(path: folder + "/db.sqlite3", create: true) }
-        deinit { try? FileManager.default.removeItem(atPath: folder) }
-
-        struct Canned: Fetching {
-            let body: String
-            func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse { FetchResponse(status: 200, body: Data(body.utf8)) }
-        }
-
-        /// A json source of `count` records, each named "item-N" in "cat-(N % 7)", synced.
-        func source(_ name: String, records count: Int) throws -> Source {
-            var source = Source(name: name, kind: .json, url: URL(string: "http://h/")!)
-            source.layout = RecordLayout(key: [JSONPath("id")!])
-            try SourceStore(database).add(source)
-            let body = "[" + (1...count).map { #"{"id": \#($0), "name": "item-\#($0)", "category": "cat-\#($0 % 7)"}"# }.joined(separator: ",") + "]"
-            #expect(SyncEngine(database: database, fetcher: Canned(body: body)).sync(source).outcome != .failed)
-            return source
-        }
-
-        func found(_ source: Source, _ query: String) throws -> [String] {
-            try CacheReader(database).search(source, query: query, limit: 5).map(\.document)
-        }
-    }
+    /// The engine tests' file and canned fetcher, with json sources of numbered items.
+    typealias Fixture = SyncEngineTests.Fixture
 
     /// A source alone in the index is indexed into a new one (its old tables dropped, FTS5
     /// reading the documents itself), again and again; beside another, its documents are
@@ -83,5 +60,22 @@ import Testing
         try index.rebuild(source)
         #expect(try db.scalarInt("PRAGMA secure_delete") == Int64(setting))
         #expect(try fixture.found(source, "item-7") == ["7"])
+    }
+}
+
+extension SyncEngineTests.Fixture {
+    /// A json source of `count` records, each named "item-N" in "cat-(N % 7)", synced.
+    func source(_ name: String, records count: Int) throws -> Source {
+        var source = Source(name: name, kind: .json, url: URL(string: "http://h/")!)
+        source.layout = RecordLayout(key: [JSONPath("id")!])
+        try SourceStore(database).add(source)
+        let body = "[" + (1...count).map { #"{"id": \#($0), "name": "item-\#($0)", "category": "cat-\#($0 % 7)"}"# }.joined(separator: ",") + "]"
+        #expect(sync(source, body).outcome != .failed)
+        return source
+    }
+
+    /// The keys of what a search of `source` finds, best first.
+    func found(_ source: Source, _ query: String) throws -> [String] {
+        try CacheReader(database).search(source, query: query, limit: 5).map(\.document)
     }
 }
