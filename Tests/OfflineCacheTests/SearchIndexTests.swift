@@ -38,6 +38,54 @@ import Testing
         try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
     }
 
+    /// A reindex of a source alone keeps the documents it holds where they are what its rows
+    /// make, and FTS5 indexes them anew: a document taken out of the index and put back as it
+    /// was, with a new id (made again, it would have its first one back), keeps that id and is
+    /// found again.
+    @Test func aReindexKeepsDocumentsInStepWithTheRows() throws {
+        let fixture = try Fixture()
+        let source = try fixture.source("items", records: 500)
+        let index = SearchIndex(fixture.database)
+        let db = fixture.database.connection
+        try index.rebuild(source)
+        try db.execute("DELETE FROM search_docs WHERE doc = '1'")
+        try db.execute("INSERT INTO search_docs (source, doc, text) SELECT source, key, cache_strings(record) FROM records WHERE key = '1'")
+        #expect(try fixture.found(source, "item-1") == [])
+
+        try index.rebuild(source)
+        #expect(try db.scalarInt("SELECT id FROM search_docs WHERE doc = '1'") == 501)
+        #expect(try fixture.found(source, "item-1") == ["1"])
+        #expect(try db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH 'cat 3'") == 72)
+        try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
+    }
+
+    /// Documents out of step with the rows, each way they can be (a text changed behind the
+    /// cache's back, a document lost, one whose record is gone, one whose record now has no
+    /// text), are made again by a reindex of the source alone, and FTS5 finds what the rows hold.
+    @Test(arguments: [
+        "UPDATE search_docs SET text = 'stale words' WHERE doc = '7'",
+        "DELETE FROM search_docs WHERE doc = '7'",
+        "INSERT INTO search_docs (source, doc, text) VALUES ('items', 'gone', 'stale words')",
+        "UPDATE records SET record = '{\"id\": 7}' WHERE key = '7'",
+    ])
+    func aReindexMakesAgainDocumentsOutOfStep(_ drift: String) throws {
+        let fixture = try Fixture()
+        let source = try fixture.source("items", records: 50)
+        let index = SearchIndex(fixture.database)
+        let db = fixture.database.connection
+        try index.rebuild(source)
+        try db.withoutForeignKeys { try db.execute(drift) }
+        #expect(try index.problems("items", .json) != [])
+
+        try index.rebuild(source)
+        #expect(try index.problems("items", .json) == [])
+        try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
+        #expect(try fixture.found(source, "stale") == [])
+        let seven = try db.scalarText("SELECT record FROM records WHERE key = '7'") ?? ""
+        #expect(try fixture.found(source, "item-7") == (seven.contains("item-7") ? ["7"] : []))
+        #expect(try fixture.found(source, "item-8") == ["8"])
+    }
+
     /// The documents' drop skips zeroing the pages it frees (`secure_delete` at FAST while it
     /// runs), and puts the setting back as it was, whatever it was, when it fails too; a reindex
     /// leaves it so.

@@ -24,5 +24,35 @@ extension Connection {
             // An empty result still has an address, so "" comes back as text, not NULL.
             sqlite3_result_text64(context, out, UInt64(count), { sqlite3_free($0) }, UInt8(SQLITE_UTF8))
         }, nil, nil, nil)
+
+        // `cache_digest(key, text)`, an aggregate: see `DocumentDigest`.
+        sqlite3_create_function_v2(handle, "cache_digest", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil, nil,
+                                   { context, _, arguments in
+            guard let arguments, let text = arguments[1].flatMap(sqlite3_value_text) else { return }
+            let textCount = Int(sqlite3_value_bytes(arguments[1]))
+            let key = arguments[0].flatMap(sqlite3_value_text)
+            let keyCount = Int(sqlite3_value_bytes(arguments[0]))
+            guard let digest = sqlite3_aggregate_context(context, Int32(MemoryLayout<DocumentDigest>.size))?
+                .assumingMemoryBound(to: DocumentDigest.self) else { return sqlite3_result_error_nomem(context) }
+            var hasher = Hasher()
+            hasher.combine(keyCount)
+            hasher.combine(bytes: UnsafeRawBufferPointer(start: key, count: key == nil ? 0 : keyCount))
+            hasher.combine(bytes: UnsafeRawBufferPointer(start: text, count: textCount))
+            digest.pointee.count &+= 1
+            digest.pointee.sum &+= UInt64(bitPattern: Int64(hasher.finalize()))
+        }, { context in
+            let digest = sqlite3_aggregate_context(context, 0)?.assumingMemoryBound(to: DocumentDigest.self).pointee
+            sqlite3_result_text(context, "\(digest?.count ?? 0):\(digest?.sum ?? 0)", -1, csqlite_transient)
+        }, nil)
     }
+}
+
+/// `cache_digest(key, text)`: a digest of a set of documents, whatever their order: how many
+/// there are (a NULL text is no document, as `search_docs` keeps none) and the sum of a hash
+/// of each one's key and text. Two sets with equal digests are the same set but by a chance of
+/// about 2⁻⁶⁴. The hash is seeded anew in each process (Swift's `Hasher`): digests are compared
+/// only within one.
+private struct DocumentDigest {
+    var count: UInt64
+    var sum: UInt64
 }
