@@ -41,7 +41,7 @@ import Testing
     /// A reindex of a source alone keeps the documents it holds where they are what its rows
     /// make, and FTS5 indexes them anew: a document taken out of the index and put back as it
     /// was, with a new id (made again, it would have its first one back), keeps that id and is
-    /// found again.
+    /// found again. Where a sync recorded damage to the index, they are made again unchecked.
     @Test func aReindexKeepsDocumentsInStepWithTheRows() throws {
         let fixture = try Fixture()
         let source = try fixture.source("items", records: 500)
@@ -57,6 +57,13 @@ import Testing
         #expect(try fixture.found(source, "item-1") == ["1"])
         #expect(try db.scalarInt("SELECT count(*) FROM search_index WHERE search_index MATCH 'cat 3'") == 72)
         try db.execute("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
+
+        // Where a sync recorded damage, they are made again unchecked: the first id comes back.
+        try index.recordDamage(of: "items", "a test's", at: Timestamp.now())
+        try index.rebuild(source)
+        #expect(try db.scalarInt("SELECT id FROM search_docs WHERE doc = '1'") == 1)
+        #expect(try index.damage().isEmpty)
+        #expect(try fixture.found(source, "item-1") == ["1"])
     }
 
     /// Documents out of step with the rows, each way they can be (a text changed behind the

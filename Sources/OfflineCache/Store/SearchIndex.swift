@@ -174,7 +174,10 @@ package struct SearchIndex {
             // since `source` was read (a source removed since has nothing to build).
             guard let search = try db.scalarInt("SELECT search FROM sources WHERE name = ?", [.text(source.name)]) else { return }
             if search == 1 {
-                try indexWhole(source.name, source.kind, reusingDocumentsInStep: true)
+                // Documents a sync could not keep in step (its damage recorded) are made again
+                // without first finding whether they are: FTS5 would index them twice.
+                let damaged = try db.scalarInt("SELECT index_damaged_at IS NOT NULL FROM sync_state WHERE source = ?", [.text(source.name)]) == 1
+                try indexWhole(source.name, source.kind, reusingDocumentsInStep: !damaged)
                 try db.run("INSERT OR REPLACE INTO search_built (source, built_at) VALUES (?, ?)", [.text(source.name), .text(Timestamp.now())])
             } else {
                 try db.run("DELETE FROM search_docs WHERE source = ?", [.text(source.name)])
@@ -243,7 +246,7 @@ package struct SearchIndex {
     /// where they are what its rows make now: FTS5 indexes them at once while another thread
     /// finds whether they are (`DocumentsCheck`), and only where they are not are they made
     /// again and indexed once more. Writing them again would add half of FTS5's own time to
-    /// a reindex, and as much again to what its commit writes.
+    /// a reindex, and more to what its commit writes.
     private func indexWhole(_ source: String, _ kind: SourceKind, reusingDocumentsInStep: Bool = false) throws {
         let name = SQLValue.text(source)
         if try holdsDocuments(besides: source) {
