@@ -59,4 +59,26 @@ import Testing
             #expect(ours == sqlite, "\(json)")
         }
     }
+    /// `cache_digest`, what a reindex compares documents by: the same set in any order gives the
+    /// same digest, a NULL text is no document, and a key's end is never a text's start.
+    @Test func theDocumentsDigestIsASetsAndTellsSetsApart() throws {
+        let db = try Connection(path: ":memory:")
+        func digest(_ documents: [(String?, String?)]) throws -> String? {
+            let rows = documents.map { key, text in
+                "SELECT \(key.map { "'\($0)'" } ?? "NULL") AS k, \(text.map { "'\($0)'" } ?? "NULL") AS t"
+            }.joined(separator: " UNION ALL ")
+            return try db.scalarText("SELECT cache_digest(k, t) FROM (\(rows))")
+        }
+        let set = [("1", "a b"), ("2", "c"), ("3", "")].map { (Optional($0.0), Optional($0.1)) }
+        #expect(try digest(set) == digest(set.reversed()))
+        #expect(try digest(set)?.hasPrefix("3:") == true)
+        #expect(try digest(set + [("4", nil)]) == digest(set))
+        #expect(try db.scalarText("SELECT cache_digest(1, 'x') WHERE 0") == "0:0")
+        for other in [[("1", "a b"), ("2", "c")], [("1", "a b"), ("2", "c"), ("3", " ")], [("1", "a b"), ("2", "c"), ("4", "")],
+                      [("1", "a"), ("2", "c"), ("3", "")], [("1", "a b"), ("2", "c"), ("3", ""), ("3", "")]] {
+            #expect(try digest(other.map { (Optional($0.0), Optional($0.1)) }) != digest(set), "\(other)")
+        }
+        #expect(try digest([("ab", "c")]) != digest([("a", "bc")]))
+        #expect(try digest([(nil, "x")]) != digest([("", "x")]))
+    }
 }

@@ -28,15 +28,19 @@ extension Connection {
         // `cache_digest(key, text)`, an aggregate: see `DocumentDigest`.
         sqlite3_create_function_v2(handle, "cache_digest", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil, nil,
                                    { context, _, arguments in
-            guard let arguments, let text = arguments[1].flatMap(sqlite3_value_text) else { return }
-            let textCount = Int(sqlite3_value_bytes(arguments[1]))
+            // A NULL text is no document; a text SQLite cannot give (out of memory) is an error,
+            // not a document left out.
+            guard let arguments, let value = arguments[1], sqlite3_value_type(value) != SQLITE_NULL else { return }
+            guard let text = sqlite3_value_text(value) else { return sqlite3_result_error_nomem(context) }
+            let textCount = Int(sqlite3_value_bytes(value))
             let key = arguments[0].flatMap(sqlite3_value_text)
-            let keyCount = Int(sqlite3_value_bytes(arguments[0]))
+            // A NULL key counts as length -1, so it differs from an empty one.
+            let keyCount = key == nil ? -1 : Int(sqlite3_value_bytes(arguments[0]))
             guard let digest = sqlite3_aggregate_context(context, Int32(MemoryLayout<DocumentDigest>.size))?
                 .assumingMemoryBound(to: DocumentDigest.self) else { return sqlite3_result_error_nomem(context) }
             var hasher = Hasher()
             hasher.combine(keyCount)
-            hasher.combine(bytes: UnsafeRawBufferPointer(start: key, count: key == nil ? 0 : keyCount))
+            hasher.combine(bytes: UnsafeRawBufferPointer(start: key, count: max(keyCount, 0)))
             hasher.combine(bytes: UnsafeRawBufferPointer(start: text, count: textCount))
             digest.pointee.count &+= 1
             digest.pointee.sum &+= UInt64(bitPattern: Int64(hasher.finalize()))
