@@ -190,6 +190,38 @@ import Testing
         try await until("the released model's watcher stops") { SourceModel.watching.withLock { $0[box.database] } == 0 }
     }
 
+    /// A commit by another connection as the model's first rows land, before its watcher has
+    /// started, still reaches it: the watcher's first look reads the rows again. (A sync by
+    /// another process right after the model loaded was missed this way, in a suite run.)
+    @MainActor @Test func aModelSeesACommitMadeAsItsFirstRowsLand() async throws {
+        let box = try Sandbox()
+        _ = try items(box, try Cache(path: box.database), #"[{"id": 1, "name": "ada"}]"#)
+        let model = try Cache(path: box.database).model(of: "items")
+        /// Each commit made: the model's watchers running then, and whether it landed.
+        @MainActor final class Commits { var made: [(watchers: Int, landed: Bool)] = [] }
+        let commits = Commits()
+        let path = box.database
+        // The status's second change is to `.success`, set on the main actor as the first rows
+        // land: the commit is made then, inside that change.
+        withObservationTracking { _ = model.status } onChange: { [weak model] in
+            Task { @MainActor in
+                guard let model else { return }
+                withObservationTracking { _ = model.status } onChange: {
+                    MainActor.assumeIsolated {
+                        let landed = (try? Connection(path: path).execute(
+                            #"INSERT INTO records (source, key, record, seen_at) VALUES ('items', '2', '{"id": 2, "name": "grace"}', '2026-01-01T00:00:00Z')"#
+                        )) != nil
+                        commits.made.append((SourceModel.watching.withLock { $0[path] ?? 0 }, landed))
+                    }
+                }
+            }
+        }
+        try await until("the model loads") { model.status == .success }
+        #expect(commits.made.map(\.watchers) == [0], "one commit, made before the watcher started")
+        #expect(commits.made.map(\.landed) == [true])
+        try await until("the model sees the commit made as its first rows landed") { model.rows.count == 2 }
+    }
+
     /// A model of a cache opened read-only writes nothing (its loading states open the file as
     /// `--read-only` does), and still follows a sync another process makes to the file.
     @MainActor @Test func aReadOnlyModelWritesNothingAndFollowsTheFile() async throws {

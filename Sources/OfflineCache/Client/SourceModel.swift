@@ -148,10 +148,14 @@ public final class SourceModel {
                 if let database { return (try? database.connection.scalarInt("PRAGMA data_version")).map { "\($0)" } }
                 return FileChangeMark.of(cache.path)
             }
-            var version = mark()
+            // The first look reads the rows again, whatever the mark: a commit that landed
+            // between the load's last read and this first mark is in no read yet.
+            var version: String?
+            var looked = false
             // Until the model is released: it is looked for on every turn.
             while self != nil {
-                try? await Task.sleep(for: Self.watchInterval)
+                if looked { try? await Task.sleep(for: Self.watchInterval) }
+                looked = true
                 guard let now = mark(), now != version else { continue }
                 version = now
                 guard let read = try? Self.read(cache, source, limit) else { continue }
