@@ -26,13 +26,16 @@ let package = Package(
         .target(name: "HTTPServerShim", linkerSettings: [.linkedLibrary("dl")]),
         // The engine: store, upstream, sync, read. Never prints, never exits.
         .target(name: "OfflineCache", dependencies: ["CSQLite", "CurlShim"]),
+        // `cache serve`: the HTTP server over the engine, its routes testable without a socket.
+        // It cannot reach the command line: the CLI depends on it, never the other way.
+        // The live page it answers at `/` is carried in the binary as bytes.
+        .target(name: "CacheServer", dependencies: ["OfflineCache", "HTTPServerShim"],
+                resources: [.embedInCode("Live/Page/live.html")]),
         // Argument parsing, commands and output; testable without a process.
-        // The live page `cache serve` answers at `/`, carried in the binary as bytes.
-        .target(name: "CacheCLI", dependencies: ["OfflineCache", "HTTPServerShim"],
-                resources: [.embedInCode("Serve/Page/live.html")]),
+        .target(name: "CacheCLI", dependencies: ["OfflineCache", "CacheServer"]),
         .executableTarget(name: "cache", dependencies: ["CacheCLI"]),
         .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"], exclude: ["Fixtures"]),
-        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "OfflineCache", "cache"]),
+        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "CacheServer", "OfflineCache", "cache"]),
     ],
     swiftLanguageModes: [.v6]
 )

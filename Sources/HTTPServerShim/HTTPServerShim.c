@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 // The libmicrohttpd functions this project calls, resolved once by cache_http_load.
@@ -84,54 +86,83 @@ const char *cache_http_version(void) {
 
 const unsigned long long cache_http_max_body = 64 * 1024;
 
+// A connection as the header watchdog sees it: by when its request's line and headers must
+// have come (while it waits for them), and whether it was cut off.
+struct watched {
+    int fd;
+    int waiting;      // for a request's line and headers
+    int served;       // a request was answered on it before
+    struct timespec deadline;
+    struct watched *next, *previous;
+};
+
 struct cache_http_server {
     struct MHD_Daemon *daemon;
     cache_http_handler handler;
+    cache_http_screen screen;
     void *context;
+    // The header watchdog: every connection, and a thread that cuts off those past their
+    // deadline. libmicrohttpd's own timeout restarts on every byte, so a client trickling a
+    // header line every few seconds would keep a connection (and its thread) for ever.
+    pthread_mutex_t lock;
+    struct watched *connections;
+    pthread_t watchdog;
+    int stopping;
+    unsigned int header_seconds;
+    unsigned int idle_seconds;
 };
 
-// Per request: the body bytes read so far (and dropped).
+// Per request, from its line on: the target as sent (before any decoding, for the framing
+// checks and the access log) and the body read so far.
 struct request_state {
-    unsigned long long body;
+    char *target;
+    // The target held a NUL: C's view of it ends there (see log_target).
+    int target_cut;
+    unsigned char *body;
+    size_t body_length;
+    int started;
 };
 
-static int add_headers(struct MHD_Response *response, const char *headers) {
-    if (headers == NULL) return 1;
-    const char *line = headers;
-    while (*line) {
-        const char *end = strchr(line, '\n');
-        size_t length = end ? (size_t)(end - line) : strlen(line);
-        const char *colon = memchr(line, ':', length);
-        if (colon != NULL) {
-            char name[256];
-            size_t name_length = (size_t)(colon - line);
-            if (name_length >= sizeof name) return 0;
-            memcpy(name, line, name_length);
-            name[name_length] = 0;
-            const char *value = colon + 1;
-            while (*value == ' ' && value < line + length) value++;
-            size_t value_length = (size_t)(line + length - value);
-            char *copy = malloc(value_length + 1);
-            if (copy == NULL) return 0;
-            memcpy(copy, value, value_length);
-            copy[value_length] = 0;
-            int added = mhd.add_response_header(response, name, copy) == MHD_YES;
-            free(copy);
-            if (!added) return 0;
-        }
-        if (end == NULL) break;
-        line = end + 1;
+struct cache_http_response {
+    struct MHD_Response *response;
+};
+
+cache_http_response *cache_http_buffer(const void *body, size_t length) {
+    struct MHD_Response *response = mhd.create_response_from_buffer(length, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (response == NULL) return NULL;
+    cache_http_response *made = malloc(sizeof *made);
+    if (made == NULL) {
+        mhd.destroy_response(response);
+        return NULL;
     }
-    return 1;
+    made->response = response;
+    return made;
 }
 
-int cache_http_respond(struct MHD_Connection *connection, unsigned int status, const char *headers,
-                       const void *body, size_t length) {
-    struct MHD_Response *response = mhd.create_response_from_buffer(length, (void *)body, MHD_RESPMEM_MUST_COPY);
-    if (response == NULL) return 0;
-    int queued = add_headers(response, headers) && mhd.queue_response(connection, status, response) == MHD_YES;
-    mhd.destroy_response(response);
+int cache_http_add_header(cache_http_response *response, const char *name, const char *value) {
+    return mhd.add_response_header(response->response, name, value) == MHD_YES;
+}
+
+int cache_http_queue(struct MHD_Connection *connection, unsigned int status, cache_http_response *response) {
+    int queued = mhd.queue_response(connection, status, response->response) == MHD_YES;
+    mhd.destroy_response(response->response);
+    free(response);
     return queued;
+}
+
+void cache_http_discard(cache_http_response *response) {
+    mhd.destroy_response(response->response);
+    free(response);
+}
+
+static int respond_now(struct MHD_Connection *connection, unsigned int status, const char *body) {
+    cache_http_response *response = cache_http_buffer(body, strlen(body));
+    if (response == NULL) return 0;
+    if (!cache_http_add_header(response, "Content-Type", "application/json") || !cache_http_add_header(response, "Connection", "close")) {
+        cache_http_discard(response);
+        return 0;
+    }
+    return cache_http_queue(connection, status, response);
 }
 
 struct stream_state {
@@ -154,53 +185,161 @@ static void stream_free(void *cls) {
     free(state);
 }
 
-int cache_http_stream(struct MHD_Connection *connection, unsigned int status, const char *headers,
-                      cache_http_reader read, void *context, cache_http_release release) {
+cache_http_response *cache_http_callback(cache_http_reader read, void *context, cache_http_release release) {
     struct stream_state *state = malloc(sizeof *state);
-    if (state == NULL) {
+    cache_http_response *made = malloc(sizeof *made);
+    if (state == NULL || made == NULL) {
+        free(state);
+        free(made);
         if (release) release(context);
-        return 0;
+        return NULL;
     }
     state->read = read;
     state->release = release;
     state->context = context;
-    struct MHD_Response *response = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, state, stream_free);
-    if (response == NULL) {
+    made->response = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, state, stream_free);
+    if (made->response == NULL) {
+        free(made);
         stream_free(state);
-        return 0;
+        return NULL;
     }
-    int queued = add_headers(response, headers) && mhd.queue_response(connection, status, response) == MHD_YES;
-    mhd.destroy_response(response);
-    return queued;
+    return made;
+}
+
+static void deadline_in(struct timespec *deadline, unsigned int seconds) {
+    clock_gettime(CLOCK_MONOTONIC, deadline);
+    deadline->tv_sec += seconds;
+}
+
+static struct watched *watched_of(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = mhd.get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+// A request's headers have all come: no deadline while it is answered (a stream may be long).
+static void watch_headers_done(struct MHD_Connection *connection) {
+    struct watched *watched = watched_of(connection);
+    if (watched != NULL) __atomic_store_n(&watched->waiting, 0, __ATOMIC_SEQ_CST);
+}
+
+// An answer is done: the next request on the connection, if one comes, has the idle time.
+static void watch_next_request(struct cache_http_server *server, struct MHD_Connection *connection) {
+    struct watched *watched = watched_of(connection);
+    if (watched == NULL) return;
+    pthread_mutex_lock(&server->lock);
+    watched->served = 1;
+    deadline_in(&watched->deadline, server->idle_seconds);
+    watched->waiting = 1;
+    pthread_mutex_unlock(&server->lock);
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code) {
+    struct cache_http_server *server = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info = mhd.get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct watched *watched = calloc(1, sizeof *watched);
+        if (watched == NULL || info == NULL) {
+            free(watched);
+            return;
+        }
+        watched->fd = info->connect_fd;
+        watched->waiting = 1;
+        deadline_in(&watched->deadline, server->header_seconds);
+        pthread_mutex_lock(&server->lock);
+        watched->next = server->connections;
+        if (server->connections) server->connections->previous = watched;
+        server->connections = watched;
+        pthread_mutex_unlock(&server->lock);
+        *socket_context = watched;
+    } else if (*socket_context != NULL) {
+        struct watched *watched = *socket_context;
+        pthread_mutex_lock(&server->lock);
+        if (watched->previous) watched->previous->next = watched->next; else server->connections = watched->next;
+        if (watched->next) watched->next->previous = watched->previous;
+        pthread_mutex_unlock(&server->lock);
+        free(watched);
+        *socket_context = NULL;
+    }
+}
+
+// Every quarter second: a connection past its deadline while it waits for a request's line and
+// headers is cut off. On its first request it is told why (408, RFC 9110 §15.5.9); one idle
+// between requests is closed as an idle connection is, with nothing sent, so a client reusing
+// it never reads a 408 meant for no request of its.
+static void *watchdog(void *cls) {
+    struct cache_http_server *server = cls;
+    static const char timeout[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                                  "Content-Length: 78\r\n\r\n{\"error\": \"the request's line and headers took too long to come; send them at once\"}\n";
+    while (1) {
+        pthread_mutex_lock(&server->lock);
+        int stopping = server->stopping;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        for (struct watched *watched = server->connections; watched != NULL && !stopping; watched = watched->next) {
+            if (!__atomic_load_n(&watched->waiting, __ATOMIC_SEQ_CST)) continue;
+            if (now.tv_sec < watched->deadline.tv_sec || (now.tv_sec == watched->deadline.tv_sec && now.tv_nsec < watched->deadline.tv_nsec)) continue;
+            if (!watched->served) (void)!send(watched->fd, timeout, sizeof timeout - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+            shutdown(watched->fd, SHUT_RDWR);
+            watched->waiting = 0;
+        }
+        pthread_mutex_unlock(&server->lock);
+        if (stopping) return NULL;
+        usleep(250 * 1000);
+    }
 }
 
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls) {
     (void)version;
-    (void)upload_data;
     struct cache_http_server *server = cls;
     struct request_state *state = *con_cls;
-    static const char refusal[] = "{\"error\": \"the request body is too large: no route takes one over 64 KiB\"}\n";
-    if (state == NULL) {
+    static const char too_large[] = "{\"error\": \"the request body is too large: no route takes one over 64 KiB\"}\n";
+    if (state == NULL) return MHD_NO;  // the URI log made it; without it, no memory was left
+    if (!state->started) {
+        watch_headers_done(connection);
         // A response can be queued now, before the body, or once it is all in: so a body
         // announced too large is refused here, and one that grows too large unannounced
         // (chunked) closes the connection.
+        state->started = 1;
         const char *length = mhd.lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length");
+        // What the app refuses before the body is read (its framing), it answers here: a body
+        // it could not frame must not be read as one.
+        const char *target = state->target ? state->target : url;
+        if (server->screen(server->context, connection, method, url, target, state->target_cut)) return MHD_YES;
         if (length != NULL && strtoull(length, NULL, 10) > cache_http_max_body) {
-            return cache_http_respond(connection, 413, "Content-Type: application/json\nConnection: close\n",
-                                      refusal, sizeof refusal - 1) ? MHD_YES : MHD_NO;
+            return respond_now(connection, 413, too_large) ? MHD_YES : MHD_NO;
         }
-        state = calloc(1, sizeof *state);
-        if (state == NULL) return MHD_NO;
-        *con_cls = state;
         return MHD_YES;
     }
     if (*upload_data_size != 0) {
-        state->body += *upload_data_size;
+        if (state->body_length + *upload_data_size > cache_http_max_body) return MHD_NO;
+        unsigned char *grown = realloc(state->body, state->body_length + *upload_data_size);
+        if (grown == NULL) return MHD_NO;
+        memcpy(grown + state->body_length, upload_data, *upload_data_size);
+        state->body = grown;
+        state->body_length += *upload_data_size;
         *upload_data_size = 0;
-        return state->body > cache_http_max_body ? MHD_NO : MHD_YES;
+        return MHD_YES;
     }
-    return server->handler(server->context, connection, method, url) ? MHD_YES : MHD_NO;
+    return server->handler(server->context, connection, method, url, state->target ? state->target : url, state->target_cut,
+                           state->body, state->body_length) ? MHD_YES : MHD_NO;
+}
+
+// Called with the request's target as it came, before the library decodes it: kept, so the
+// app sees what was sent (a control byte, the query as written), and the request's state
+// made here.
+static void *log_target(void *cls, const char *uri, struct MHD_Connection *connection) {
+    (void)cls;
+    (void)connection;
+    struct request_state *state = calloc(1, sizeof *state);
+    if (state == NULL) return NULL;
+    state->target = strdup(uri ? uri : "");
+    // The library has cut the line at its last space (before the version) with a NUL of its
+    // own: the version follows the target's end. Anything else there means a NUL inside the
+    // target, which C reads as its end (`/rows/5<NUL>x` as `/rows/5`).
+    if (uri != NULL) state->target_cut = strncmp(uri + strlen(uri) + 1, "HTTP/", 5) != 0;
+    return state;
 }
 
 // Percent-decoding in place, as the library's own, but for %00: a NUL would end the text there
@@ -230,16 +369,21 @@ static size_t unescape(void *cls, struct MHD_Connection *connection, char *text)
 }
 
 static void completed(void *cls, struct MHD_Connection *connection, void **con_cls, enum MHD_RequestTerminationCode code) {
-    (void)cls;
-    (void)connection;
     (void)code;
-    free(*con_cls);
+    watch_next_request(cls, connection);
+    struct request_state *state = *con_cls;
+    if (state != NULL) {
+        free(state->target);
+        free(state->body);
+        free(state);
+    }
     *con_cls = NULL;
 }
 
 cache_http_server *cache_http_start(const char *address, unsigned short port, unsigned int connection_limit,
-                                    unsigned int idle_timeout_seconds, size_t header_memory,
-                                    cache_http_handler handler, void *context, char *error, size_t error_size) {
+                                    unsigned int per_client_limit, unsigned int idle_timeout_seconds, unsigned int header_seconds,
+                                    size_t header_memory, cache_http_handler handler, cache_http_screen screen, void *context,
+                                    char *error, size_t error_size) {
     const char *failure = cache_http_load();
     if (failure != NULL) {
         snprintf(error, error_size, "%s", failure);
@@ -270,19 +414,32 @@ cache_http_server *cache_http_start(const char *address, unsigned short port, un
         return NULL;
     }
     server->handler = handler;
+    server->screen = screen;
     server->context = context;
+    server->header_seconds = header_seconds;
+    server->idle_seconds = idle_timeout_seconds;
+    pthread_mutex_init(&server->lock, NULL);
     server->daemon = mhd.start_daemon(flags, port, NULL, NULL, handle_request, server,
                                       MHD_OPTION_SOCK_ADDR, socket_address,
                                       MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                                      MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client_limit,
                                       MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds,
                                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, header_memory,
                                       MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1024 * 1024),
                                       MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
-                                      MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+                                      MHD_OPTION_NOTIFY_COMPLETED, completed, server,
                                       MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+                                      MHD_OPTION_URI_LOG_CALLBACK, log_target, NULL,
+                                      MHD_OPTION_NOTIFY_CONNECTION, notify_connection, server,
                                       MHD_OPTION_END);
     if (server->daemon == NULL) {
         snprintf(error, error_size, "cannot listen on %s port %u (in use, or not an address of this machine)", address, port);
+        free(server);
+        return NULL;
+    }
+    if (pthread_create(&server->watchdog, NULL, watchdog, server) != 0) {
+        snprintf(error, error_size, "cannot start the header watchdog's thread");
+        mhd.stop_daemon(server->daemon);
         free(server);
         return NULL;
     }
@@ -305,6 +462,10 @@ unsigned int cache_http_open_connections(cache_http_server *server) {
 }
 
 void cache_http_stop(cache_http_server *server) {
+    pthread_mutex_lock(&server->lock);
+    server->stopping = 1;
+    pthread_mutex_unlock(&server->lock);
+    pthread_join(server->watchdog, NULL);
     mhd.stop_daemon(server->daemon);
     free(server);
 }
@@ -328,6 +489,11 @@ static enum MHD_Result each_pair(void *cls, enum MHD_ValueKind kind, const char 
 void cache_http_arguments(struct MHD_Connection *connection, cache_http_pair each, void *context) {
     struct pair_context pairs = {each, context};
     mhd.get_connection_values(connection, MHD_GET_ARGUMENT_KIND, each_pair, &pairs);
+}
+
+void cache_http_headers(struct MHD_Connection *connection, cache_http_pair each, void *context) {
+    struct pair_context pairs = {each, context};
+    mhd.get_connection_values(connection, MHD_HEADER_KIND, each_pair, &pairs);
 }
 
 int cache_http_peer_gone(struct MHD_Connection *connection) {

@@ -94,7 +94,8 @@ class Server:
 
     def __init__(self, port=0, token=None):
         variables = dict(os.environ, PAGE_TEST_TOKEN=token) if token else None
-        self.process = subprocess.Popen([CACHE, "serve", "--listen", f"127.0.0.1:{port}"] + (["--token-env", "PAGE_TEST_TOKEN"] if token else []),
+        # --refresh-interval 0s: the Refresh control is pressed right after syncs, and must fetch.
+        self.process = subprocess.Popen([CACHE, "serve", "--listen", f"127.0.0.1:{port}", "--refresh-interval", "0s"] + (["--token-env", "PAGE_TEST_TOKEN"] if token else []),
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=variables)
         ready, _, _ = select.select([self.process.stdout], [], [], 15)
         check(ready, "cache serve said nothing in 15 s")

@@ -356,7 +356,7 @@ import Testing
         // catch up.
         let events = try HTTPProbe.connect(port: server.port, timeout: 15)
         defer { close(events) }
-        try HTTPProbe.send(events, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        try HTTPProbe.send(events, Data("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
         let replacement = box.folder + "/primary-b-restored.sqlite3"
         let restored = try await litestream(box, ["restore", "-o", replacement, replicas[1]])
         #expect(restored.status == 0, "\(restored.stderr)")

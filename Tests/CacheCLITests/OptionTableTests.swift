@@ -52,6 +52,7 @@ import Testing
         case "c": ";"
         case "time": "2026-11-30T09:00:00Z"
         case "on|off": "off"
+        case "text|json": "json"
         case "host:port": "127.0.0.1:9000"
         case "origin": "https://dash.example.org"
         default: "value"

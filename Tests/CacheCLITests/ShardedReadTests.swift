@@ -128,7 +128,7 @@ import Testing
         func events(_ lastEventID: String?, until expected: String) throws -> String {
             let socket = try HTTPProbe.connect(port: server.port, timeout: 5)
             defer { close(socket) }
-            try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: x\r\n\(lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "")\r\n".utf8))
+            try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\(lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "")\r\n".utf8))
             var stream = ""
             var buffer = [UInt8](repeating: 0, count: 4096)
             let deadline = Date().addingTimeInterval(5)

@@ -12,8 +12,8 @@ import Testing
 
     /// Bottom first. "." is the files directly in the module's folder.
     static let layers: [String: [String]] = [
-        "OfflineCache": ["Support", "Model", "HTTP", "JSON", "SQLite", "Kinds", "Store", "Sync", "Read", "Inspect", "Client"],
-        "CacheCLI": ["Interface", "Output", "Refresh", "Commands", "Serve", "."],
+        "OfflineCache": ["Support", "Model", "HTTP", "JSON", "SQLite", "Kinds", "Store", "Sync", "Read", "Inspect", "Shapes", "Client"],
+        "CacheCLI": ["Interface", "Output", "Refresh", "Commands", "."],
     ]
 
     @Test(arguments: ["OfflineCache", "CacheCLI"])

@@ -58,7 +58,7 @@ enum InspectCommands {
         let changes = try HistoryStore(database).changes(source: source, selection)
         let console = context.console
         if json {
-            console.out(JSONValue.lines(changes.map(Self.json)))
+            console.out(JSONValue.lines(changes.map(\.json)))
             return ExitCode.success
         }
         if changes.isEmpty {
@@ -79,14 +79,6 @@ enum InspectCommands {
     }
 
     /// One change as `diff --json` and `sync --plan --json` show it.
-    static func json(_ change: ChangeRecord) -> JSONValue {
-        .object([
-            ("run", .int(change.runID)), ("at", .string(change.at)), ("source", .string(change.source)),
-            ("row", .string(change.rowKind)), ("id", change.rows == nil ? .string(change.rowID) : .null), ("change", .string(change.change)),
-            ("before", change.before.map(JSONValue.raw) ?? .null), ("after", change.after.map(JSONValue.raw) ?? .null),
-        ] + (change.rows.map { [("rows", JSONValue.int($0))] } ?? []))
-    }
-
     /// One change as a line: `+ Lyft  Mon, Nov 30  - 12.00`, `~ Whole Foods  Sat, Nov 28  amount 84.10 → 90.25`.
     static func describe(_ change: ChangeRecord) -> String {
         if let rows = change.rows {

@@ -6,11 +6,11 @@ enum LogCommand {
     static func run(_ name: String, key: String, json: Bool, _ context: Context) throws -> Int32 {
         let database = try context.openForReading(source: name)
         let source = try SourceStore(database).named(name)
-        let shown = try versions(database, source, key: key)
+        let shown = try HistoryStore(database).log(of: source, key: key)
         let console = context.console
         let cut = try HistoryStore(database).cut(source: name)
         if json {
-            console.out(JSONValue.lines(shown.map(Self.json)))
+            console.out(JSONValue.lines(shown.map(\.json)))
         } else {
             let columns = console.terminalColumns
             let fit = { (line: String) in columns.map { DisplayWidth.fit(line, $0) } ?? line }
@@ -19,7 +19,7 @@ enum LogCommand {
                     ? "now · no change logged since \(cut ?? "")"
                     : "run \(version.runID) · \(InspectCommands.when(version.at)) · \(version.change)"
                 console.out(fit(head) + "\n")
-                for field in fields(version) {
+                for field in version.fields {
                     let line: String
                     switch (field.before, field.after) {
                     case let (before?, after?): line = "\(field.field): \(before) → \(after)"
@@ -37,26 +37,4 @@ enum LogCommand {
         return ExitCode.success
     }
 
-    static func versions(_ database: CacheDatabase, _ source: Source, key: String) throws -> [RowVersion] {
-        try HistoryStore(database).log(of: source, key: key)
-    }
-
-    /// One version as `log --json` shows it.
-    static func json(_ version: RowVersion) -> JSONValue {
-        .object([
-            ("run", version.change == "current" ? .null : .int(version.runID)),
-            ("at", version.change == "current" ? .null : .string(version.at)), ("change", .string(version.change)),
-            ("row", version.change == "current" ? .null : .string(version.rowKind)),
-            ("fields", .array(fields(version).map { field in
-                .object([("field", .string(field.field)), ("before", field.before.map(JSONValue.raw) ?? .null),
-                         ("after", field.after.map(JSONValue.raw) ?? .null)])
-            })),
-            ("before", version.before.map(JSONValue.raw) ?? .null), ("after", version.after.map(JSONValue.raw) ?? .null),
-        ])
-    }
-
-    /// The fields a version shows: those that changed in an update, every one otherwise.
-    static func fields(_ version: RowVersion) -> [RecordDiff.FieldChange] {
-        RecordDiff.changes(before: version.before ?? "{}", after: version.after ?? "{}")
-    }
 }

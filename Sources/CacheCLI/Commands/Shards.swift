@@ -34,7 +34,7 @@ struct Shards {
             let database = try CacheDatabase(path: path, access: .readOnly)
             let sources = try SourceStore(database).all()
             for source in sources {
-                if let other = holder[source.name] { throw Self.inTwoFiles(source.name, other, path) }
+                if let other = holder[source.name] { throw CacheError.inTwoFiles(source.name, other, path) }
                 holder[source.name] = path
             }
             files.append(File(path: path, database: database, sources: sources, lag: ReplicaLag.of(database, readOnly: true)))
@@ -46,10 +46,5 @@ struct Shards {
     func holding(_ name: String) throws(CacheError) -> File {
         guard let file = files.first(where: { $0.sources.contains { $0.name == name } }) else { throw .noSuchSource(name) }
         return file
-    }
-
-    /// One source name in two files: a configuration to mend (78), naming both.
-    static func inTwoFiles(_ name: String, _ first: String, _ second: String) -> CacheError {
-        .invalidSource("the source '\(name)' is in both \(first) and \(second): each source must be held by one file (its primary's) to read the files as one cache")
     }
 }

@@ -6,28 +6,6 @@ enum StatusCommand {
     /// Exit code of `status --max-age` when a source has not succeeded within its age.
     static let tooOld: Int32 = 1
 
-    /// One source's status as `status --json` shows it (and `cache serve`'s `/sources`).
-    /// On a read-only follower, `replicaLag` is how far behind its primary it is (`replica_lag_s`,
-    /// null before any heartbeat); a primary's objects have no such key.
-    static func json(_ status: SourceStatus, readOnly: Bool, database: String, replicaLag: ReplicaLag = .primary) -> JSONValue {
-        var fields: [(String, JSONValue)] = [
-            ("source", .string(status.source.name)), ("kind", .string(status.source.kind.rawValue)),
-            ("url", .string(status.source.displayURL)), ("mode", .string(status.source.mode.rawValue)),
-            ("ttl_s", .int(status.source.ttlSeconds)), ("rows", .int(status.rows)),
-            ("stale_rows", .int(status.staleRows)), ("stale", .bool(status.stale)),
-            ("last_success_at", .optional(status.lastSuccessAt)), ("last_success_age_s", .optional(status.ageSeconds)),
-            ("last_attempt_at", .optional(status.lastAttemptAt)),
-            ("last_outcome", .optional(status.lastOutcome)),
-            ("last_error", .optional(status.lastError)),
-            ("next_attempt_at", .optional(status.nextAttemptAt)),
-            ("watermark", .optional(status.watermark)), ("last_full_at", .optional(status.lastFullAt)),
-            ("index_damaged_at", .optional(status.indexDamagedAt)), ("index_damage", .optional(status.indexDamage)),
-            ("read_only", .bool(readOnly)), ("database", .string(database)),
-        ]
-        if let lag = replicaLag.json { fields.append(("replica_lag_s", lag)) }
-        return .object(fields)
-    }
-
     /// `status --max-lag DUR`: a follower whose primary's newest heartbeat is older than DUR (or
     /// that has none) fails, saying by how much; a primary passes.
     /// `file` names the file of several whose lag this is.
@@ -78,7 +56,7 @@ enum StatusCommand {
         }
         let console = context.console
         if options.json {
-            console.out(JSONValue.lines(statuses.map { json($0.status, readOnly: context.readOnly, database: $0.file.path, replicaLag: $0.file.lag) }))
+            console.out(JSONValue.lines(statuses.map { $0.status.json(readOnly: context.readOnly, database: $0.file.path, replicaLag: $0.file.lag) }))
             return ExitCode.success
         }
         if statuses.isEmpty {
@@ -148,40 +126,16 @@ enum StatusCommand {
     /// line for each that does not, saying since when or what holds it, and exit 1.
     /// No source at all fails the check too: a monitor pointed at the wrong path or user would
     /// otherwise stay green forever.
-    typealias Verdict = (status: SourceStatus, limit: Int, ok: Bool)
-
-    /// Each source against its own `--alert-after`, else `maxAge` (nil: only sources with their
-    /// own): ok when it succeeded within it and is not held.
-    static func verdicts(_ statuses: [SourceStatus], maxAge: Int?) -> [Verdict] {
-        statuses.compactMap { status -> Verdict? in
-            guard let limit = status.source.alertAfterSeconds ?? maxAge else { return nil }
-            // To the millisecond, not the whole seconds `status` shows.
-            let age = status.lastSuccessAt.flatMap(Timestamp.parse).map { Date().timeIntervalSince($0) }
-            return (status, limit, !status.isHeld && (age.map { $0 <= Double(limit) } ?? false))
-        }
-    }
-
-    /// One verdict as `status --max-age --json` shows it (and `cache serve`'s `/healthz`).
-    static func json(_ verdict: Verdict) -> JSONValue {
-        .object([
-            ("source", .string(verdict.status.source.name)), ("ok", .bool(verdict.ok)),
-            ("max_age_s", .int(verdict.limit)), ("last_success_at", .optional(verdict.status.lastSuccessAt)),
-            ("last_success_age_s", .optional(verdict.status.ageSeconds)),
-            ("last_error", .optional(verdict.status.lastError)),
-            ("held", .bool(verdict.status.isHeld)),
-        ])
-    }
-
     static func check(_ statuses: [SourceStatus], maxAge: Int, json: Bool, database: String, _ console: Console) -> Int32 {
         guard !statuses.isEmpty else {
             if json { console.out("[]\n") }
             console.err("cache: no sources in \(database): nothing is kept fresh, so nothing passes the check")
             return tooOld
         }
-        let verdicts = Self.verdicts(statuses, maxAge: maxAge)
+        let verdicts = HealthVerdict.of(statuses, maxAge: maxAge)
         let late = verdicts.filter { !$0.ok }
         if json {
-            console.out(JSONValue.lines(verdicts.map(Self.json)))
+            console.out(JSONValue.lines(verdicts.map(\.json)))
         } else if late.isEmpty {
             console.out("ok: \(verdicts.count) source\(verdicts.count == 1 ? "" : "s") synced within their max age\n")
         } else {

@@ -71,7 +71,7 @@ enum SyncCommand {
         // that found nothing stale (not a --plan, which writes nothing).
         if !options.plan { try? Heartbeat(database).beat() }
         if options.json && !(options.quiet && exitCode == ExitCode.success) {
-            console.out(JSONValue.lines(reports.map(json)))
+            console.out(JSONValue.lines(reports.map(\.json)))
         }
         return exitCode
     }
@@ -106,23 +106,6 @@ enum SyncCommand {
         return lines.joined(separator: "\n")
     }
 
-    static func json(_ report: SyncReport) -> JSONValue {
-        var fields: [(String, JSONValue)] = [
-            ("source", .string(report.source)), ("outcome", .string(report.outcome.rawValue)),
-            ("inserted", .int(report.counts.inserted)), ("updated", .int(report.counts.updated)),
-            ("deleted", .int(report.counts.deleted)), ("http_status", .optional(report.httpStatus)),
-            ("error", .optional(report.errorText)), ("duration_ms", .int(report.durationMs)),
-            ("attempts", .int(report.attempts)), ("note", .optional(report.note)),
-            ("not_modified", .bool(report.httpStatus == 304)),
-            ("retry_after_wait_s", .double((report.retryAfterWait * 1000).rounded() / 1000)),
-            ("repeated", .int(report.repeatedRecords)),
-        ]
-        if report.outcome == .planned {
-            fields.append(("plan", .array((report.plan ?? []).map(InspectCommands.json))))
-            fields.append(("would_hold", .optional(report.wouldHold)))
-        }
-        return .object(fields)
-    }
 }
 
 /// Syncs sources on a few threads at once: the fetches overlap, the writes take turns

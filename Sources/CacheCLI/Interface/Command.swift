@@ -50,13 +50,19 @@ enum Command: Equatable {
         var port: UInt16 = 8765
         /// Every request needs `Authorization: Bearer` and this variable's value.
         var tokenEnv: String?
-        /// The one origin whose pages may read the responses (CORS).
-        var cors: String?
+        /// The origins whose pages may read the responses (CORS) and change things; `*`: any, for reads.
+        var cors: [String] = []
+        /// Host names the server answers besides its address and localhost.
+        var hostNames: [String] = []
+        /// A refresh asked for within this of the last sync's end answers with it.
+        var refreshInterval = 10
+        var maxConnectionsPerClient: UInt32 = 512
         /// `/healthz` fails when a source has not succeeded within this (or its --alert-after).
         var maxAge: Int?
         /// On a follower, `/healthz` fails when its primary's heartbeat is older than this.
         var maxLag: Int?
         var accessLog = false
+        var accessLogFormat = "text"
     }
 
     struct Apply: Equatable {

@@ -235,11 +235,37 @@ enum CommandParser {
                 }
                 serve.tokenEnv = variable
             }
-            if let origin = args.value("--cors") {
-                guard Self.isOrigin(origin) else {
-                    throw invalid(origin, "--cors", "an origin such as https://dash.example.org (a scheme, a host and perhaps a port)", name)
+            // Repeated, or a list: `--cors http://localhost:5173,http://127.0.0.1:5173`. A
+            // trailing `/` (as a browser's address bar shows an origin) is read as the origin.
+            for given in args.values("--cors").flatMap({ $0.split(separator: ",").map { $0.trimmingSpaces() } }) {
+                var origin = given
+                while origin.hasSuffix("/") { origin.removeLast() }
+                guard origin == "*" || Self.isOrigin(origin) else {
+                    throw invalid(given, "--cors", "an origin such as https://dash.example.org (a scheme, a host and perhaps a port), several separated by commas, or * for reads from any page", name)
                 }
-                serve.cors = origin
+                serve.cors.append(origin)
+            }
+            for host in args.values("--host-name").flatMap({ $0.split(separator: ",").map { $0.trimmingSpaces() } }) {
+                guard !host.isEmpty, host.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-.".unicodeScalars.contains($0) }) else {
+                    throw invalid(host, "--host-name", "a host name such as cache.example.org (no scheme, no port)", name)
+                }
+                serve.hostNames.append(host)
+            }
+            // 0 is allowed here: every refresh asked for fetches.
+            if let text = args.value("--refresh-interval") {
+                guard let interval = ["0", "0s"].contains(text) ? 0 : DurationText.seconds(text) else { throw invalidDuration(text, "--refresh-interval", name) }
+                serve.refreshInterval = interval
+            }
+            if let text = args.value("--max-connections-per-client") {
+                guard let count = UInt32(text), count >= 1, count <= 1024 else {
+                    throw invalid(text, "--max-connections-per-client", "a number of connections from 1 to 1024", name)
+                }
+                serve.maxConnectionsPerClient = count
+            }
+            if let format = args.value("--access-log-format") {
+                guard ["text", "json"].contains(format) else { throw invalid(format, "--access-log-format", "text or json", name) }
+                serve.accessLogFormat = format
+                serve.accessLog = true
             }
             serve.maxAge = try duration(args, "--max-age", name)
             serve.maxLag = try duration(args, "--max-lag", name)
@@ -336,25 +362,16 @@ enum CommandParser {
         return limit
     }
 
-    /// A moment: RFC 3339, a local time as `history` and `diff` print it (`2026-11-30 10:00:00`,
-    /// no zone), or a duration ago (`2h`, `1h30m`: that long ago). Not in the future.
+    /// A moment (`Moment.parse`), or the usage error that says what one is.
     static func moment(_ text: String, _ option: String, _ command: String) throws(UsageError) -> String {
-        let now = Date()
-        let date: Date
-        if let seconds = DurationText.seconds(text) {
-            date = now.addingTimeInterval(-Double(seconds))
-        } else if let parsed = Timestamp.parseRFC3339(text, unzonedIsLocal: true) {
-            // `history` prints a run's time cut to the second: pasted back, it means that whole
-            // second (up to its end, never past now), so the run it names counts as done by then.
-            let wholeSecondNoZone = text.utf8.count == 19
-            date = wholeSecondNoZone ? min(parsed.addingTimeInterval(0.999), now) : parsed
-        } else {
-            throw invalid(text, option, "a time such as 2026-11-30T09:00:00Z, a local time such as 2026-11-30 10:00:00 (as history prints it), or how long ago, such as 2h, 3d or 1h30m", command)
-        }
-        guard date <= now else {
+        switch Result(catching: { () throws(Moment.Unreadable) in try Moment.parse(text) }) {
+        case .success(let moment):
+            return moment
+        case .failure(.expected(let expected)):
+            throw invalid(text, option, expected, command)
+        case .failure(.future):
             throw UsageError(message: "'\(text)' for '\(option)' is in the future: the cache knows what was, not what will be.", command: command)
         }
-        return Timestamp.format(date)
     }
 
     private static func exactlyOne(_ positionals: [String], _ label: String, _ command: String) throws(UsageError) -> String {

@@ -19,20 +19,28 @@ const char *cache_http_load(void);
 // The library's version ("0.9.75"), loading it; NULL if it cannot be loaded.
 const char *cache_http_version(void);
 
-// Called once per request, once its headers have come and its body (which no route reads,
-// at most `cache_http_max_body` bytes) has been read and dropped. Returns what
-// cache_http_respond or cache_http_stream returned.
-typedef int (*cache_http_handler)(void *context, struct MHD_Connection *connection,
-                                  const char *method, const char *path);
+// Called once per request, once its headers and its body (at most `cache_http_max_body`
+// bytes) have come: `path` decoded, `target` as sent (`target_cut`: it held a NUL, and C sees
+// only what came before). Returns what cache_http_queue returned.
+typedef int (*cache_http_handler)(void *context, struct MHD_Connection *connection, const char *method, const char *path,
+                                  const char *target, int target_cut, const unsigned char *body, size_t body_length);
+// Called once per request as soon as its headers have come, before its body is read: 1 when it
+// has queued an answer (a refusal; the body is then never read), 0 to go on.
+typedef int (*cache_http_screen)(void *context, struct MHD_Connection *connection, const char *method, const char *path,
+                                 const char *target, int target_cut);
 
 // The largest request body taken; a larger one is answered 413 by the shim itself.
 extern const unsigned long long cache_http_max_body;
 
-// Listens on `address` (an IPv4 or IPv6 literal) and `port` (0: a free one). NULL when it
-// cannot, with why in `error`.
+// Listens on `address` (an IPv4 or IPv6 literal) and `port` (0: a free one), with at most
+// `connection_limit` connections open, `per_client_limit` of them from one address. A
+// connection's first request line and headers must come within `header_seconds` of its
+// opening (else 408, and it is closed); a later request's within `idle_timeout_seconds` of the
+// answer before it. NULL when it cannot, with why in `error`.
 cache_http_server *cache_http_start(const char *address, unsigned short port, unsigned int connection_limit,
-                                    unsigned int idle_timeout_seconds, size_t header_memory,
-                                    cache_http_handler handler, void *context, char *error, size_t error_size);
+                                    unsigned int per_client_limit, unsigned int idle_timeout_seconds, unsigned int header_seconds,
+                                    size_t header_memory, cache_http_handler handler, cache_http_screen screen, void *context,
+                                    char *error, size_t error_size);
 // The port it listens on.
 unsigned short cache_http_port(cache_http_server *server);
 // Stops accepting connections; those open go on.
@@ -52,16 +60,24 @@ int cache_http_peer_gone(struct MHD_Connection *connection);
 // The peer's address as text ("127.0.0.1"), into `buffer`.
 void cache_http_peer(struct MHD_Connection *connection, char *buffer, size_t size);
 
-// Queues a whole response. `headers` is "Name: value\n" lines. Returns 1 when queued.
-int cache_http_respond(struct MHD_Connection *connection, unsigned int status, const char *headers,
-                       const void *body, size_t length);
+// Every request header in order, duplicates too.
+void cache_http_headers(struct MHD_Connection *connection, cache_http_pair each, void *context);
 
-// Queues a response whose body `read` makes as it goes: it fills at most `size` bytes and
-// returns how many (it may block, on this connection's own thread), -1 at the end, -2 to
-// abort. `release` is called once, when the response is done with.
+// A response being made: its body, then its headers one call each, then queued (which frees it).
+typedef struct cache_http_response cache_http_response;
+// A whole body, copied. NULL when out of memory.
+cache_http_response *cache_http_buffer(const void *body, size_t length);
+// A body that `read` makes as it goes: it fills at most `size` bytes and returns how many (it
+// may block, on this connection's own thread), -1 at the end, -2 to abort. `release` is called
+// once, when the response is done with (at once, when this returns NULL).
 typedef long (*cache_http_reader)(void *context, unsigned long long position, char *buffer, size_t size);
 typedef void (*cache_http_release)(void *context);
-int cache_http_stream(struct MHD_Connection *connection, unsigned int status, const char *headers,
-                      cache_http_reader read, void *context, cache_http_release release);
+cache_http_response *cache_http_callback(cache_http_reader read, void *context, cache_http_release release);
+// One header; 0 when the library refuses it (a control character in it, say).
+int cache_http_add_header(cache_http_response *response, const char *name, const char *value);
+// Queues the response and frees it. Returns 1 when queued.
+int cache_http_queue(struct MHD_Connection *connection, unsigned int status, cache_http_response *response);
+// Frees a response that will not be queued.
+void cache_http_discard(cache_http_response *response);
 
 #endif

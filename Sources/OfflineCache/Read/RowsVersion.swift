@@ -5,12 +5,14 @@ import FoundationEssentials
 package struct RowsVersion: Sendable, Equatable {
     /// Changes whenever the rows could: another source of the name, a change of settings that
     /// decides what syncs write, a run that changed them, an unconfirmation (`sources set`).
-    /// Not a run that only confirmed them, nor the clock: their freshness is the answer's
-    /// headers (`Age`, `Cache-Control`, `Cache-Status`), sent again with every 304, so a
-    /// refresh that changed nothing revalidates for the price of a header.
+    /// Not a run that only confirmed them, nor the clock: `cache serve`'s validator adds the
+    /// confirmation and the staleness to it (`Freshness.etag`), and its headers (`Age`,
+    /// `Cache-Control`, `Cache-Status`) say how fresh the rows are.
     package var tag: String
     /// When a run last changed the rows (`updated`), in the stored form.
     package var changedAt: String?
+    /// When upstream last confirmed the rows (the last success), in the stored form.
+    package var lastSuccessAt: String?
     /// Seconds since upstream last confirmed the rows (the last success); nil before any.
     package var ageSeconds: Int?
     package var ttlSeconds: Int
@@ -31,14 +33,15 @@ extension CacheReader {
                    (SELECT count(*) FROM unconfirmations WHERE source = ?1),
                    (SELECT max(id) FROM sync_runs WHERE source = ?1),
                    CAST((julianday('now') - julianday(st.last_success_at)) * 86400 AS INTEGER),
-                   st.last_success_at IS NULL OR (julianday('now') - julianday(st.last_success_at)) * 86400 > ?2
+                   st.last_success_at IS NULL OR (julianday('now') - julianday(st.last_success_at)) * 86400 > ?2,
+                   st.last_success_at
             FROM (SELECT 1) LEFT JOIN sync_state st ON st.source = ?1
             """, [.text(source.name), .int(source.ttlSeconds)]) { row in
             (written: row.isNull(0) ? nil : row.int(0), changedAt: row.text(1), unconfirmed: row.int(2),
-             lastRun: row.isNull(3) ? nil : row.int(3), age: row.isNull(4) ? nil : row.int(4), stale: row.isNull(5) || row.int(5) != 0)
+             lastRun: row.isNull(3) ? nil : row.int(3), age: row.isNull(4) ? nil : row.int(4), stale: row.isNull(5) || row.int(5) != 0, lastSuccessAt: row.text(6))
         }.first!
         let tag = [source.identity ?? source.name, String(row.written ?? 0), String(row.unconfirmed)].joined(separator: "|")
-        return RowsVersion(tag: tag, changedAt: row.changedAt, ageSeconds: row.age, ttlSeconds: source.ttlSeconds,
+        return RowsVersion(tag: tag, changedAt: row.changedAt, lastSuccessAt: row.lastSuccessAt, ageSeconds: row.age, ttlSeconds: source.ttlSeconds,
                            stale: row.stale, lastRun: row.lastRun)
     }
 }

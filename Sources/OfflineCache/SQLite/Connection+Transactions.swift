@@ -11,9 +11,11 @@ extension Connection {
     }
 
     /// Runs `body` inside one read transaction, so every query in it sees the same snapshot
-    /// (in WAL mode a writer's commit in between is invisible to it).
+    /// (in WAL mode a writer's commit in between is invisible to it). Inside a transaction
+    /// already, it reads in that one: its snapshot is the one asked for.
     public func inReadTransaction<T>(_ body: () throws -> T) throws -> T {
-        try transaction("BEGIN DEFERRED", body)
+        if sqlite3_get_autocommit(handle) == 0 { return try body() }
+        return try transaction("BEGIN DEFERRED", body)
     }
 
     /// Runs `body`, which opens its own transactions, with foreign keys not enforced, then as they

@@ -311,3 +311,10 @@ package final class CacheDatabase {
 extension CocoaError {
     fileprivate var underlying: Error? { userInfo["NSUnderlyingError"] as? Error }
 }
+
+extension CacheError {
+    /// One source name in two files read as one cache: a configuration to mend (78), naming both.
+    package static func inTwoFiles(_ name: String, _ first: String, _ second: String) -> CacheError {
+        .invalidSource("the source '\(name)' is in both \(first) and \(second): each source must be held by one file (its primary's) to read the files as one cache")
+    }
+}

@@ -128,6 +128,11 @@ package struct SourceStore {
         }.first ?? (nil, nil)
     }
 
+    /// When each source was added, by name (in the stored form).
+    package func addedAt() throws -> [String: String] {
+        Dictionary(try db.query("SELECT name, created_at FROM sources") { ($0.text(0) ?? "", $0.text(1) ?? "") }, uniquingKeysWith: { first, _ in first })
+    }
+
     package func all() throws(CacheError) -> [Source] {
         do {
             return try db.query("""

@@ -103,11 +103,25 @@ struct HTTPReply {
 /// HTTP/1.1 over a plain socket, byte for byte: what a test sends is what the server gets, so
 /// hostile requests (huge headers, half-open connections, bad methods) can be sent too.
 enum HTTPProbe {
-    static func connect(port: Int, timeout: Double = 10) throws -> Int32 {
+    /// A connection to the loopback server, from `source` (another loopback address stands for
+    /// another client).
+    static func connect(port: Int, timeout: Double = 10, from source: String? = nil) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TestFailure("socket: \(errno)") }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(descriptor)
+                throw TestFailure("bind to \(source): \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -195,7 +209,7 @@ final class EventsClient {
 
     init(_ server: ServeProcess) throws {
         socket = try HTTPProbe.connect(port: server.port, timeout: 15)
-        try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
     }
 
     deinit { close(socket) }

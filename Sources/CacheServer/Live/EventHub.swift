@@ -14,7 +14,7 @@ import Synchronization
 /// The cursor is the newest run sent of each file: its number for one file, and for several
 /// (sources sharded over primaries, each numbering its own runs) the numbers in `--db` order,
 /// joined by `-` (`12-40`).
-final class EventHub: Sendable {
+package final class EventHub: Sendable {
     /// One event as the stream sends it.
     struct Event: Sendable {
         var name: String
@@ -62,7 +62,7 @@ final class EventHub: Sendable {
     }
 
     /// Starts a watcher per file, each reading from the newest run its file has now.
-    func start() throws {
+    package func start() throws {
         for (file, path) in databasePaths.enumerated() {
             let database = try CacheDatabase(path: path, access: access)
             let latest = try HistoryStore(database).runs(limit: 1).first?.id ?? 0
@@ -73,7 +73,7 @@ final class EventHub: Sendable {
     }
 
     /// Ends every stream and the watchers.
-    func stop() {
+    package func stop() {
         stopping.withLock { $0 = true }
         for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.arrived.signal() }
         for _ in databasePaths { _ = watching.wait(timeout: .now() + .seconds(2)) }

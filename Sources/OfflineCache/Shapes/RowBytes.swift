@@ -1,25 +1,24 @@
-import OfflineCache
 
 /// A statement's row written straight into the output buffer as JSON or CSV: the text that
 /// `JSONValue.object` and `CSVText.row` give for the same values, without a String per value
 /// (a million-row export took 21 s that way).
-struct RowBytes {
+package struct RowBytes {
     /// The columns written, by index, and their names.
-    let columns: [Int]
+    package let columns: [Int]
     /// Each column's `"name": ` for JSON, encoded once.
     private let keys: [[UInt8]]
     /// A 0/1 column written as false/true in JSON (the stale flag).
-    let boolColumn: Int?
+    package let boolColumn: Int?
     /// A column holding JSON, written into JSON as it is (a generic record).
-    var rawColumn: Int? = nil
+    package var rawColumn: Int? = nil
 
     /// A row as `list --json` (and `export`, `search`, `cache serve`) gives it: every column,
     /// the stale flag a boolean, a record's JSON (`asRecords`) written into it as it is.
-    static func listRow(_ columns: [String], asRecords: Bool) -> RowBytes {
+    package static func listRow(_ columns: [String], asRecords: Bool) -> RowBytes {
         RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"), rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
     }
 
-    init(names: [String], columns: [Int]? = nil, boolColumn: Int? = nil, rawColumn: Int? = nil) {
+    package init(names: [String], columns: [Int]? = nil, boolColumn: Int? = nil, rawColumn: Int? = nil) {
         self.rawColumn = rawColumn
         self.columns = columns ?? Array(names.indices)
         keys = self.columns.map { column in
@@ -31,7 +30,7 @@ struct RowBytes {
         self.boolColumn = boolColumn
     }
 
-    func json(_ row: Statement, into out: inout [UInt8]) {
+    package func json(_ row: Statement, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         for (position, column) in columns.enumerated() {
             if position > 0 { JSONBytes.literal(", ", into: &out) }
@@ -57,7 +56,7 @@ struct RowBytes {
     }
 
     /// One RFC 4180 line: a field is quoted when it holds a comma, quote or line break.
-    func csv(_ row: Statement, into out: inout [UInt8]) {
+    package func csv(_ row: Statement, into out: inout [UInt8]) {
         for (position, column) in columns.enumerated() {
             if position > 0 { out.append(UInt8(ascii: ",")) }
             row.withColumn(column) { value in

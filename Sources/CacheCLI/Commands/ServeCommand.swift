@@ -1,9 +1,11 @@
+import CacheServer
 import FoundationEssentials
 import Glibc
 import OfflineCache
 
-/// `cache serve`: the cache over HTTP until SIGTERM or SIGINT, which stop it accepting, let
-/// the requests in flight finish (at most `drainSeconds`) and exit 0.
+/// `cache serve`: the command line's options in, `CacheServer` out, until SIGTERM or SIGINT,
+/// which stop it accepting, let the requests in flight finish (at most `drainSeconds`) and exit
+/// 0. SIGHUP is logged and ignored: nothing needs reloading, sources are read live.
 enum ServeCommand {
     static let drainSeconds = 5.0
 
@@ -13,35 +15,43 @@ enum ServeCommand {
             console.err("cache: serve: \(failure)")
             return ExitCode.unavailable
         }
-        var token: String?
+        var settings = CacheServer.Settings(databasePaths: context.databasePaths)
         if let variable = options.tokenEnv {
             guard let value = context.environment[variable], !value.isEmpty else {
                 console.err("cache: serve: --token-env \(variable): the variable is not set, so no request could be let in")
                 return ExitCode.configuration
             }
-            token = value
+            settings.token = value
         }
         // The cache must be there: serving a path that holds none would answer 404 for ever. Of
         // several files, each must be, and no source in two.
         _ = try context.openEveryFile()
 
-        // SIGTERM and SIGINT are taken by this thread alone (sigwait), so every thread started
-        // from here on has them blocked.
+        // SIGTERM, SIGINT and SIGHUP are taken by this thread alone (sigwait), so every thread
+        // started from here on has them blocked.
         var signals = sigset_t()
         sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
         defer { pthread_sigmask(SIG_UNBLOCK, &signals, nil) }
 
-        let app = CacheServer(CacheServer.Settings(
-            databasePaths: context.databasePaths, environment: context.environment, readOnly: context.readOnly,
-            token: token, cors: options.cors, maxAge: options.maxAge, maxLag: options.maxLag, accessLog: options.accessLog,
-            fetcher: context.fetcher))
+        settings.environment = context.environment
+        settings.readOnly = context.readOnly
+        settings.cors = options.cors
+        settings.hostNames = options.hostNames
+        settings.listenAddress = options.host
+        settings.maxAge = options.maxAge
+        settings.maxLag = options.maxLag
+        settings.accessLog = options.accessLog ? AccessLogFormat(rawValue: options.accessLogFormat) : nil
+        settings.refreshInterval = options.refreshInterval
+        settings.fetcher = context.fetcher
+        let app = CacheServer(settings)
         try app.events.start()
+        var limits = HTTPServer.Limits()
+        limits.connectionsPerClient = options.maxConnectionsPerClient
         let server: HTTPServer
         do {
-            server = try HTTPServer(address: options.host, port: options.port) { app.handle($0) }
+            server = try HTTPServer(address: options.host, port: options.port, limits: limits, screen: { app.screen($0) }) { app.respond(to: $0) }
         } catch {
             app.events.stop()
             console.err("cache: serve: \(error)")
@@ -52,7 +62,11 @@ enum ServeCommand {
         console.flush()
 
         var received: Int32 = 0
-        sigwait(&signals, &received)
+        while true {
+            sigwait(&signals, &received)
+            guard received == SIGHUP else { break }
+            console.err("cache: serve: SIGHUP ignored: nothing needs reloading (sources are read as each request comes)")
+        }
         // Stop taking connections, end the event streams, then let what is in flight finish; a
         // `Prefer: wait` still waiting half a second before the end is answered 202 instead.
         server.quiesce()

@@ -15,16 +15,16 @@ enum LivePage {
     ].joined(separator: "; ")
 
     /// A browser asks for HTML; curl and scripts (`*/*`, JSON) get the routes as JSON.
-    static func isWanted(by request: HTTPServer.Request) -> Bool {
+    @Sendable static func isWanted(by request: HTTPRequest) -> Bool {
         (request.header("Accept") ?? "").lowercased().contains("text/html")
     }
 
-    static func response(_ request: HTTPServer.Request) -> HTTPServer.Response {
+    static func response(_ request: HTTPRequest) -> HTTPResponse {
         let headers = [
             ("ETag", etag), ("Cache-Control", "no-cache"), ("Vary", "Accept"),
             ("Content-Security-Policy", policy), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
         ]
-        if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
-        return HTTPServer.Response(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")] + headers, body: .bytes(bytes))
+        if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPResponse(status: 304, headers: headers) }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")] + headers, body: .bytes(bytes))
     }
 }

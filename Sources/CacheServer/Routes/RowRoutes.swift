@@ -1,17 +1,9 @@
 import FoundationEssentials
 import OfflineCache
 
-/// The routes' answers, one function each; `CacheServer.route` picks one.
+/// The routes' handlers, one function each; `CacheServer.routes` declares them.
 extension CacheServer {
-    static let index: JSONValue = .object([
-        ("routes", .array([
-            "GET /", "GET /sources", "GET /sources/NAME", "GET /sources/NAME/rows", "GET /sources/NAME/rows.csv",
-            "GET /sources/NAME/rows.ndjson", "GET /sources/NAME/rows/KEY", "GET /sources/NAME/rows/KEY/log",
-            "GET /sources/NAME/changes?since=RUN", "POST /sources/NAME/refresh", "GET /events", "GET /healthz", "GET /metrics",
-        ].map(JSONValue.string))),
-    ])
-
-    func sources(_ request: HTTPServer.Request) throws -> HTTPServer.Response {
+    func sources(_ request: HTTPRequest) throws -> HTTPResponse {
         // Each file's sources (of several, one after another), with the file's lag.
         let files = try withEveryReader { database in
             let reader = CacheReader(database)
@@ -19,34 +11,33 @@ extension CacheServer {
             return (statuses: statuses, versions: try statuses.map { try reader.rowsVersion(of: $0.source) },
                     lag: ReplicaLag.of(database, readOnly: settings.readOnly), path: database.path)
         }
-        let versions = files.flatMap(\.versions)
-        let etag = "\"" + BodyHash.of(Data(versions.map(\.tag).joined(separator: "\n").utf8)) + "\""
-        let freshFor = versions.map(\.freshFor).min() ?? 0
-        let headers = [("ETag", etag), ("Cache-Control", "max-age=\(freshFor)")]
-        if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
         let body = JSONValue.array(files.flatMap { file in
-            file.statuses.map { StatusCommand.json($0, readOnly: settings.readOnly, database: file.path, replicaLag: file.lag) }
+            file.statuses.map { $0.json(readOnly: settings.readOnly, database: file.path, replicaLag: file.lag) }
         })
-        return Self.json(200, body, headers: headers)
+        // The body itself names its version, less what ticks with the clock: weak (RFC 9110
+        // §8.8.1), and a 304 never replays a status that changed. No shared cache keeps it.
+        let etag = Freshness.weakTag(of: body)
+        let headers: [(name: String, value: String)] = [("ETag", etag), ("Cache-Control", "no-cache")]
+        if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPResponse(status: 304, headers: headers) }
+        return HTTPResponse.json(200, body, headers: headers)
     }
 
-    func source(_ request: HTTPServer.Request, _ name: String) throws -> HTTPServer.Response {
+    func source(_ request: HTTPRequest, _ name: String) throws -> HTTPResponse {
         try withReader(of: name) { database in
             let reader = CacheReader(database)
             let source = try SourceStore(database).named(name)
-            let freshness = Freshness(version: try reader.rowsVersion(of: source))
-            let etag = freshness.etag(query: "source")
-            let headers = [("ETag", etag)] + freshness.headers
-            if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
-            return Self.json(200, StatusCommand.json(try reader.status(of: source), readOnly: settings.readOnly, database: database.path,
-                                                     replicaLag: ReplicaLag.of(database, readOnly: settings.readOnly)),
-                             headers: headers)
+            let body = try reader.status(of: source).json(readOnly: settings.readOnly, database: database.path,
+                                                          replicaLag: ReplicaLag.of(database, readOnly: settings.readOnly))
+            let etag = Freshness.weakTag(of: body)
+            let headers: [(name: String, value: String)] = [("ETag", etag), ("Cache-Control", "no-cache")]
+            if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPResponse(status: 304, headers: headers) }
+            return HTTPResponse.json(200, body, headers: headers)
         }
     }
 
     enum RowsFormat { case json, csv, ndjson }
 
-    func rows(_ request: HTTPServer.Request, _ name: String, _ format: RowsFormat) throws -> HTTPServer.Response {
+    func rows(_ request: HTTPRequest, _ name: String, _ format: RowsFormat) throws -> HTTPResponse {
         let arguments = try self.arguments(request)
         var page = RowPage(limit: format == .json ? Self.defaultLimit : Int(Int32.max))
         var query: String?
@@ -68,7 +59,14 @@ extension CacheServer {
                 guard let value, !value.isEmpty else { throw Refusal(status: 400, message: "'q=' needs a search query, as 'cache search' takes it") }
                 query = value
             case "as_of":
-                page.asOf = try CommandParser.moment(value ?? "", "as_of", "serve")
+                switch Result(catching: { () throws(Moment.Unreadable) in try Moment.parse(value ?? "") }) {
+                case .success(let moment):
+                    page.asOf = moment
+                case .failure(.expected(let expected)):
+                    throw Refusal(status: 400, message: "Invalid value '\(value ?? "")' for 'as_of': expected \(expected).")
+                case .failure(.future):
+                    throw Refusal(status: 400, message: "'\(value ?? "")' for 'as_of' is in the future: the cache knows what was, not what will be.")
+                }
             case "after":
                 guard let value, !value.isEmpty else { throw Refusal(status: 400, message: "'after=' needs the cursor a page's 'next' link gives") }
                 page.after = value
@@ -80,7 +78,10 @@ extension CacheServer {
         if query != nil, !page.filters.isEmpty || page.after != nil || page.asOf != nil || page.staleOnly || format != .json {
             throw Refusal(status: 400, message: "'q=' searches the rows as they are now, in the JSON rows alone, and takes no filters, stale, as_of or after")
         }
-        return try withReader(of: name) { database in
+        // The rows and their freshness from one snapshot: a refresh landing between two reads would
+        // make the headers say one thing and the rows another. (A first search builds its index
+        // as it reads, which a snapshot taken before would not see.)
+        return try withSnapshot(of: name, unless: query != nil) { database in
             let reader = CacheReader(database)
             let source = try SourceStore(database).named(name)
             if let asOf = page.asOf {
@@ -95,9 +96,7 @@ extension CacheServer {
             let refreshing = try refreshBehind(database, source, freshness: &freshness, pastMoment: page.asOf != nil)
             // The query as given, each part escaped: `?limit=5&limit=10` is not `?limit=10&limit=5`.
             let canonical = Self.url(path: request.path, arguments)
-            let etag = freshness.etag(query: canonical)
-            var headers = [("ETag", etag)] + freshness.headers
-            if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
+            var headers = freshness.headers
             // CSV, and `view=1`, give the view's columns (nested `__` ones too), not the record.
             let asRecords = source.kind.keepsRecords && format != .csv && !asView
             switch format {
@@ -114,12 +113,13 @@ extension CacheServer {
                     lag.write(to: &text)
                 }
                 bytes += Array(text.utf8) + Array(", \"stale\": \(freshness.version.stale), \"refreshing\": \(refreshing), \"rows\": [".utf8)
-                var count = 0
+                var count = 0, staleRows = 0
                 let write = { (columns: [String], row: Statement, writer: inout RowBytes?) in
                     let rowWriter = writer ?? RowBytes.listRow(columns, asRecords: asRecords)
                     writer = rowWriter
                     if count > 0 { bytes += Array(",\n".utf8) } else { bytes += Array("\n".utf8) }
                     rowWriter.json(row, into: &bytes)
+                    if let flag = rowWriter.boolColumn, row.int(flag) != 0 { staleRows += 1 }
                     count += 1
                 }
                 var writer: RowBytes?
@@ -145,14 +145,21 @@ extension CacheServer {
                 text = ""
                 JSONValue.optional(nextURL).write(to: &text)
                 bytes += Array((text + "}\n").utf8)
+                // The tag counts the page's stale rows: a row crossing its TTL changes it.
+                let etag = freshness.etag(query: canonical, staleRows: staleRows)
+                headers.insert(("ETag", etag), at: 0)
+                if freshness.notModified(request, etag: etag) { return HTTPResponse(status: 304, headers: headers) }
                 // (A next URL past 4 KiB stays in the body: headers share the request's memory.)
                 if let nextURL, nextURL.utf8.count <= 4096 { headers.append(("Link", "<\(nextURL)>; rel=\"next\"")) }
-                return HTTPServer.Response(status: 200, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))
+                return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))
             case .csv, .ndjson:
                 // Every row, page by page (each its own query, in key order): memory stays flat.
                 // The filters and the cursor are checked first, so a mistake is a 400, not a
                 // stream cut short.
                 try reader.check(page, of: source)
+                let etag = freshness.etag(query: canonical)
+                headers.insert(("ETag", etag), at: 0)
+                if freshness.notModified(request, etag: etag) { return HTTPResponse(status: 304, headers: headers) }
                 var remaining = page.limit
                 var cursor = page.after
                 var header = format == .csv
@@ -182,7 +189,7 @@ extension CacheServer {
                     return bytes.isEmpty ? nil : bytes
                 }
                 let type = format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson"
-                return HTTPServer.Response(status: 200, headers: [("Content-Type", type)] + headers, body: .stream(stream))
+                return HTTPResponse(status: 200, headers: [("Content-Type", type)] + headers, body: .stream(stream))
             }
         }
     }
@@ -196,34 +203,37 @@ extension CacheServer {
         ])
     }
 
-    func row(_ request: HTTPServer.Request, _ name: String, key: String) throws -> HTTPServer.Response {
-        try withReader(of: name) { database in
+    func row(_ request: HTTPRequest, _ name: String, key: String) throws -> HTTPResponse {
+        try withSnapshot(of: name) { database in
             let reader = CacheReader(database)
             let source = try SourceStore(database).named(name)
             var freshness = Freshness(version: try reader.rowsVersion(of: source))
             _ = try refreshBehind(database, source, freshness: &freshness, pastMoment: false)
-            let etag = freshness.etag(query: "row\n" + key)
-            let headers = [("ETag", etag)] + freshness.headers
-            if Freshness.matches(request.header("If-None-Match"), etag) { return HTTPServer.Response(status: 304, headers: headers) }
             let asRecords = source.kind.keepsRecords
             var bytes: [UInt8] = []
+            var staleRows = 0
             let page = RowPage(limit: 1, filters: [try RowFilter(column: reader.pageKey(of: source), "eq." + key)])
             _ = try reader.forEachRow(of: source, page: page, asRecords: asRecords) { columns, row in
-                RowBytes.listRow(columns, asRecords: asRecords).json(row, into: &bytes)
+                let writer = RowBytes.listRow(columns, asRecords: asRecords)
+                writer.json(row, into: &bytes)
+                if let flag = writer.boolColumn, row.int(flag) != 0 { staleRows += 1 }
             }
             guard !bytes.isEmpty else { throw CacheError.noSuchRow(key, source: name) }
-            return HTTPServer.Response(status: 200, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes + [0x0A]))
+            let etag = freshness.etag(query: "row\n" + key, staleRows: staleRows)
+            let headers = [("ETag", etag)] + freshness.headers
+            if freshness.notModified(request, etag: etag) { return HTTPResponse(status: 304, headers: headers) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes + [0x0A]))
         }
     }
 
-    func rowLog(_ name: String, key: String) throws -> HTTPServer.Response {
+    func rowLog(_ name: String, key: String) throws -> HTTPResponse {
         try withReader(of: name) { database in
             let source = try SourceStore(database).named(name)
-            return Self.json(200, .array(try LogCommand.versions(database, source, key: key).map(LogCommand.json)))
+            return HTTPResponse.json(200, .array(try HistoryStore(database).log(of: source, key: key).map(\.json)))
         }
     }
 
-    func changes(_ request: HTTPServer.Request, _ name: String) throws -> HTTPServer.Response {
+    func changes(_ request: HTTPRequest, _ name: String) throws -> HTTPResponse {
         var selection = HistoryStore.Selection.latest
         for (parameter, value) in try arguments(request) {
             guard parameter == "since" else { throw Refusal(status: 400, message: "'\(parameter)' is not a parameter of changes: use since=RUN") }
@@ -234,19 +244,64 @@ extension CacheServer {
         }
         return try withReader(of: name) { database in
             _ = try SourceStore(database).named(name)
-            return Self.json(200, .array(try HistoryStore(database).changes(source: name, selection).map(InspectCommands.json)))
+            return HTTPResponse.json(200, .array(try HistoryStore(database).changes(source: name, selection).map(\.json)))
         }
     }
 
-    func refresh(_ request: HTTPServer.Request, _ name: String) throws -> HTTPServer.Response {
-        _ = try withReader(of: name) { try SourceStore($0).named(name) }
+    /// `POST /sources/NAME/refresh`: one sync at most, however often it is asked for. It joins
+    /// a sync in flight (this server's or another process's); while the source backs off after
+    /// failures or the upstream's `Retry-After`, it is 503 with a `Retry-After` of its own; a
+    /// run that ended within `--refresh-interval` is the answer, not a reason to fetch again.
+    func refresh(_ request: HTTPRequest, _ name: String) throws -> HTTPResponse {
         guard !settings.readOnly else {
+            _ = try withReader(of: name) { try SourceStore($0).named(name) }
             throw Refusal(status: 409, message: "this server is read-only (--read-only, CACHE_READ_ONLY or a Litestream replica): its primary refreshes")
         }
+        let wait = try Self.preferredWait(request)
+        let location: [(name: String, value: String)] = [("Location", "/sources/" + name.percentEncoded())]
+        let waited: [(name: String, value: String)] = wait.map { [("Preference-Applied", "wait=\(Int($0))")] } ?? []
+        enum Decision { case run, joinElsewhere, backingOff(Int, String?), recent(SyncRunRecord) }
+        let decision: Decision = try withReader(of: name) { database in
+            let source = try SourceStore(database).named(name)
+            if refresher.flight(name) != nil { return .run }
+            if try SyncLease(database).currentHolder(name) != nil { return .joinElsewhere }
+            if let backoff = try CacheReader(database).backoff(source) {
+                let seconds = Timestamp.parse(backoff.until).map { Int(max(1, $0.timeIntervalSinceNow.rounded(.up))) } ?? 60
+                return .backingOff(seconds, backoff.lastError)
+            }
+            if let last = try HistoryStore(database).runs(source: name, limit: 1).first, last.outcome != "planned",
+               let ended = Timestamp.parse(last.finishedAt), -ended.timeIntervalSinceNow < Double(settings.refreshInterval) {
+                return .recent(last)
+            }
+            return .run
+        }
+        switch decision {
+        case .backingOff(let seconds, let lastError):
+            throw Refusal(status: 503, message: "'\(name)' is backing off after its upstream failed or asked to wait; it tries again in \(seconds) s"
+                          + (lastError.map { " (last error: \($0))" } ?? ""), headers: [("Retry-After", String(seconds))])
+        case .recent(let run):
+            return HTTPResponse.json(200, .object([
+                ("source", .string(name)), ("refreshing", .bool(false)), ("started", .bool(false)),
+                ("run", .int(run.id)), ("outcome", .string(run.outcome)), ("finished_at", .string(run.finishedAt)),
+                ("note", .string("its last sync ended less than \(settings.refreshInterval) s ago (--refresh-interval): that is the answer")),
+            ]), headers: location)
+        case .joinElsewhere:
+            return HTTPResponse.json(202, .object([("source", .string(name)), ("refreshing", .bool(true)), ("started", .bool(false))]), headers: location)
+        case .run:
+            let (flight, started) = refresher.start(name, onlyIfStale: false)
+            if let wait, let report = flight.wait(seconds: wait) {
+                return HTTPResponse.json(200, report.json, headers: location + waited)
+            }
+            return HTTPResponse.json(202, .object([("source", .string(name)), ("refreshing", .bool(true)), ("started", .bool(started))]), headers: location)
+        }
+    }
+
+    /// `Prefer: wait=N` (RFC 7240 §4.3): `wait=2`, `wait="2"`, and parameters after a `;`,
+    /// which wait has none of; at most `longestWait`.
+    static func preferredWait(_ request: HTTPRequest) throws -> Double? {
         var wait: Double?
-        if let prefer = request.header("Prefer") {
+        for prefer in request.headers(named: "Prefer") {
             for preference in prefer.split(separator: ",") {
-                // RFC 7240: `wait=2`, `wait="2"`, and parameters after a `;`, which wait has none of.
                 let token = preference.split(separator: ";", maxSplits: 1).first ?? ""
                 let parts = token.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
                 guard parts.first?.lowercased() == "wait" else { continue }
@@ -257,30 +312,27 @@ extension CacheServer {
                       let seconds = Double(value), seconds.isFinite, seconds >= 0 else {
                     throw Refusal(status: 400, message: "'Prefer: \(preference.trimmingSpaces())' is not wait=SECONDS")
                 }
-                wait = min(seconds, Self.longestWait)
+                wait = min(seconds, longestWait)
             }
         }
-        let (flight, started) = refresher.start(name, onlyIfStale: false)
-        let location = [("Location", "/sources/" + name.percentEncoded())]
-        if let wait, let report = flight.wait(seconds: wait) {
-            return Self.json(200, SyncCommand.json(report), headers: location + [("Preference-Applied", "wait=\(Int(wait))")])
-        }
-        return Self.json(202, .object([("source", .string(name)), ("refreshing", .bool(true)), ("started", .bool(started))]), headers: location)
+        return wait
     }
 
-    func healthz() throws -> HTTPServer.Response {
+    func healthz() throws -> HTTPResponse {
         let files = try withEveryReader { database in
-            (statuses: try CacheReader(database).status(), lag: ReplicaLag.of(database, readOnly: settings.readOnly), path: database.path)
+            (statuses: try CacheReader(database).status(), added: try SourceStore(database).addedAt(),
+             lag: ReplicaLag.of(database, readOnly: settings.readOnly), path: database.path)
         }
         let statuses = files.flatMap(\.statuses)
         // Of several files, the one furthest behind is the server's lag.
         let lag = ReplicaLag.worst(files.map(\.lag))
-        let verdicts = StatusCommand.verdicts(statuses, maxAge: settings.maxAge)
+        let verdicts = HealthVerdict.of(statuses, maxAge: settings.maxAge, ownBound: true,
+                                         addedAt: files.reduce(into: [:]) { $0.merge($1.added) { first, _ in first } })
         // A follower past --max-lag (or with no heartbeat yet) is not healthy: a load balancer
         // drains it until it catches up. A primary is behind nothing.
         let lagOK = settings.maxLag.map(lag.isWithin) ?? true
         let ok = verdicts.allSatisfy(\.ok) && !(statuses.isEmpty && settings.maxAge != nil) && lagOK
-        var fields: [(String, JSONValue)] = [("ok", .bool(ok)), ("sources", .array(verdicts.map(StatusCommand.json)))]
+        var fields: [(String, JSONValue)] = [("ok", .bool(ok)), ("sources", .array(verdicts.map(\.json)))]
         if let value = lag.json {
             fields.append(("replica_lag_s", value))
             if let maxLag = settings.maxLag { fields.append(("max_lag_s", .int(maxLag))) }
@@ -290,13 +342,13 @@ extension CacheServer {
         }
         let body = JSONValue.object(fields)
         // A monitor asks again after a minute: a sync lands on cron's schedule, not sooner.
-        return Self.json(ok ? 200 : 503, body, headers: ok ? [("Cache-Control", "no-store")] : [("Cache-Control", "no-store"), ("Retry-After", "60")])
+        return HTTPResponse.json(ok ? 200 : 503, body, headers: ok ? [("Cache-Control", "no-store")] : [("Cache-Control", "no-store"), ("Retry-After", "60")])
     }
 
-    func eventStream(_ request: HTTPServer.Request) -> HTTPServer.Response {
+    func eventStream(_ request: HTTPRequest) -> HTTPResponse {
         let lastEventID = request.header("Last-Event-ID")
-        return HTTPServer.Response(status: 200, headers: [
+        return HTTPResponse(status: 200, headers: [
             ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no"),
-        ], body: .stream(events.stream(lastEventID: lastEventID) { request.peerIsGone }))
+        ], body: .stream(events.stream(lastEventID: lastEventID) { request.peerIsGone() }))
     }
 }

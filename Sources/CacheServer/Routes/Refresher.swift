@@ -6,7 +6,7 @@ import Synchronization
 /// The server's refreshes: at most one per source in this process at a time, run on a thread
 /// of their own under the source's lease (shared with every other process), so ten stale reads
 /// at once send one request upstream and none of them waits for it.
-final class Refresher: Sendable {
+package final class Refresher: Sendable {
     /// One refresh in flight: waited on by `Prefer: wait`, read once it ends.
     final class Flight: Sendable {
         let ended = DispatchSemaphore(value: 0)
@@ -43,7 +43,7 @@ final class Refresher: Sendable {
     /// Wakes every `Prefer: wait` (they answer 202), so a SIGTERM's drain is not held up by a
     /// slow upstream. The syncs themselves stop with the process: each writes in one
     /// transaction, so an unfinished one leaves nothing behind.
-    func stop() {
+    package func stop() {
         for flight in flights.withLock({ Array($0.values) }) { flight.ended.signal() }
     }
 

@@ -1,0 +1,213 @@
+import Dispatch
+import FoundationEssentials
+import Glibc
+import OfflineCache
+import Synchronization
+
+/// What `cache serve` answers: the route table over the cache, behind one chain of middleware.
+/// Every answer is JSON unless the path ends in `.csv` or `.ndjson`; every refusal is
+/// `{"error": "…"}` with the status that says whose mistake it was. `respond(to:)` is the whole
+/// server but the socket: the tests call it in this process.
+package final class CacheServer: Sendable {
+    package struct Settings: Sendable {
+        /// One file, or several read as one cache (sources sharded over primaries; read-only).
+        package var databasePaths: [String]
+        package var databasePath: String { databasePaths[0] }
+        package var environment: [String: String] = [:]
+        package var readOnly = false
+        package var token: String?
+        /// Origins a page may read from (`*`: any, without the token) and change from.
+        package var cors: [String] = []
+        /// Host names the server answers besides its listen address and `localhost`.
+        package var hostNames: [String] = []
+        /// The address it listens on (an IP literal): a `Host` of it is always answered.
+        package var listenAddress = "127.0.0.1"
+        package var maxAge: Int?
+        package var maxLag: Int?
+        package var accessLog: AccessLogFormat?
+        /// A refresh asked for within this many seconds of the source's last confirmation
+        /// answers with it instead of fetching again.
+        package var refreshInterval = 10
+        /// The network its refreshes fetch through (the CLI's `Context.fetcher`).
+        package var fetcher: any Fetching = Fetcher()
+        /// Where the access log goes: standard error, or a test's buffer.
+        package var log: @Sendable (String) -> Void = { line in _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) } }
+
+        package init(databasePaths: [String]) {
+            self.databasePaths = databasePaths
+        }
+
+        /// Read-only (a replica, `--read-only`) opens change nothing, not even a migration.
+        var readAccess: CacheDatabase.Access { readOnly ? .readOnly : .read }
+    }
+
+    static let defaultLimit = 100
+    static let largestLimit = 1000
+    /// How long `Prefer: wait=N` may hold a request.
+    static let longestWait = 300.0
+    /// Rows per query when a whole source is streamed as CSV or JSON Lines.
+    static let streamPage = 1000
+
+    package let settings: Settings
+    package let refresher: Refresher
+    package let events: EventHub
+    package let requestMetrics: RequestMetrics
+    let readers: ReaderPool
+    let table: RouteTable
+    private let middleware: [Middleware]
+
+    package init(_ settings: Settings) {
+        self.settings = settings
+        let events = EventHub(databasePaths: settings.databasePaths, access: settings.readAccess, announcesLeases: !settings.readOnly)
+        self.events = events
+        refresher = Refresher(databasePath: settings.databasePath, environment: settings.environment, fetcher: settings.fetcher) { events.refreshing($0) }
+        readers = ReaderPool(paths: settings.databasePaths, access: settings.readAccess)
+        table = RouteTable(Self.routes)
+        requestMetrics = RequestMetrics()
+        middleware = Middleware.chain(for: settings, metrics: requestMetrics, table: table)
+    }
+
+    /// The answer to one request: the middleware in order, then the route.
+    package func respond(to request: HTTPRequest) -> HTTPResponse {
+        let match = table.match(request)
+        return Middleware.run(middleware[...], request, match.route) { self.table.dispatch($0, match, on: self) }
+    }
+
+    /// What is refused as soon as a request's headers are in, before its body is read: a
+    /// request whose framing is ambiguous (`Middleware.framingProblem`).
+    package func screen(_ request: HTTPRequest) -> HTTPResponse? {
+        Middleware.framingProblem(request).map { .error(400, $0, headers: [("Connection", "close")]) }
+    }
+
+    // MARK: Helpers the routes share
+
+    /// The query's arguments, or a 400 when one is not text.
+    func arguments(_ request: HTTPRequest) throws -> [(name: String, value: String?)] {
+        guard let arguments = request.query else { throw Refusal(status: 400, message: "a query argument is not UTF-8 text") }
+        return arguments
+    }
+
+    /// Starts the refresh behind a stale read, as `cache list` does (never for a past moment, nor
+    /// when read-only; the lease, backoff and missing tokens honoured): whether one is in flight,
+    /// this server's or another process's (a live holder of the source's lease, as the events
+    /// announce it; not on a read-only copy, whose leases are another machine's).
+    func refreshBehind(_ database: CacheDatabase, _ source: Source, freshness: inout Freshness, pastMoment: Bool) throws -> Bool {
+        var refreshing = try refresher.flight(source.name) != nil
+            || (!settings.readOnly && SyncLease(database).currentHolder(source.name) != nil)
+        guard freshness.version.stale, !pastMoment, !settings.readOnly, !refreshing else { return refreshing }
+        switch try RefreshBehindRead(database, source: source.name).plan(refresh: true, environment: settings.environment) {
+        case .start:
+            freshness.startedRefresh = refresher.start(source.name, onlyIfStale: true).started
+            refreshing = true
+        case .join:
+            refreshing = true
+        case .none, .backingOff, .missingToken:
+            break
+        }
+        return refreshing
+    }
+
+    /// A reader of the file that holds `source`.
+    func withReader<T>(of source: String, _ body: (CacheDatabase) throws -> T) throws -> T {
+        try readers.withReader(of: source, body)
+    }
+
+    /// A reader of the file that holds `source`, reading one snapshot throughout (`unless`:
+    /// as it comes).
+    func withSnapshot<T>(of source: String, unless: Bool = false, _ body: (CacheDatabase) throws -> T) throws -> T {
+        try readers.withReader(of: source) { database in
+            unless ? try body(database) : try database.connection.inReadTransaction { try body(database) }
+        }
+    }
+
+    /// A reader of each file in turn (one, or several read as one), in `--db` order.
+    func withEveryReader<T>(_ body: (CacheDatabase) throws -> T) throws -> [T] {
+        try readers.withEveryReader(body)
+    }
+
+    static func flag(_ value: String?) -> Bool? {
+        switch value {
+        case nil, "1", "true": true
+        case "0", "false": false
+        default: nil
+        }
+    }
+
+    /// `path?name=value&…`, each part escaped.
+    static func url(path: String, _ arguments: [(name: String, value: String?)]) -> String {
+        let escapedPath = path.split(separator: "/", omittingEmptySubsequences: false).map { String($0).percentEncoded() }.joined(separator: "/")
+        return escapedPath + "?" + arguments.map { $0.name.percentEncoded() + ($0.value.map { "=" + $0.percentEncoded() } ?? "") }.joined(separator: "&")
+    }
+}
+
+/// Read connections, one per request at a time, kept for the next, by file: at most `count` in
+/// use, each with its own page cache, so 256 connections do not make 256. Of several files, it
+/// notes which holds each source.
+final class ReaderPool: Sendable {
+    static let count = 8
+    private let paths: [String]
+    private let access: CacheDatabase.Access
+    private let idle = Mutex<[String: [ReadConnection]]>([:])
+    private let holders = Mutex<[String: String]>([:])
+    private let slots = DispatchSemaphore(value: ReaderPool.count)
+
+    /// A read connection passed between request threads (one at a time).
+    private final class ReadConnection: @unchecked Sendable {
+        let database: CacheDatabase
+        init(_ database: CacheDatabase) { self.database = database }
+    }
+
+    init(paths: [String], access: CacheDatabase.Access) {
+        self.paths = paths
+        self.access = access
+    }
+
+    /// A reader of the file that holds `source`. Of several files, the one noted for it; when
+    /// that one no longer has it (moved to another primary's file), the files are looked at
+    /// again, once.
+    func withReader<T>(of source: String, _ body: (CacheDatabase) throws -> T) throws -> T {
+        guard paths.count > 1 else { return try withReader(path: paths[0], body) }
+        if let noted = holders.withLock({ $0[source] }) {
+            do { return try withReader(path: noted, body) } catch CacheError.noSuchSource(source) {}
+        }
+        return try withReader(path: try findHolder(of: source), body)
+    }
+
+    /// A reader of each file in turn, in `--db` order; one at a time, so a request never waits
+    /// for a second reader while it holds one.
+    func withEveryReader<T>(_ body: (CacheDatabase) throws -> T) throws -> [T] {
+        try paths.map { try withReader(path: $0, body) }
+    }
+
+    private func withReader<T>(path: String, _ body: (CacheDatabase) throws -> T) throws -> T {
+        slots.wait()
+        defer { slots.signal() }
+        let reader = try idle.withLock { $0[path]?.popLast() } ?? ReadConnection(CacheDatabase(path: path, access: access))
+        // A snapshot's lock would keep Litestream's follower from applying for good (and its
+        // reads would never see the update): closed after the request instead.
+        defer { if !reader.database.isSnapshot { idle.withLock { $0[path, default: []].append(reader) } } }
+        return try body(reader.database)
+    }
+
+    /// Which of several files holds `source`, found by reading each file's sources (and noted
+    /// for every source, for the next request): unknown, a 404; in two files, a configuration
+    /// to mend.
+    private func findHolder(of source: String) throws -> String {
+        var found: [String: [String]] = [:]
+        for path in paths {
+            for name in try withReader(path: path, { try SourceStore($0).all().map(\.name) }) { found[name, default: []].append(path) }
+        }
+        holders.withLock { $0 = found.compactMapValues { $0.count == 1 ? $0[0] : nil } }
+        guard let paths = found[source] else { throw CacheError.noSuchSource(source) }
+        guard paths.count == 1 else { throw CacheError.inTwoFiles(source, paths[0], paths[1]) }
+        return paths[0]
+    }
+}
+
+extension String {
+    /// `12.3`: one decimal.
+    init(format2 value: Double) {
+        let tenths = Int((value * 10).rounded())
+        self = "\(tenths / 10).\(tenths % 10)"
+    }
+}

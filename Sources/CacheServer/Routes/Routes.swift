@@ -1,0 +1,78 @@
+import FoundationEssentials
+import OfflineCache
+
+/// Every route the server answers, declared once. A new route is a line here, a handler and an
+/// in-process test (`ServeRouteTests` fails for a route without one).
+extension CacheServer {
+    static let routes: [Route] = [
+        Route(.get, "/", "The live page to a browser (one that asks for text/html); the routes as JSON to any other client",
+              answers: [Route.Answer(200, "The live page, or the routes", [("text/html", Schema.text), ("application/json", Schema.object(["routes": Schema.array(Schema.string)]))])],
+              open: { LivePage.isWanted(by: $0) }) { server, request in
+            LivePage.isWanted(by: request) ? LivePage.response(request) : .json(200, server.table.index, headers: [("Vary", "Accept")])
+        },
+        Route(.get, "/openapi.json", "This description, derived from the route table",
+              answers: [Route.Answer(200, "An OpenAPI 3.1 document", [("application/json", Schema.object([:]))])]) { server, _ in
+            .json(200, OpenAPI.document(server.table.routes))
+        },
+        Route(.get, "/healthz", "200 while every source synced within its bound, else 503 with Retry-After",
+              answers: [Route.Answer(200, "Healthy", [("application/json", Schema.health)]),
+                        Route.Answer(503, "A source is past its bound (or a follower past --max-lag)", [("application/json", Schema.health)], headers: ["Retry-After"])]) { server, _ in
+            try server.healthz()
+        },
+        Route(.get, "/metrics", "Every source's figures and the server's requests, in Prometheus' text format",
+              answers: [Route.Answer(200, "The exposition", [("text/plain", Schema.text)])]) { server, _ in
+            let several = server.settings.databasePaths.count > 1
+            let parts = try server.withEveryReader { try MetricsExposition.part(of: $0, readOnly: server.settings.readOnly, several: several) }
+            let text = MetricsExposition.text(parts) + server.requestMetrics.exposition
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(Array(text.utf8)))
+        },
+        Route(.get, "/events", "Server-Sent Events for every source: refreshing, then updated, unchanged, failed or held",
+              answers: [Route.Answer(200, "An event stream", [("text/event-stream", Schema.text)])]) { server, request in
+            server.eventStream(request)
+        },
+        Route(.get, "/sources", "Each source as 'status --json' gives it",
+              answers: [Route.Answer(200, "The sources", [("application/json", Schema.array(Schema.status))], headers: ["ETag"]),
+                        Route.Answer(304, "Unchanged")]) { server, request in
+            try server.sources(request)
+        },
+        Route(.get, "/sources/{name}", "One source as 'status --json' gives it",
+              answers: [Route.Answer(200, "The source", [("application/json", Schema.status)], headers: ["ETag"]),
+                        Route.Answer(304, "Unchanged")]) { server, request in
+            try server.source(request, request.parameter("name"))
+        },
+        Route(.get, "/sources/{name}/rows", "A page of the source's rows, with how fresh they are",
+              query: RowsQuery.parameters, answers: RowsQuery.answers(Schema.rows)) { server, request in
+            try server.rows(request, request.parameter("name"), .json)
+        },
+        Route(.get, "/sources/{name}/rows.csv", "Every matching row as CSV, streamed",
+              query: RowsQuery.streamParameters, answers: RowsQuery.answers(nil, type: "text/csv")) { server, request in
+            try server.rows(request, request.parameter("name"), .csv)
+        },
+        Route(.get, "/sources/{name}/rows.ndjson", "Every matching row as JSON Lines, streamed",
+              query: RowsQuery.streamParameters, answers: RowsQuery.answers(nil, type: "application/x-ndjson")) { server, request in
+            try server.rows(request, request.parameter("name"), .ndjson)
+        },
+        Route(.get, "/sources/{name}/rows/{key}/log", "One row's versions, as 'log --json' gives them",
+              answers: [Route.Answer(200, "Its versions, newest first", [("application/json", Schema.array(Schema.object([:])))])]) { server, request in
+            try server.rowLog(request.parameter("name"), key: request.parameter("key"))
+        },
+        Route(.get, "/sources/{name}/rows/{key}", "One row (404 when there is none)",
+              answers: [Route.Answer(200, "The row", [("application/json", Schema.object([:]))], headers: ["ETag"]),
+                        Route.Answer(304, "Unchanged")]) { server, request in
+            try server.row(request, request.parameter("name"), key: request.parameter("key"))
+        },
+        Route(.get, "/sources/{name}/changes", "The changes of the runs after RUN, as 'diff --json' (without since: the latest run's)",
+              query: [Route.Parameter("since", "A run's number (from 'cache history', or an event's id)", Schema.integer(minimum: 0))],
+              answers: [Route.Answer(200, "The changes", [("application/json", Schema.array(Schema.object([:])))])]) { server, request in
+            try server.changes(request, request.parameter("name"))
+        },
+        Route(.post, "/sources/{name}/refresh", "Starts a sync (joining one in flight; honouring backoff and Retry-After)",
+              answers: [Route.Answer(202, "Started or joined", [("application/json", Schema.object(["source": Schema.string, "refreshing": Schema.boolean]))], headers: ["Location"]),
+                        Route.Answer(200, "With Prefer: wait=N, the sync's report when it ended within N seconds; or the last one, when it is recent",
+                                     [("application/json", Schema.object([:]))], headers: ["Location"]),
+                        Route.Answer(503, "The source backs off after failures, or the upstream asked to wait (Retry-After)", [("application/json", Schema.error)], headers: ["Retry-After"]),
+                        Route.Answer(409, "A read-only server", [("application/json", Schema.error)])]) { server, request in
+            try server.refresh(request, request.parameter("name"))
+        },
+    ]
+}

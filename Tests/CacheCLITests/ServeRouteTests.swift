@@ -1,0 +1,258 @@
+import Foundation
+import Testing
+@testable import CacheServer
+@testable import OfflineCache
+
+/// `cache serve`'s routes in this process, through the route table (`CacheServer.respond`), on
+/// a canned upstream: no socket, no binary. The socket's own behaviour (limits, framing on the
+/// wire, SIGTERM, nginx, the browser) stays in `ServeTests` and beside it.
+@Suite(.gated) struct ServeRouteTests {
+    /// Each route's own test, by the route table's id: a route added without one fails
+    /// `everyRouteHasATest`.
+    static let routeTests: [String: @Sendable (InProcessServer) throws -> Void] = [
+        "GET /": { served in
+            let routes = try served.get("/").json()["routes"] as? [String]
+            #expect(routes == CacheServer.routes.map(\.id))
+            let page = served.get("/", headers: [("Accept", "text/html")])
+            #expect(page.status == 200 && page.header("Content-Type")?.hasPrefix("text/html") == true)
+            #expect(served.request("POST", "/", headers: [("Accept", "text/html")]).status == 405)
+        },
+        "GET /openapi.json": { served in
+            let document = try served.get("/openapi.json").json()
+            #expect(document["openapi"] as? String == "3.1.0")
+            let paths = try #require(document["paths"] as? [String: [String: Any]])
+            for route in CacheServer.routes {
+                #expect(paths[route.path]?[route.method.rawValue.lowercased()] != nil, "\(route.id) is not described")
+            }
+        },
+        "GET /healthz": { served in
+            let health = served.get("/healthz")
+            #expect(health.status == 200 && health.header("Cache-Control") == "no-store", "\(health.text)")
+        },
+        "GET /metrics": { served in
+            _ = served.get("/sources")
+            let text = served.get("/metrics").text
+            #expect(text.contains("cache_rows{source=\"jokes\"} 10"))
+            #expect(text.contains("cache_http_requests_total{route=\"GET /sources\",method=\"GET\",status=\"200\"} 1"), "\(text)")
+            #expect(text.contains("# TYPE cache_http_request_duration_seconds histogram"))
+        },
+        "GET /events": { served in
+            let stream = served.get("/events")
+            #expect(stream.status == 200 && stream.header("Content-Type") == "text/event-stream")
+            guard case .stream(let next) = stream.body else { Issue.record("not a stream"); return }
+            let first = String(decoding: try next() ?? [], as: UTF8.self)
+            #expect(first.hasPrefix(": cache events\nretry: 2000\nid: "), "\(first)")
+        },
+        "GET /sources": { served in
+            let sources = served.get("/sources")
+            #expect(sources.status == 200)
+            let names = try (JSONSerialization.jsonObject(with: Data(sources.bytes)) as? [[String: Any]])?.compactMap { $0["source"] as? String }
+            #expect(names == ["bank", "jokes"])
+            let etag = try #require(sources.header("ETag"))
+            #expect(served.get("/sources", headers: [("If-None-Match", etag)]).status == 304)
+        },
+        "GET /sources/{name}": { served in
+            let rows = try served.get("/sources/jokes").json()["rows"] as? Int
+            #expect(rows == 10)
+            #expect(served.get("/sources/nope").status == 404)
+        },
+        "GET /sources/{name}/rows": { served in
+            let rows = try served.get("/sources/jokes/rows?limit=3").json()
+            #expect((rows["rows"] as? [Any])?.count == 3 && rows["stale"] as? Bool == false)
+            #expect(served.get("/sources/jokes/rows?limit=0").status == 400)
+        },
+        "GET /sources/{name}/rows.csv": { served in
+            let csv = served.get("/sources/jokes/rows.csv")
+            guard case .stream(let next) = csv.body else { Issue.record("not a stream"); return }
+            var text = ""
+            while let bytes = try next() { text += String(decoding: bytes, as: UTF8.self) }
+            #expect(text.split(separator: "\n").count == 11 && text.hasPrefix("id,"), "\(text)")
+        },
+        "GET /sources/{name}/rows.ndjson": { served in
+            let lines = served.get("/sources/jokes/rows.ndjson")
+            guard case .stream(let next) = lines.body else { Issue.record("not a stream"); return }
+            var count = 0
+            while let bytes = try next() { count += bytes.filter { $0 == 0x0A }.count }
+            #expect(count == 10)
+        },
+        "GET /sources/{name}/rows/{key}/log": { served in
+            let log = served.get("/sources/jokes/rows/1/log")
+            #expect(log.status == 200 && log.text.hasPrefix("["), "\(log.text)")
+        },
+        "GET /sources/{name}/rows/{key}": { served in
+            let id = try served.get("/sources/jokes/rows/1").json()["id"] as? Int
+            #expect(id == 1)
+            #expect(served.get("/sources/jokes/rows/999").status == 404)
+        },
+        "GET /sources/{name}/changes": { served in
+            #expect(served.get("/sources/jokes/changes").status == 200)
+            #expect(served.get("/sources/jokes/changes?since=x").status == 400)
+        },
+        "POST /sources/{name}/refresh": { served in
+            // Just synced: within the refresh interval, the last sync is the answer.
+            let recent = served.request("POST", "/sources/jokes/refresh")
+            let outcome = try recent.json()["outcome"] as? String
+            #expect(recent.status == 200 && outcome == "updated", "\(recent.text)")
+            #expect(served.upstream.requests.filter { $0 == "/jokes/ten" }.count == 1)
+        },
+    ]
+
+    @Test(arguments: CacheServer.routes.map(\.id))
+    func everyRouteHasATest(_ route: String) throws {
+        let test = try #require(Self.routeTests[route], "the route \(route) has no test in ServeRouteTests.routeTests")
+        try test(try InProcessServer())
+    }
+
+    /// RFC 9111 §4.2.1 and §4.2.3: a cache keeps a copy fresh while `max-age` exceeds its
+    /// current age, which starts from `Age`; so `max-age − Age` must be the TTL left, at every
+    /// moment, and the body's stale flags must agree with it. RFC 9211 §2.4: `ttl` the same.
+    @Test func freshnessReadsAsTheRFCsArithmeticAtEveryMoment() throws {
+        let ttl = 600
+        let served = try InProcessServer(ttl: "10m")
+        func check(_ moment: String, left expected: Int) throws -> HTTPResponse {
+            let reply = served.get("/sources/jokes/rows")
+            let control = try #require(reply.header("Cache-Control"))
+            let maxAge = try #require(Int(control.split(separator: ",")[0].dropFirst("max-age=".count)), "\(control)")
+            let age = try #require(reply.header("Age").flatMap { Int($0) })
+            #expect(maxAge == ttl, "\(moment): \(control)")
+            let left = maxAge - age  // the copy's freshness_lifetime − current_age at receipt
+            #expect(abs(left - expected) <= 1, "\(moment): max-age \(maxAge), Age \(age), expected \(expected) left")
+            #expect(reply.header("Cache-Status")?.contains("ttl=\(left)") == true, "\(moment): \(reply.header("Cache-Status") ?? "")")
+            let body = try reply.json()
+            let flags = (body["rows"] as? [[String: Any]])?.compactMap { $0["stale"] as? Bool } ?? []
+            #expect(flags.count == 10 && flags.allSatisfy { $0 == (left <= 0) } && body["stale"] as? Bool == (left <= 0), "\(moment): \(flags)")
+            return reply
+        }
+        // (`age` moves the stored times back, the confirmation's too: the validators of these
+        // moments differ for that reason alone, so `aRowCrossingItsTTLChangesTheValidator`
+        // tests the clock's own crossing.)
+        let synced = try check("just synced", left: ttl)
+        try age(served.box.database, by: ttl / 2)
+        let half = try check("half the TTL", left: ttl / 2)
+        #expect(served.get("/sources/jokes/rows", headers: [("If-None-Match", half.header("ETag")!)]).status == 304)
+        try age(served.box.database, by: ttl / 2 + 30)
+        let past = try check("past the TTL", left: -30)
+        // That stale read started a refresh; the canned upstream answers the same ten jokes.
+        try poll(seconds: 10) { served.server.refresher.flight("jokes") == nil && served.upstream.requests.count == 3 }
+        let refreshed = try check("after an unchanged refresh", left: ttl)
+        #expect(refreshed.header("ETag") != past.header("ETag") && refreshed.header("ETag") != synced.header("ETag"))
+        #expect(served.get("/sources/jokes/rows", headers: [("If-None-Match", refreshed.header("ETag")!)]).status == 304)
+        // RFC 9110 §13.1.3: If-Modified-Since is answered as If-None-Match is.
+        let since = try #require(refreshed.header("Last-Modified"))
+        #expect(served.get("/sources/jokes/rows", headers: [("If-Modified-Since", since)]).status == 304)
+        #expect(served.get("/sources/jokes/rows", headers: [("If-Modified-Since", "Thu, 01 Jan 2026 00:00:00 GMT")]).status == 200)
+    }
+
+    /// The bug a browser showed: a copy made while the rows were fresh, revalidated once they
+    /// crossed their TTL with no sync between, was answered 304, and the page kept saying
+    /// "fresh". The clock alone moves here (a 2 s TTL, waited for through the source's own
+    /// status, which starts no refresh).
+    @Test func aRowCrossingItsTTLChangesTheValidator() throws {
+        let served = try InProcessServer(ttl: "2s")
+        let fresh = served.get("/sources/jokes/rows")
+        #expect(try fresh.json()["stale"] as? Bool == false)
+        let etag = try #require(fresh.header("ETag"))
+        #expect(served.get("/sources/jokes/rows", headers: [("If-None-Match", etag)]).status == 304)
+        try poll(seconds: 10) { try served.get("/sources/jokes").json()["stale"] as? Bool == true }
+        let crossed = served.get("/sources/jokes/rows", headers: [("If-None-Match", etag)])
+        #expect(crossed.status == 200 && crossed.header("ETag") != etag, "a 304 would replay 'stale: false'")
+        #expect(try crossed.json()["stale"] as? Bool == true)
+        #expect(served.get("/sources/jokes/rows/1", headers: [("If-None-Match", etag)]).status == 200)
+    }
+
+    /// DNS rebinding: a page whose name resolves to the server sends its own name as `Host`.
+    /// Only the names the server serves are answered, whatever the port (RFC 9110 §7.4: 421);
+    /// none at all is 400 (RFC 9112 §3.2).
+    @Test func onlyTheHostNamesItServesAreAnswered() throws {
+        let served = try InProcessServer { $0.hostNames = ["cache.example.org"] }
+        for host in ["127.0.0.1:8765", "localhost", "LOCALHOST:1", "[::1]:8765", "cache.example.org", "cache.example.org.:80", "app.localhost"] {
+            #expect(served.request("GET", "/sources", host: host).status == 200, "\(host)")
+        }
+        for host in ["evil.example", "127.0.0.1.evil.example", "cache.example.org.evil", "evil.example:8765", "127.0.0.2", "[::2]"] {
+            let refused = served.request("GET", "/sources/jokes/rows", host: host)
+            #expect(refused.status == 421 && !refused.text.contains("setup"), "\(host): \(refused.status)")
+        }
+        #expect(served.request("GET", "/sources", host: nil).status == 400)
+        #expect(served.request("GET", "/sources", headers: [("Host", "localhost")]).status == 400, "two Host headers")
+    }
+
+    /// A page of another origin may not change anything: the browser sends a CORS-simple POST
+    /// without asking and blocks only the answer. Other programs send neither header.
+    @Test func aPageOfAnotherOriginCannotRefresh() throws {
+        let served = try InProcessServer { $0.cors = ["http://localhost:5173/"]; $0.refreshInterval = 0 }
+        let refused = [
+            [("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")],
+            [("Origin", "https://evil.example")],
+            [("Origin", "null")],
+            [("Sec-Fetch-Site", "cross-site")],
+            [("Sec-Fetch-Site", "same-site")],
+        ]
+        for headers in refused {
+            #expect(served.request("POST", "/sources/jokes/refresh", headers: headers).status == 403, "\(headers)")
+        }
+        #expect(served.upstream.requests.count == 2, "no refresh reached the upstream")
+        // Reads from another origin are served (the browser keeps the answer from the page).
+        #expect(served.get("/sources/jokes/rows", headers: [("Origin", "https://evil.example")]).header("Access-Control-Allow-Origin") == nil)
+        for headers in [[], [("Origin", "http://127.0.0.1:8765"), ("Sec-Fetch-Site", "same-origin")], [("Sec-Fetch-Site", "none")],
+                        [("Origin", "http://localhost:5173"), ("Sec-Fetch-Site", "cross-site")]] {
+            let status = served.request("POST", "/sources/jokes/refresh", headers: headers).status
+            #expect([200, 202].contains(status), "\(headers): \(status)")
+        }
+    }
+
+    /// Forty posts in a row make one upstream sync: they join the one in flight, and one
+    /// asked for within the interval of its end answers with it.
+    @Test func fortyRefreshesInARowMakeOneUpstreamRequest() throws {
+        let served = try InProcessServer()
+        try age(served.box.database, by: 60)
+        for _ in 0..<40 {
+            #expect([200, 202].contains(served.request("POST", "/sources/jokes/refresh").status))
+        }
+        try poll(seconds: 10) { served.server.refresher.flight("jokes") == nil }
+        #expect(served.upstream.requests.filter { $0 == "/jokes/ten" }.count == 2, "\(served.upstream.requests)")
+    }
+
+    /// A source backing off after failures: an explicit refresh honours it, 503 with a
+    /// `Retry-After` of its own, and the upstream hears nothing.
+    @Test func aRefreshHonoursTheSourcesBackoff() throws {
+        let served = try InProcessServer { $0.refreshInterval = 0 }
+        served.upstream.answerEverything(status: 503)
+        #expect(served.box.cli("sync", "jokes", upstream: served.upstream).status != 0)
+        let before = served.upstream.requests.count
+        let refused = served.request("POST", "/sources/jokes/refresh")
+        #expect(refused.status == 503 && Int(refused.header("Retry-After") ?? "") ?? 0 >= 1, "\(refused.status) \(refused.text)")
+        #expect(served.upstream.requests.count == before)
+    }
+
+    /// RFC 9112 §6.3: what a proxy and this server could frame differently is 400, and the
+    /// connection closed, before the Host or any route is looked at.
+    @Test func ambiguousFramingIsRefusedBeforeAnythingElse() throws {
+        let served = try InProcessServer()
+        let shapes: [[(String, String)]] = [
+            [("Content-Length", "5"), ("Content-Length", "6")],
+            [("Content-Length", "5, 6")],
+            [("Content-Length", "5"), ("Transfer-Encoding", "chunked")],
+            [("Transfer-Encoding", "gzip, chunked")],
+            [("Transfer-Encoding", "identity")],
+            [("Content-Length", "-1")],
+        ]
+        for headers in shapes {
+            let reply = served.request("POST", "/sources/jokes/refresh", headers: headers, host: "evil.example")
+            #expect(reply.status == 400 && reply.header("Connection") == "close", "\(headers): \(reply.status)")
+        }
+        let nul = served.server.respond(to: HTTPRequest(method: "GET", path: "/sources/jokes/rows/1", target: "/sources/jokes/rows/1\u{0}x",
+                                                        headers: [("Host", "127.0.0.1")]))
+        #expect(nul.status == 400 && nul.header("Connection") == "close")
+    }
+
+    /// `--access-log-format json`: one JSON object a request, with the query, status, bytes
+    /// and duration; text a client sent cannot forge a line.
+    @Test func theAccessLogSaysWhenWhoWhatAndHowLong() throws {
+        let served = try InProcessServer { $0.accessLog = .json }
+        _ = served.get("/sources/jokes/rows?limit=2")
+        let line = try #require(served.log.all.last)
+        let entry = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(entry["query"] as? String == "limit=2" && entry["status"] as? Int == 200 && entry["path"] as? String == "/sources/jokes/rows")
+        #expect((entry["bytes"] as? Int ?? 0) > 100 && entry["duration_ms"] != nil && (entry["time"] as? String)?.hasSuffix("Z") == true)
+    }
+}
