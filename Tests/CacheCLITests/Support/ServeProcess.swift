@@ -207,8 +207,13 @@ final class EventsClient {
     private let socket: Int32
     private(set) var text = ""
 
-    init(_ server: ServeProcess) throws {
-        socket = try HTTPProbe.connect(port: server.port, timeout: 15)
+    convenience init(_ server: ServeProcess) throws {
+        try self.init(port: server.port)
+    }
+
+    /// A stream through whatever listens on `port` (nginx in front, say).
+    init(port: Int) throws {
+        socket = try HTTPProbe.connect(port: port, timeout: 15)
         try HTTPProbe.send(socket, Data("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
     }
 
