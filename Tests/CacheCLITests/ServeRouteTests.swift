@@ -160,6 +160,21 @@ import Testing
         #expect(served.get("/sources/jokes/rows/1", headers: [("If-None-Match", etag)]).status == 200)
     }
 
+    /// A `Last-Event-ID` ahead of the newest run (a client that outlived a restore) is a new
+    /// client's: its stream starts at a fresh cursor instead of waiting for runs never to come.
+    @Test func aCursorAheadOfTheHistoryIsANewClients() throws {
+        let served = try InProcessServer()
+        func first(_ lastEventID: String?) throws -> String {
+            let stream = served.get("/events", headers: lastEventID.map { [("Last-Event-ID", $0)] } ?? [])
+            guard case .stream(let next) = stream.body else { throw TestFailure("not a stream") }
+            return String(decoding: try next() ?? [], as: UTF8.self)
+        }
+        let fresh = try first(nil)
+        let newest = try #require(fresh.split(separator: "\n").first { $0.hasPrefix("id: ") })
+        #expect(try first("999").contains(newest + "\n"), "a cursor from the future resumes nothing")
+        #expect(try first("1").contains("event: updated"), "a cursor within the history replays the runs after it")
+    }
+
     /// DNS rebinding: a page whose name resolves to the server sends its own name as `Host`.
     /// Only the names the server serves are answered, whatever the port (RFC 9110 §7.4: 421);
     /// none at all is 400 (RFC 9112 §3.2).

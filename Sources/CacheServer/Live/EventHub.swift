@@ -105,7 +105,15 @@ package final class EventHub: Sendable {
         let key = ObjectIdentifier(subscriber)
         subscribers.withLock { $0[key] = subscriber }
         let subscription = Subscription(self, key)
-        let resume = lastEventID.flatMap(cursor)
+        let newest = databasePaths.map { path in
+            (try? CacheDatabase(path: path, access: access)).flatMap { try? HistoryStore($0).runs(limit: 1).first?.id ?? 0 }
+        }
+        // A cursor ahead of a file's newest run (a client that outlived a restore of the file)
+        // names runs that will never be sent: it is a new client's, with a fresh cursor, or it
+        // would wait for those numbers for good.
+        let resume = lastEventID.flatMap(cursor).flatMap { cursor in
+            zip(cursor, newest).contains { given, newest in newest.map { given > $0 } ?? false } ? nil : cursor
+        }
         // `sentThrough`: each file's runs up to this one were sent (replayed), so the live ones
         // repeat none of them. `position`: the cursor the next event's id carries.
         var sentThrough = Array(repeating: 0, count: databasePaths.count)
