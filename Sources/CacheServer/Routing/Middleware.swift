@@ -17,7 +17,7 @@ struct Middleware: Sendable {
     /// The server's chain: what is measured and logged first (every answer counts), then what
     /// decides whether the request is answered at all, outermost first.
     static func chain(for settings: CacheServer.Settings, metrics: RequestMetrics, table: RouteTable) -> [Middleware] {
-        var chain = [measured(metrics)]
+        var chain = [measured(metrics), uncached]
         if let format = settings.accessLog { chain.append(AccessLog(format: format, write: settings.log).middleware) }
         chain += [framing, hostCheck(HostNames(settings)), cors(settings.cors), crossSite(settings.cors)]
         if let token = settings.token { chain.append(bearer(token)) }
@@ -32,6 +32,17 @@ struct Middleware: Sendable {
             metrics.record(route: route?.id, method: request.method, status: response.status, seconds: (ContinuousClock.now - began).seconds)
             return response
         }
+    }
+
+    /// An answer that says nothing of its freshness would let a cache guess one (RFC 9111
+    /// §4.2.2, heuristic freshness): one without `Cache-Control` is revalidated every time, a
+    /// refusal never stored.
+    static let uncached = Middleware(name: "uncached") { request, _, next in
+        var response = next(request)
+        if response.header("Cache-Control") == nil {
+            response.headers.append(("Cache-Control", response.status >= 400 ? "no-store" : "no-cache"))
+        }
+        return response
     }
 
     /// RFC 9112 §6.3, §11.2: a request that a proxy in front and this server could frame
