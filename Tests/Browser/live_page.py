@@ -109,6 +109,33 @@ class Server:
         check(self.process.wait(timeout=10) == 0, "cache serve did not exit 0 on SIGTERM")
 
 
+class AttackerPage:
+    """A page on another origin (localhost and another port: another site than 127.0.0.1's)."""
+
+    def __init__(self, html):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://localhost:{self.server.server_address[1]}/attack.html"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+
+
 def text(page, selector):
     return page.locator(selector).first.inner_text()
 
@@ -124,9 +151,10 @@ def main():
     own = [origin]  # the servers this script started: the page may ask these, and nothing else
     requests, errors, event_requests = [], [], []
     figures = {}
-    launch = {"executable_path": os.environ["CHROMIUM"]}
+    # rebind.test resolves to this machine, as a page's own name does after DNS rebinding.
+    launch = {"executable_path": os.environ["CHROMIUM"], "args": ["--host-resolver-rules=MAP rebind.test 127.0.0.1"]}
     if os.geteuid() == 0:
-        launch["args"] = ["--no-sandbox"]  # Chromium's sandbox refuses to run as root
+        launch["args"].append("--no-sandbox")  # Chromium's sandbox refuses to run as root
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(**launch)
 
@@ -366,6 +394,65 @@ def main():
                        lambda: still.locator(pending + " .skeleton .bar").first.evaluate("node => getComputedStyle(node).animationName"))
         check(motion == "none", f"the skeleton moves for a user who asked for less motion ({motion})")
         calm.close()
+
+        # By the page's own clock: a source with a 4 s TTL turns stale with no request, its chip
+        # and every row together; an unchanged refresh makes both fresh again.
+        cache("sources", "add", "clock", "--kind", "json", "--url", UPSTREAM + "/api/items?per_page=100", "--key", "id", "--ttl", "4s")
+        cache("sync", "clock")
+        ticking = browser.new_context()
+        watch_clock = ticking.new_page()
+        watch(watch_clock, "clock")
+        asked = []
+        watch_clock.on("request", lambda request: asked.append(urlsplit(request.url).path))
+        clock = 'section[data-source="clock"]'
+        watch_clock.goto(origin + "/")
+        watch_clock.wait_for_selector(clock + " .row")
+
+        def agreement(page):
+            """The chip's state and the rows' flags, read in one go; they must agree."""
+            state = attribute(page, clock, "data-state")
+            rows, stale = page.locator(clock + " .row").count(), page.locator(clock + " .row.stale").count()
+            check(rows > 0 and (state == "stale") == (stale == rows) and (state == "fresh") == (stale == 0),
+                  f"the chip says {state} beside {stale} stale rows of {rows} (a row seen at "
+                  f"{attribute(page, clock + ' .row', 'data-seen-at')}; {text(page, clock + ' [data-role=age]') if page.locator(clock + ' [data-role=age]').count() else ''})")
+            return state
+
+        check(agreement(watch_clock) == "fresh", "the clock's section is not fresh after its sync")
+        loaded = len(asked)
+        until("the section to turn stale by itself", lambda: agreement(watch_clock) == "stale", timeout=15)
+        check([path for path in asked[loaded:] if path != "/events"] == [], f"turning stale asked the server: {asked[loaded:]}")
+        check("stale" in text(watch_clock, clock + " [data-role=row-age]"), "a row turned stale by the clock does not say so")
+        watch_clock.locator(clock + " [data-action=refresh]").click()
+        until("the unchanged refresh to make it fresh", lambda: agreement(watch_clock) == "fresh"
+              and attribute(watch_clock, clock, "data-refreshing") == "false", timeout=20)
+        until("the section to turn stale again", lambda: agreement(watch_clock) == "stale", timeout=15)
+        ticking.close()
+
+        # Another origin's page: a CORS-simple POST (sent without asking) changes nothing.
+        refreshes = upstream_count("/api/items")
+        attacker = AttackerPage(f"""<script>
+            fetch("{origin}/sources/clock/refresh", {{method: "POST", mode: "no-cors"}})
+              .then(() => document.title = "sent", () => document.title = "refused");
+            </script>""")
+        other = browser.new_context()
+        hostile = other.new_page()
+        answers = []
+        hostile.on("response", lambda response: answers.append((urlsplit(response.url).path, response.status)))
+        hostile.goto(attacker.url)
+        until("the other origin's POST to go out", lambda: hostile.title() in ("sent", "refused"))
+        until("its answer", lambda: ("/sources/clock/refresh", 403) in answers, explain=lambda: f"answers {answers}")
+        check(upstream_count("/api/items") == refreshes, "a page of another origin made the server fetch")
+
+        # DNS rebinding: a name of the attacker's resolving to this machine gets nothing.
+        rebound = hostile.goto(f"http://rebind.test:{server.port}/")
+        check(rebound.status == 421, f"a page at rebind.test got {rebound.status}")
+        check("setup" not in hostile.content() and "source" not in hostile.title(), "a rebound page read the cache")
+        data = hostile.goto(f"http://rebind.test:{server.port}/sources/clock/rows")
+        check(data.status == 421 and '"rows"' not in data.text(), f"a rebound page read rows: {data.status}")
+        other.close()
+        attacker.stop()
+        own.append(attacker.url.rsplit("/", 1)[0])
+        own.append(f"http://rebind.test:{server.port}")
         browser.close()
 
     server.stop()
