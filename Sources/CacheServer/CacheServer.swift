@@ -52,6 +52,7 @@ package final class CacheServer: Sendable {
     package let refresher: Refresher
     package let events: EventHub
     package let requestMetrics: RequestMetrics
+    let sessions = Sessions()
     let readers: ReaderPool
     let table: RouteTable
     private let middleware: [Middleware]
@@ -64,7 +65,7 @@ package final class CacheServer: Sendable {
         readers = ReaderPool(paths: settings.databasePaths, access: settings.readAccess)
         table = RouteTable(Self.routes)
         requestMetrics = RequestMetrics()
-        middleware = Middleware.chain(for: settings, metrics: requestMetrics, table: table)
+        middleware = Middleware.chain(for: settings, metrics: requestMetrics, sessions: sessions)
     }
 
     /// The answer to one request: the middleware in order, then the route.

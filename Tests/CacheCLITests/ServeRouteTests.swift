@@ -36,6 +36,11 @@ import Testing
             #expect(text.contains("cache_http_requests_total{route=\"GET /sources\",method=\"GET\",status=\"200\"} 1"), "\(text)")
             #expect(text.contains("# TYPE cache_http_request_duration_seconds histogram"))
         },
+        "POST /session": { served in
+            let opened = served.request("POST", "/session")
+            let cookie = try #require(opened.header("Set-Cookie"))
+            #expect(opened.status == 204 && cookie.hasPrefix("cache_session=") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        },
         "GET /events": { served in
             let stream = served.get("/events")
             #expect(stream.status == 200 && stream.header("Content-Type") == "text/event-stream")
@@ -173,6 +178,24 @@ import Testing
         let newest = try #require(fresh.split(separator: "\n").first { $0.hasPrefix("id: ") })
         #expect(try first("999").contains(newest + "\n"), "a cursor from the future resumes nothing")
         #expect(try first("1").contains("event: updated"), "a cursor within the history replays the runs after it")
+    }
+
+    /// With a token, a browser's page posts it once to `/session` and follows `/events` (which
+    /// `EventSource` cannot send a header to) with the cookie it gets back; a made-up cookie, or
+    /// a session opened with no token, lets nothing in.
+    @Test func aSessionCookieStandsForTheTokenOnAServerWithOne() throws {
+        let served = try InProcessServer { $0.token = "s3cret"; $0.cors = ["http://localhost:5173"] }
+        #expect(served.request("POST", "/session").status == 401)
+        #expect(served.request("POST", "/session", headers: [("Cookie", "cache_session=made-up")]).status == 401)
+        let opened = served.request("POST", "/session", headers: [("Authorization", "Bearer s3cret"), ("Origin", "http://localhost:5173")])
+        #expect(opened.status == 204 && opened.header("Access-Control-Allow-Credentials") == "true")
+        let cookie = try #require(opened.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        #expect(served.get("/events", headers: [("Cookie", cookie)]).status == 200)
+        #expect(served.get("/sources/jokes/rows", headers: [("Cookie", "theme=dark; " + cookie)]).status == 200)
+        #expect(served.get("/events", headers: [("Cookie", "cache_session=made-up")]).status == 401)
+        #expect(served.get("/events").status == 401)
+        // Another site's page cannot open one (its POST is refused before the token is read).
+        #expect(served.request("POST", "/session", headers: [("Authorization", "Bearer s3cret"), ("Origin", "https://evil.example")]).status == 403)
     }
 
     /// DNS rebinding: a page whose name resolves to the server sends its own name as `Host`.

@@ -114,7 +114,7 @@ import Testing
         let servedRow = try #require((try reply.json()["rows"] as? [[String: Any]])?.first)
         #expect(Set(shownRow.keys) == Set(servedRow.keys))
         let routes = try #require(try served.server.get("/").json()["routes"] as? [String])
-        #expect(routes.count == 14)
+        #expect(routes.count == 15)
         for route in routes { #expect(readme.contains("`\(route)`"), "\(route) is not in the README") }
     }
 

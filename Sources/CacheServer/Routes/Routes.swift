@@ -26,6 +26,11 @@ extension CacheServer {
             let text = MetricsExposition.text(parts) + server.requestMetrics.exposition
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(Array(text.utf8)))
         },
+        Route(.post, "/session", "With the bearer token: a session cookie (HttpOnly, SameSite=Strict) a browser sends by itself, EventSource too",
+              answers: [Route.Answer(204, "The session is open", headers: ["Set-Cookie"])]) { server, _ in
+            let id = server.sessions.open()
+            return HTTPResponse(status: 204, headers: [("Set-Cookie", Sessions.setCookie(id)), ("Cache-Control", "no-store")])
+        },
         Route(.get, "/events", "Server-Sent Events for every source: refreshing, then updated, unchanged, failed or held",
               answers: [Route.Answer(200, "An event stream", [("text/event-stream", Schema.text)])]) { server, request in
             server.eventStream(request)

@@ -16,11 +16,11 @@ struct Middleware: Sendable {
 
     /// The server's chain: what is measured and logged first (every answer counts), then what
     /// decides whether the request is answered at all, outermost first.
-    static func chain(for settings: CacheServer.Settings, metrics: RequestMetrics, table: RouteTable) -> [Middleware] {
+    static func chain(for settings: CacheServer.Settings, metrics: RequestMetrics, sessions: Sessions) -> [Middleware] {
         var chain = [measured(metrics), uncached]
         if let format = settings.accessLog { chain.append(AccessLog(format: format, write: settings.log).middleware) }
         chain += [framing, hostCheck(HostNames(settings)), cors(settings.cors), crossSite(settings.cors)]
-        if let token = settings.token { chain.append(bearer(token)) }
+        if let token = settings.token { chain.append(bearer(token, sessions)) }
         return chain
     }
 
@@ -126,7 +126,7 @@ struct Middleware: Sendable {
                 // A preflight: only an origin named may send what needs one (a token, a change).
                 guard named else { return HTTPResponse(status: 204, headers: [("Vary", "Origin")]) }
                 return HTTPResponse(status: 204, headers: [
-                    ("Access-Control-Allow-Origin", origin!), ("Vary", "Origin"),
+                    ("Access-Control-Allow-Origin", origin!), ("Vary", "Origin"), ("Access-Control-Allow-Credentials", "true"),
                     ("Access-Control-Allow-Methods", "GET, HEAD, POST"),
                     ("Access-Control-Allow-Headers", "Authorization, If-None-Match, Prefer, Last-Event-ID, Content-Type"),
                     ("Access-Control-Max-Age", "600"),
@@ -138,6 +138,8 @@ struct Middleware: Sendable {
             if let answered {
                 response.headers += [("Access-Control-Allow-Origin", answered),
                                      ("Access-Control-Expose-Headers", "Link, ETag, Cache-Status, Age, Last-Modified, Location, Retry-After")]
+                // A named origin's page may send the session cookie (EventSource withCredentials).
+                if named { response.headers.append(("Access-Control-Allow-Credentials", "true")) }
             }
             return response
         }
@@ -163,11 +165,13 @@ struct Middleware: Sendable {
     }
 
     /// With `--token-env`, every request but the live page's carries `Authorization: Bearer
-    /// <token>`, compared in constant time (no early exit a client could time).
-    static func bearer(_ token: String) -> Middleware {
+    /// <token>`, compared in constant time (no early exit a client could time), or the cookie of
+    /// a session `POST /session` opened with it (what a browser's `EventSource` can send).
+    static func bearer(_ token: String, _ sessions: Sessions) -> Middleware {
         Middleware(name: "token") { request, route, next in
             // No route: a 404 or 405, which say nothing a route table does not.
             guard let route, request.method != "OPTIONS", !route.open(request) else { return next(request) }
+            if request.header("Authorization") == nil, route.path != "/session", sessions.admits(request) { return next(request) }
             let given = request.header("Authorization").map { Substring($0) }
             let prefix = "bearer "  // the scheme in any case (RFC 9110)
             guard let given, given.prefix(prefix.count).lowercased() == prefix else {
