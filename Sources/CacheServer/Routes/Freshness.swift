@@ -116,21 +116,9 @@ struct Freshness {
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// An IMF-fixdate as Unix seconds; nil for anything else (the obsolete forms included:
-    /// a date not understood is ignored, RFC 9110 §13.1.3).
+    /// An IMF-fixdate as Unix seconds (the parser `Retry-After` uses); nil for anything else,
+    /// the obsolete forms included: a date not understood is ignored (RFC 9110 §13.1.3).
     static func parseHTTPDate(_ text: String) -> Double? {
-        let parts = text.split(separator: " ")
-        guard parts.count == 6, parts[5] == "GMT", let day = Int(parts[1]), let month = months.firstIndex(of: String(parts[2])),
-              let year = Int(parts[3]) else { return nil }
-        let clock = parts[4].split(separator: ":").compactMap { Int($0) }
-        guard clock.count == 3 else { return nil }
-        var fields = tm()
-        fields.tm_year = Int32(year - 1900)
-        fields.tm_mon = Int32(month)
-        fields.tm_mday = Int32(day)
-        fields.tm_hour = Int32(clock[0])
-        fields.tm_min = Int32(clock[1])
-        fields.tm_sec = Int32(clock[2])
-        return Double(timegm(&fields))
+        RetryAfter.httpDate(text)?.timeIntervalSince1970
     }
 }

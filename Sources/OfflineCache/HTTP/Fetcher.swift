@@ -175,7 +175,7 @@ public struct Fetcher: Fetching {
 }
 
 /// The `Retry-After` header.
-enum RetryAfter {
+package enum RetryAfter {
     /// The longest wait taken from a server; what the engine does with it is capped lower still
     /// (the backoff between syncs is at most an hour).
     static let longest: Double = 86_400
@@ -207,7 +207,7 @@ enum RetryAfter {
     }
 
     /// `Sun, 06 Nov 1994 08:49:37 GMT` (RFC 9110's IMF-fixdate), or nil.
-    static func httpDate(_ text: String) -> Date? {
+    package static func httpDate(_ text: String) -> Date? {
         let fields = text.split(separator: " ")
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let weekdays = ["Mon,", "Tue,", "Wed,", "Thu,", "Fri,", "Sat,", "Sun,"]
