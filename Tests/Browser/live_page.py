@@ -409,12 +409,13 @@ def main():
         watch_clock.wait_for_selector(clock + " .row")
 
         def agreement(page):
-            """The chip's state and the rows' flags, read in one go; they must agree."""
-            state = attribute(page, clock, "data-state")
-            rows, stale = page.locator(clock + " .row").count(), page.locator(clock + " .row.stale").count()
+            """The chip's state and the rows' flags, read in one task of the page (three reads
+            could straddle a redraw); they must agree."""
+            state, rows, stale, seen, age = page.locator(clock).evaluate("""section => [section.dataset.state,
+                section.querySelectorAll(".row").length, section.querySelectorAll(".row.stale").length,
+                section.querySelector(".row")?.dataset.seenAt, section.querySelector("[data-role=age]")?.textContent]""")
             check(rows > 0 and (state == "stale") == (stale == rows) and (state == "fresh") == (stale == 0),
-                  f"the chip says {state} beside {stale} stale rows of {rows} (a row seen at "
-                  f"{attribute(page, clock + ' .row', 'data-seen-at')}; {text(page, clock + ' [data-role=age]') if page.locator(clock + ' [data-role=age]').count() else ''})")
+                  f"the chip says {state} beside {stale} stale rows of {rows} (a row seen at {seen}; {age})")
             return state
 
         check(agreement(watch_clock) == "fresh", "the clock's section is not fresh after its sync")
