@@ -120,6 +120,24 @@ import Testing
         // cache serve too, on loopback, as a service of its own.
         let serve = try String(contentsOfFile: units + "/cache-serve.service", encoding: .utf8)
         #expect(serve.contains("ExecStart=\"\(prefix)/bin/cache\" serve --listen 127.0.0.1:8765"))
+        // Its command line as written (its port made free): with no --max-age, /healthz judges
+        // each source by its own bound (three TTLs), so a server whose syncs stopped is drained.
+        let exec = try #require(serve.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }).dropFirst("ExecStart=".count)
+        var words: [String] = []
+        for (index, part) in exec.split(separator: "\"", omittingEmptySubsequences: false).enumerated() {
+            words += index % 2 == 1 ? [String(part)] : part.split(separator: " ").map { String($0) }
+        }
+        words = words.map { $0 == "127.0.0.1:8765" ? "127.0.0.1:0" : $0 }
+        let upstream = try LoopbackUpstream()
+        #expect(try await Self.run([prefix + "/bin/cache", "sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten", "--ttl", "1s"],
+                                   in: box.folder, env).status == 0)
+        #expect(try await Self.run([prefix + "/bin/cache", "sync", "jokes"], in: box.folder, env).status == 0)
+        let unit = try ServeProcess(commandLine: words, box)
+        let healthy = try unit.get("/healthz")
+        #expect(healthy.status == 200, "\(healthy.text)")
+        try poll(seconds: 15) { try unit.get("/healthz").status == 503 }
+        let drained = try unit.get("/healthz")
+        #expect(drained.headers["retry-after"] == "60")
         try await Self.verify([units + "/cache-sync.service", units + "/cache-sync.timer", units + "/cache-prune.service",
                                units + "/cache-prune.timer", units + "/cache-serve.service"], prefix: prefix, box)
         let systemUnits = prefix + "/share/cache/system"

@@ -9,9 +9,14 @@ final class ServeProcess: @unchecked Sendable {
     private let stdout = Pipe(), stderr = Pipe()
     private let errors: StreamedText
 
-    init(_ box: Sandbox, _ arguments: [String] = [], environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: Paths.cacheBinary)
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+    convenience init(_ box: Sandbox, _ arguments: [String] = [], environment: [String: String] = [:]) throws {
+        try self.init(commandLine: [Paths.cacheBinary, "serve", "--listen", "127.0.0.1:0"] + arguments, box, environment: environment)
+    }
+
+    /// The server as `commandLine` starts it, word for word (a unit's ExecStart, say).
+    init(commandLine: [String], _ box: Sandbox, environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: commandLine[0])
+        process.arguments = Array(commandLine.dropFirst())
         process.environment = RunningProcess.environment(["CACHE_DB": box.database].merging(environment) { $1 })
         process.standardOutput = stdout
         process.standardError = stderr
