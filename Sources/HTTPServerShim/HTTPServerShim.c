@@ -118,6 +118,8 @@ struct request_state {
     char *target;
     // The target held a NUL: C's view of it ends there (see log_target).
     int target_cut;
+    // It held another control byte, or a space.
+    int target_control;
     unsigned char *body;
     size_t body_length;
     int started;
@@ -305,8 +307,12 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         const char *length = mhd.lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length");
         // What the app refuses before the body is read (its framing), it answers here: a body
         // it could not frame must not be read as one.
+        // Only a request that has a body, or a target with a control byte, can be framed two
+        // ways: the others (most, GETs) skip the screen and build their request once.
         const char *target = state->target ? state->target : url;
-        if (server->screen(server->context, connection, method, url, target, state->target_cut)) return MHD_YES;
+        int framed = length != NULL || state->target_cut || state->target_control
+                     || mhd.lookup_connection_value(connection, MHD_HEADER_KIND, "Transfer-Encoding") != NULL;
+        if (framed && server->screen(server->context, connection, method, url, target, state->target_cut)) return MHD_YES;
         if (length != NULL && strtoull(length, NULL, 10) > cache_http_max_body) {
             return respond_now(connection, 413, too_large) ? MHD_YES : MHD_NO;
         }
@@ -339,6 +345,9 @@ static void *log_target(void *cls, const char *uri, struct MHD_Connection *conne
     // own: the version follows the target's end. Anything else there means a NUL inside the
     // target, which C reads as its end (`/rows/5<NUL>x` as `/rows/5`).
     if (uri != NULL) state->target_cut = strncmp(uri + strlen(uri) + 1, "HTTP/", 5) != 0;
+    for (const unsigned char *byte = (const unsigned char *)state->target; byte && *byte; byte++) {
+        if (*byte < 0x21 || *byte == 0x7F) state->target_control = 1;
+    }
     return state;
 }
 

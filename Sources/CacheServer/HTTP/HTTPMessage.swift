@@ -38,12 +38,12 @@ package struct HTTPRequest: Sendable {
 
     /// The first header named `name` (in any case), or nil.
     package func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { HTTPField.sameName($0.name, name) }?.value
     }
 
     /// Every header named `name` (in any case), in order.
     package func headers(named name: String) -> [String] {
-        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        headers.filter { HTTPField.sameName($0.name, name) }.map(\.value)
     }
 
     /// A path parameter the route table matched.
@@ -77,7 +77,7 @@ package struct HTTPResponse {
 
     /// The first header named `name` (in any case), or nil.
     package func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { HTTPField.sameName($0.name, name) }?.value
     }
 
     /// The body when it is whole (empty for a stream).
@@ -96,5 +96,14 @@ package struct HTTPResponse {
     /// A refusal: `{"error": "…"}` with its status.
     package static func error(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         json(status, .object([("error", .string(message))]), headers: headers)
+    }
+}
+
+enum HTTPField {
+    /// Whether two field names are the same, in any case (RFC 9110 §5.1), without making new
+    /// strings: every request looks several up.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        func folded(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+        return a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { folded($0) == folded($1) }
     }
 }

@@ -59,6 +59,9 @@ package struct Route: Sendable {
                  open: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler) {
         self.method = method
         self.path = path
+        segments = path.split(separator: "/").map { part in
+            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+        }
         self.summary = summary
         self.query = query
         self.answers = answers
@@ -72,26 +75,33 @@ package struct Route: Sendable {
     /// The methods a request may use for it: GET's answers come for HEAD too (RFC 9110 §9.3.2).
     package var methods: [String] { method == .get ? ["GET", "HEAD"] : [method.rawValue] }
 
+    /// Whether a request's method is one of `methods`.
+    func takes(_ requestMethod: String) -> Bool {
+        requestMethod == method.rawValue || (method == .get && requestMethod == "HEAD")
+    }
+
     /// The path's parameters in order (`name`, `key`).
     package var pathParameters: [String] {
         segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
     }
 
-    enum Segment: Equatable {
+    enum Segment: Equatable, Sendable {
         case literal(String)
         case parameter(String)
     }
 
-    var segments: [Segment] {
-        path.split(separator: "/").map { part in
-            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
-        }
+    /// The path's segments, read once from `path`.
+    let segments: [Segment]
+
+    /// A decoded path's parts, as `match` takes them; nil for one that does not start with `/`.
+    static func parts(of path: String) -> [String]? {
+        guard path.hasPrefix("/") else { return nil }
+        return path == "/" ? [] : path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
     }
 
-    /// The parameters when `path` (decoded) is this route's, else nil.
-    func match(_ path: String) -> [String: String]? {
-        guard path.hasPrefix("/") else { return nil }
-        let parts = path == "/" ? [] : path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    /// The parameters when a path's `parts` are this route's, else nil.
+    func match(_ parts: [String]) -> [String: String]? {
+        guard segments.count <= parts.count else { return nil }  // every segment takes a part at least
         return Self.match(segments[...], parts[...])
     }
 

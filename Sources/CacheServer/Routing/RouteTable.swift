@@ -14,9 +14,10 @@ struct RouteTable: Sendable {
     /// A path some route has with another method is a 405 naming the methods it takes.
     func route(for request: HTTPRequest) throws -> (route: Route, parameters: [String: String])? {
         var allowed: [String] = []
+        guard let parts = Route.parts(of: request.path) else { return nil }
         for route in routes {
-            guard let parameters = route.match(request.path) else { continue }
-            if route.methods.contains(request.method) { return (route, parameters) }
+            guard let parameters = route.match(parts) else { continue }
+            if route.takes(request.method) { return (route, parameters) }
             allowed += route.methods.filter { !allowed.contains($0) }
         }
         guard allowed.isEmpty else {
