@@ -120,6 +120,8 @@ struct request_state {
     int target_cut;
     // It held another control byte, or a space.
     int target_control;
+    // Where the library's view of the target ends in its buffer: the version must follow it.
+    const char *target_end;
     unsigned char *body;
     size_t body_length;
     int started;
@@ -218,7 +220,7 @@ static struct watched *watched_of(struct MHD_Connection *connection) {
     return info ? info->socket_context : NULL;
 }
 
-// A request's headers have all come: no deadline while it is answered (a stream may be long).
+// A request has all come, its body too: no deadline while it is answered (a stream may be long).
 static void watch_headers_done(struct MHD_Connection *connection) {
     struct watched *watched = watched_of(connection);
     if (watched != NULL) __atomic_store_n(&watched->waiting, 0, __ATOMIC_SEQ_CST);
@@ -231,7 +233,7 @@ static void watch_next_request(struct cache_http_server *server, struct MHD_Conn
     pthread_mutex_lock(&server->lock);
     watched->served = 1;
     deadline_in(&watched->deadline, server->idle_seconds);
-    watched->waiting = 1;
+    __atomic_store_n(&watched->waiting, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&server->lock);
 }
 
@@ -271,8 +273,10 @@ static void notify_connection(void *cls, struct MHD_Connection *connection, void
 // it never reads a 408 meant for no request of its.
 static void *watchdog(void *cls) {
     struct cache_http_server *server = cls;
-    static const char timeout[] = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                                  "Content-Length: 78\r\n\r\n{\"error\": \"the request's line and headers took too long to come; send them at once\"}\n";
+    static const char body[] = "{\"error\": \"the request took too long to come; send its line, headers and body at once\"}\n";
+    char timeout[256];
+    int length = snprintf(timeout, sizeof timeout, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                          "Content-Length: %zu\r\n\r\n%s", sizeof body - 1, body);
     while (1) {
         pthread_mutex_lock(&server->lock);
         int stopping = server->stopping;
@@ -281,9 +285,9 @@ static void *watchdog(void *cls) {
         for (struct watched *watched = server->connections; watched != NULL && !stopping; watched = watched->next) {
             if (!__atomic_load_n(&watched->waiting, __ATOMIC_SEQ_CST)) continue;
             if (now.tv_sec < watched->deadline.tv_sec || (now.tv_sec == watched->deadline.tv_sec && now.tv_nsec < watched->deadline.tv_nsec)) continue;
-            if (!watched->served) (void)!send(watched->fd, timeout, sizeof timeout - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (!watched->served) (void)!send(watched->fd, timeout, (size_t)length, MSG_DONTWAIT | MSG_NOSIGNAL);
             shutdown(watched->fd, SHUT_RDWR);
-            watched->waiting = 0;
+            __atomic_store_n(&watched->waiting, 0, __ATOMIC_SEQ_CST);
         }
         pthread_mutex_unlock(&server->lock);
         if (stopping) return NULL;
@@ -293,13 +297,15 @@ static void *watchdog(void *cls) {
 
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls) {
-    (void)version;
     struct cache_http_server *server = cls;
     struct request_state *state = *con_cls;
     static const char too_large[] = "{\"error\": \"the request body is too large: no route takes one over 64 KiB\"}\n";
     if (state == NULL) return MHD_NO;  // the URI log made it; without it, no memory was left
     if (!state->started) {
-        watch_headers_done(connection);
+        // The library cut the line at its last space, before the version, with a NUL of its
+        // own, and the version follows it in the same buffer. Anything else there means a NUL
+        // inside the target, which C reads as its end (`/rows/5<NUL>x` as `/rows/5`).
+        state->target_cut = state->target_end == NULL || state->target_end + 1 != version;
         // A response can be queued now, before the body, or once it is all in: so a body
         // announced too large is refused here, and one that grows too large unannounced
         // (chunked) closes the connection.
@@ -328,6 +334,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
         *upload_data_size = 0;
         return MHD_YES;
     }
+    // The whole request is in (line, headers and body): no deadline while it is answered.
+    watch_headers_done(connection);
     return server->handler(server->context, connection, method, url, state->target ? state->target : url, state->target_cut,
                            state->body, state->body_length) ? MHD_YES : MHD_NO;
 }
@@ -341,10 +349,8 @@ static void *log_target(void *cls, const char *uri, struct MHD_Connection *conne
     struct request_state *state = calloc(1, sizeof *state);
     if (state == NULL) return NULL;
     state->target = strdup(uri ? uri : "");
-    // The library has cut the line at its last space (before the version) with a NUL of its
-    // own: the version follows the target's end. Anything else there means a NUL inside the
-    // target, which C reads as its end (`/rows/5<NUL>x` as `/rows/5`).
-    if (uri != NULL) state->target_cut = strncmp(uri + strlen(uri) + 1, "HTTP/", 5) != 0;
+    // Where C's view of the target ends: the first call checks the version follows it.
+    if (uri != NULL) state->target_end = uri + strlen(uri);
     for (const unsigned char *byte = (const unsigned char *)state->target; byte && *byte; byte++) {
         if (*byte < 0x21 || *byte == 0x7F) state->target_control = 1;
     }

@@ -421,7 +421,8 @@ def main():
         check(agreement(watch_clock) == "fresh", "the clock's section is not fresh after its sync")
         loaded = len(asked)
         until("the section to turn stale by itself", lambda: agreement(watch_clock) == "stale", timeout=15)
-        check([path for path in asked[loaded:] if path != "/events"] == [], f"turning stale asked the server: {asked[loaded:]}")
+        # (Other sections may ask for theirs meanwhile: the failing source's retries do.)
+        check([path for path in asked[loaded:] if path.startswith("/sources/clock")] == [], f"turning stale asked the server: {asked[loaded:]}")
         check("stale" in text(watch_clock, clock + " [data-role=row-age]"), "a row turned stale by the clock does not say so")
         watch_clock.locator(clock + " [data-action=refresh]").click()
         until("the unchanged refresh to make it fresh", lambda: agreement(watch_clock) == "fresh"

@@ -35,6 +35,10 @@ import Testing
             #expect(text.contains("cache_rows{source=\"jokes\"} 10"))
             #expect(text.contains("cache_http_requests_total{route=\"GET /sources\",method=\"GET\",status=\"200\"} 1"), "\(text)")
             #expect(text.contains("# TYPE cache_http_request_duration_seconds histogram"))
+            // A made-up method is counted as "other": no client grows the exposition at will.
+            _ = served.request("BREW", "/sources")
+            let after = served.get("/metrics").text
+            #expect(after.contains("method=\"other\",status=\"405\"") && !after.contains("BREW"), "\(after)")
         },
         "POST /session": { served in
             let opened = served.request("POST", "/session")
@@ -72,6 +76,7 @@ import Testing
             var text = ""
             while let bytes = try next() { text += String(decoding: bytes, as: UTF8.self) }
             #expect(text.split(separator: "\n").count == 11 && text.hasPrefix("id,"), "\(text)")
+            #expect(csv.header("ETag") == nil, "a stream's stale flags are not counted: it has no validator")
         },
         "GET /sources/{name}/rows.ndjson": { served in
             let lines = served.get("/sources/jokes/rows.ndjson")
@@ -191,7 +196,11 @@ import Testing
         #expect(opened.status == 204 && opened.header("Access-Control-Allow-Credentials") == "true")
         let cookie = try #require(opened.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
         #expect(served.get("/events", headers: [("Cookie", cookie)]).status == 200)
-        #expect(served.get("/sources/jokes/rows", headers: [("Cookie", "theme=dark; " + cookie)]).status == 200)
+        let rows = served.get("/sources/jokes/rows", headers: [("Cookie", "theme=dark; " + cookie)])
+        #expect(rows.status == 200)
+        // What a token let through is for its client alone: a shared cache in front keeps none.
+        #expect(rows.header("Cache-Control")?.hasPrefix("private, max-age=") == true, "\(rows.header("Cache-Control") ?? "")")
+        #expect(served.get("/sources/jokes/rows", headers: [("Authorization", "Bearer s3cret")]).header("Cache-Control")?.hasPrefix("private, ") == true)
         #expect(served.get("/events", headers: [("Cookie", "cache_session=made-up")]).status == 401)
         #expect(served.get("/events").status == 401)
         // Another site's page cannot open one (its POST is refused before the token is read).

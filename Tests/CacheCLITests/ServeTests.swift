@@ -308,6 +308,8 @@ import Testing
             "POST /sources/jokes/refresh HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + hidden,
             "POST /sources/jokes/refresh HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\nabc",
             "GET /sources/jokes/rows/1\u{0}x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + hidden,
+            // A NUL followed by what looks like the version, to pass for the library's own.
+            "GET /sources/jokes/rows/1\u{0}HTTP/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + hidden,
             "GET /sources/jokes/rows/1\u{1}x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + hidden,
         ]
         for shape in shapes {
@@ -333,6 +335,11 @@ import Testing
         defer { withExtendedLifetime(served) {} }
         var trickling: [Int32] = []
         defer { trickling.forEach { close($0) } }
+        // One more, from another address, whose headers came whole but whose body trickles: the
+        // bound holds until the whole request is in.
+        let slowBody = try HTTPProbe.connect(port: server.port, timeout: 1, from: "127.0.0.3")
+        defer { close(slowBody) }
+        try HTTPProbe.send(slowBody, Data("POST /sources/jokes/refresh HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n".utf8))
         for _ in 0..<1100 {
             let socket = try HTTPProbe.connect(port: server.port, timeout: 1, from: "127.0.0.2")
             try? HTTPProbe.send(socket, Data("GET /sources HTTP/1.1\r\n".utf8))
@@ -342,6 +349,7 @@ import Testing
         var answered = 0
         while Date().timeIntervalSince(began) < 12 {
             for socket in trickling { _ = Data("X-Slow: 1\r\n".utf8).withUnsafeBytes { Glibc.send(socket, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) } }
+            _ = Data("x".utf8).withUnsafeBytes { Glibc.send(slowBody, $0.baseAddress!, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             let asked = Date()
             let health = try server.request("GET", "/healthz", timeout: 5)
             #expect(health.status == 200 && Date().timeIntervalSince(asked) < 3, "\(health.status) after \(Date().timeIntervalSince(asked)) s")
@@ -358,6 +366,11 @@ import Testing
             if count < 0 && errno == EAGAIN { open += 1 }
         }
         #expect(timedOut > 0 && timedOut <= 512, "\(timedOut) told 408")
+        // The 408 is whole: its body is as long as its Content-Length says.
+        let told = String(decoding: HTTPProbe.readAll(slowBody), as: UTF8.self)
+        let parts = told.components(separatedBy: "\r\n\r\n")
+        let length = parts.first?.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }.flatMap { Int($0.split(separator: " ").last ?? "") }
+        #expect(told.hasPrefix("HTTP/1.1 408 ") && parts.count == 2 && length == parts[1].utf8.count && parts[1].hasSuffix("}\n"), "\(told)")
         #expect(open == 0, "\(open) trickling connections are still open")
     }
 

@@ -67,12 +67,14 @@ struct Freshness {
 
     /// Whether a client's copy is still what this answer would say (RFC 9110 §13.1.1–13.1.3):
     /// `If-None-Match` naming `etag` (weakly, or `*`); without it, `If-Modified-Since` no
-    /// earlier than `Last-Modified` while the rows are fresh (a copy made since the last
-    /// confirmation then has the same flags: they go stale by the clock, and fresh again only
-    /// by a confirmation, which moves `Last-Modified`).
-    func notModified(_ request: HTTPRequest, etag: String) -> Bool {
+    /// earlier than `Last-Modified` while the source and every row of the answer are fresh
+    /// (`staleRows` 0: a copy made since the last confirmation had the same flags, as a row goes
+    /// stale by the clock and fresh again only by a confirmation, which moves `Last-Modified`).
+    /// An answer that did not count its stale rows (a stream) answers no `If-Modified-Since`.
+    func notModified(_ request: HTTPRequest, etag: String, staleRows: Int?) -> Bool {
         if let ifNoneMatch = request.header("If-None-Match") { return Self.matches(ifNoneMatch, etag) }
-        guard let since = request.header("If-Modified-Since").flatMap(Self.parseHTTPDate), let lastModified, !version.stale else { return false }
+        guard staleRows == 0, !version.stale, let lastModified,
+              let since = request.header("If-Modified-Since").flatMap(Self.parseHTTPDate) else { return false }
         return since >= lastModified.timeIntervalSince1970.rounded(.down)
     }
 

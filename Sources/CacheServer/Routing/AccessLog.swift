@@ -75,7 +75,10 @@ package final class RequestMetrics: Sendable {
     private let shards = (0..<8).map { _ in Shard() }
 
     func record(route: String?, method: String, status: Int, seconds: Double) {
-        let key = Key(route: route ?? "none", method: method, status: status)
+        // Any token is a method to the library: the label takes the ones routes use, so a client
+        // cannot grow the exposition with made-up ones.
+        let known = ["GET", "HEAD", "POST", "OPTIONS"].contains(method) ? method : "other"
+        let key = Key(route: route ?? "none", method: known, status: status)
         // Threads' stacks lie a megabyte apart: the address's middle bits pick a shard.
         shards[Int((UInt(bitPattern: Int(bitPattern: pthread_self())) >> 12) % UInt(shards.count))].figures.withLock { figures in
             figures.counts[key, default: 0] += 1

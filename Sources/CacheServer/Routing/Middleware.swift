@@ -171,7 +171,7 @@ struct Middleware: Sendable {
         Middleware(name: "token") { request, route, next in
             // No route: a 404 or 405, which say nothing a route table does not.
             guard let route, request.method != "OPTIONS", !route.open(request) else { return next(request) }
-            if request.header("Authorization") == nil, route.path != "/session", sessions.admits(request) { return next(request) }
+            if request.header("Authorization") == nil, route.path != "/session", sessions.admits(request) { return privately(next(request)) }
             let given = request.header("Authorization").map { Substring($0) }
             let prefix = "bearer "  // the scheme in any case (RFC 9110)
             guard let given, given.prefix(prefix.count).lowercased() == prefix else {
@@ -183,9 +183,21 @@ struct Middleware: Sendable {
             guard difference == 0 else {
                 return .error(401, "the bearer token is not this server's", headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
             }
-            return next(request)
+            return privately(next(request))
         }
     }
+}
+
+/// An answer a token let through is for its client alone (RFC 9111 §5.2.2.7): a shared cache in
+/// front must not hand it to a client without the token, whether the token came as a header or
+/// as a session's cookie (which RFC 9111 §3.5 does not cover).
+func privately(_ response: HTTPResponse) -> HTTPResponse {
+    var response = response
+    if let index = response.headers.firstIndex(where: { HTTPField.sameName($0.name, "Cache-Control") }),
+       !response.headers[index].value.contains("no-store"), !response.headers[index].value.contains("private") {
+        response.headers[index].value = "private, " + response.headers[index].value
+    }
+    return response
 }
 
 /// The host names a server answers: its listen address, `localhost` (and its `.localhost`
