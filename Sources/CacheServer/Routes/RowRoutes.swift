@@ -259,10 +259,12 @@ extension CacheServer {
         let wait = try Self.preferredWait(request)
         let location: [(name: String, value: String)] = [("Location", "/sources/" + name.percentEncoded())]
         let waited: [(name: String, value: String)] = wait.map { [("Preference-Applied", "wait=\(Int($0))")] } ?? []
-        enum Decision { case run, joinElsewhere, backingOff(Int, String?), recent(SyncRunRecord) }
+        // This server's refresh in flight is joined as the very flight seen: one that ends
+        // between this look and a call to start must not make start begin another.
+        enum Decision { case run, join(Refresher.Flight), joinElsewhere, backingOff(Int, String?), recent(SyncRunRecord) }
         let decision: Decision = try withReader(of: name) { database in
             let source = try SourceStore(database).named(name)
-            if refresher.flight(name) != nil { return .run }
+            if let flight = refresher.flight(name) { return .join(flight) }
             if try SyncLease(database).currentHolder(name) != nil { return .joinElsewhere }
             if let backoff = try CacheReader(database).backoff(source) {
                 let seconds = Timestamp.parse(backoff.until).map { Int(max(1, $0.timeIntervalSinceNow.rounded(.up))) } ?? 60
@@ -286,8 +288,8 @@ extension CacheServer {
             ]), headers: location)
         case .joinElsewhere:
             return HTTPResponse.json(202, .object([("source", .string(name)), ("refreshing", .bool(true)), ("started", .bool(false))]), headers: location)
-        case .run:
-            let (flight, started) = refresher.start(name, onlyIfStale: false)
+        case .run, .join:
+            let (flight, started) = if case .join(let flight) = decision { (flight, false) } else { refresher.start(name, onlyIfStale: false) }
             if let wait, let report = flight.wait(seconds: wait) {
                 return HTTPResponse.json(200, report.json, headers: location + waited)
             }
