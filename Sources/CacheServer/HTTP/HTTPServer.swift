@@ -96,45 +96,42 @@ package final class HTTPServer: @unchecked Sendable {
     }
 
     private static func request(_ connection: OpaquePointer, method: String, path: String, target: String, body: [UInt8]) -> HTTPRequest {
-        final class Collected {
-            var pairs: [(name: String, value: String?)] = []
-            var text = true
-        }
-        func pairs(_ read: (OpaquePointer, cache_http_pair, UnsafeMutableRawPointer) -> Void) -> Collected {
-            let collected = Collected()
-            withExtendedLifetime(collected) {
-                read(connection, { context, name, value in
-                    let collected = Unmanaged<Collected>.fromOpaque(context!).takeUnretainedValue()
-                    let name = name.flatMap { String(validatingCString: $0) }
-                    let text = value.map { String(validatingCString: $0) }
-                    guard let name, text.map({ $0 != nil }) ?? true else { collected.text = false; return }
-                    collected.pairs.append((name, text ?? nil))
-                }, Unmanaged.passUnretained(collected).toOpaque())
+        // The query's arguments are text or a 400 (a name must not become another by repair);
+        // a header that is not UTF-8 is kept as Latin-1 (RFC 9110 §5.5: obs-text), never dropped.
+        var query: [(name: String, value: String?)]? = []
+        for pair in pairs(connection, { cache_http_arguments($0, $1, $2) }) {
+            let value = pair.value.map { String(validating: $0, as: UTF8.self) }
+            guard let name = String(validating: pair.name, as: UTF8.self), value.map({ $0 != nil }) ?? true else {
+                query = nil
+                break
             }
-            return collected
+            query?.append((name, value ?? nil))
         }
-        let arguments = pairs { cache_http_arguments($0, $1, $2) }
-        // A header that is not UTF-8 is kept as Latin-1 (RFC 9110 §5.5: obs-text), never dropped.
-        var headers: [(name: String, value: String)] = []
-        let collected = Collected()
-        withExtendedLifetime(collected) {
-            cache_http_headers(connection, { context, name, value in
-                let collected = Unmanaged<Collected>.fromOpaque(context!).takeUnretainedValue()
-                func text(_ pointer: UnsafePointer<CChar>?) -> String {
-                    guard let pointer else { return "" }
-                    return String(validatingCString: pointer) ?? String(String.UnicodeScalarView(
-                        UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)).map { Unicode.Scalar($0) }))
-                }
-                collected.pairs.append((text(name), text(value)))
-            }, Unmanaged.passUnretained(collected).toOpaque())
+        func text(_ bytes: [UInt8]) -> String {
+            String(validating: bytes, as: UTF8.self) ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
         }
-        headers = collected.pairs.map { ($0.name, $0.value ?? "") }
+        let headers = pairs(connection) { cache_http_headers($0, $1, $2) }.map { (name: text($0.name), value: text($0.value ?? [])) }
         var buffer = [CChar](repeating: 0, count: 64)
         cache_http_peer(connection, &buffer, buffer.count)
         let peer = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         nonisolated(unsafe) let live = connection
-        return HTTPRequest(method: method, path: path, target: target, query: arguments.text ? arguments.pairs : nil,
+        return HTTPRequest(method: method, path: path, target: target, query: query,
                            headers: headers, body: body, peer: peer, peerIsGone: { cache_http_peer_gone(live) != 0 })
+    }
+
+    /// The name and value pairs one of the library's lists holds (a value is nil for `?flag`), as
+    /// bytes, in order.
+    private static func pairs(_ connection: OpaquePointer,
+                              _ read: (OpaquePointer, cache_http_pair, UnsafeMutableRawPointer) -> Void) -> [(name: [UInt8], value: [UInt8]?)] {
+        final class Collected { var pairs: [(name: [UInt8], value: [UInt8]?)] = [] }
+        let collected = Collected()
+        withExtendedLifetime(collected) {
+            read(connection, { context, name, value in
+                func bytes(_ text: UnsafePointer<CChar>) -> [UInt8] { Array(UnsafeRawBufferPointer(start: text, count: strlen(text))) }
+                Unmanaged<Collected>.fromOpaque(context!).takeUnretainedValue().pairs.append((name.map(bytes) ?? [], value.map(bytes)))
+            }, Unmanaged.passUnretained(collected).toOpaque())
+        }
+        return collected.pairs
     }
 
     private static func send(_ response: HTTPResponse, on connection: OpaquePointer) -> Int32 {
