@@ -90,10 +90,50 @@ import Testing
         let planned = box.cacheInProcess(["apply", file, "--prune", "--plan"])
         #expect(planned.stdout.contains("items: would be removed with 2 cached rows and 1 sync run"), "\(planned.stdout)")
         #expect(try Self.listed(box).count == 2)
-        let pruned = box.cacheInProcess(["apply", file, "--prune", "--json"])
+        // Off a terminal, a removal needs --yes: refused, saying what would go, nothing changed.
+        let unconfirmed = box.cacheInProcess(["apply", file, "--prune", "--json"])
+        #expect(unconfirmed.status == 64 && unconfirmed.stdout.isEmpty, "\(unconfirmed.status): \(unconfirmed.stdout)")
+        #expect(unconfirmed.stderr.contains("--prune would remove 1 source the file does not have: 'items' (2 cached rows and 1 sync run)")
+                && unconfirmed.stderr.contains("add --yes"), "\(unconfirmed.stderr)")
+        #expect(try Self.listed(box).count == 2)
+        let pruned = box.cacheInProcess(["apply", file, "--prune", "--json", "-y"])
         #expect(try Self.actions(pruned) == ["items": "remove", "jokes": "unchanged"])
         #expect(try pruned.jsonArray().first?["rows"] as? Int == 2)
         #expect(try Self.listed(box).map { $0["name"] as? String } == ["jokes"])
+    }
+
+    /// Issue 55, item 1: `{"sources": [], "sources": [{…}]}` is a list of one source to jq,
+    /// Python and JavaScript (the last wins); read first-wins, `apply --prune` removed it. Refused
+    /// whole, before the cache is opened, with or without `--yes`.
+    @Test func aFileNamingSourcesTwiceIsRefusedAndPrunesNothing() throws {
+        let box = try Sandbox()
+        try box.syncedFileSource("items", #"[{"id": 1}, {"id": 2}]"#)
+        let entry = try #require(box.cacheInProcess(["sources", "export"]).stdout.split(separator: "[", maxSplits: 1).last?
+            .split(separator: "]").dropLast().joined(separator: "]"))
+        let file = box.folder + "/twice.json"
+        try Data(#"{"sources": [], "sources": [\#(entry)]}"#.utf8).write(to: URL(fileURLWithPath: file))
+        for extra in [[], ["--yes"], ["--plan"]] {
+            let refused = box.cacheInProcess(["apply", file, "--prune"] + extra)
+            #expect(refused.status == 64, "\(extra): \(refused.status) \(refused.stderr)")
+            #expect(refused.stderr.contains(#"the top level: "sources" is named twice in one object"#), "\(refused.stderr)")
+        }
+        #expect(try Self.listed(box).map { $0["name"] as? String } == ["items"])
+        #expect(try box.cacheInProcess(["list", "items", "--offline", "--json"]).jsonArray().count == 2)
+    }
+
+    /// Issue 55, item 6: a number, or a switch's boolean, is accepted as itself, as the command
+    /// line takes its text; a byte-order mark in front is passed over.
+    @Test func numbersAndBooleansAreTakenAsThemselves() throws {
+        let box = try Sandbox()
+        let file = box.folder + "/typed.json"
+        let text = "\u{FEFF}" + #"{"sources": [{"name": "items", "kind": "json", "url": "http://127.0.0.1:9/i", "key": "id", "max-pages": 10, "ttl": "90s", "no-token": false}]}"#
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let applied = box.cacheInProcess(["apply", file])
+        #expect(applied.status == 0, "\(applied.stderr)")
+        let exported = box.cacheInProcess(["sources", "export"]).stdout
+        #expect(exported.contains(#""max-pages": "10""#) && exported.contains(#""ttl": "90s""#), "\(exported)")
+        try Data(exported.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try Self.actions(box.cacheInProcess(["apply", file, "--json"])) == ["items": "unchanged"])
     }
 
     /// A file with one mistake is refused whole, naming it: the good source beside it is not
@@ -101,7 +141,15 @@ import Testing
     @Test(arguments: [
         (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "tll": "1h"}"#, 64, "unknown key 'tll' in source 'new'"),
         (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "ttl": "soon"}"#, 64, "invalid value 'soon' for '--ttl'"),
-        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "ttl": 60}"#, 64, "invalid value for 'ttl' in source 'new'"),
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "ttl": ["1h"]}"#, 64, "invalid value for 'ttl' in source 'new'"),
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "ttl": null}"#, 64, "invalid value for 'ttl' in source 'new'"),
+        // Issue 55, item 1: of two values for one name, other tools read the last; refused.
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "url": "http://127.0.0.1:9/other"}"#, 64,
+         #"sources[1]: "url" is named twice in one object"#),
+        (#"{"name": "new", "name": "newer", "kind": "jokes", "url": "http://127.0.0.1:9/n"}"#, 64, #""name" is named twice"#),
+        // Item 6: the file is RFC 8259 JSON, read by the same strict reader as the data.
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "ttl": "5m",}"#, 65, "is not JSON"),
+        (#"{"name": "new", "kind": "jokes", "url": "http://127.0.0.1:9/n", "ttl": 0x10}"#, 65, "is not JSON"),
         (#"{"kind": "jokes", "url": "http://127.0.0.1:9/n"}"#, 64, "source 2 has no \"name\""),
         (#"{"name": "new", "url": "http://127.0.0.1:9/n"}"#, 64, "source 'new' of"),
         (#"{"name": "new", "kind": "bank", "url": "http://127.0.0.1:9/n"}"#, 64, "invalid kind 'bank'"),

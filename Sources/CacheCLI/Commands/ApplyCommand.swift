@@ -42,7 +42,13 @@ enum ApplyCommand {
         var steps = try SourcesFile.plan(wanted, existing: try store?.all() ?? [], prune: apply.prune) { name in
             try store!.belongings(of: name)
         }
-        if !apply.plan, let store { steps = try store.apply(steps) }
+        if !apply.plan, let store {
+            guard try removalConfirmed(steps, yes: apply.yes, console) else {
+                console.err("Nothing changed.")
+                return ExitCode.success
+            }
+            steps = try store.apply(steps)
+        }
         if apply.json {
             console.out(JSONValue.lines(steps.map { step in
                 .object([("source", .string(step.source)), ("action", .string(step.action.rawValue)),
@@ -61,6 +67,26 @@ enum ApplyCommand {
         let summary = counts.isEmpty ? "no sources" : counts.joined(separator: ", ")
         console.err(apply.plan ? "Plan: \(summary); nothing changed (run without --plan to apply)." : "Applied: \(summary).")
         return ExitCode.success
+    }
+
+    /// Whether the removals a `--prune` makes may go ahead: with `--yes`; else, on a terminal,
+    /// when the person says so after reading what goes; elsewhere never (a usage error that says
+    /// what would go). Removing rows and history cannot be undone, and a file that lost its list
+    /// (`{"sources": []}`) must not empty the cache with exit 0.
+    private static func removalConfirmed(_ steps: [SourcesFile.Step], yes: Bool, _ console: Console) throws -> Bool {
+        let removals = steps.filter { $0.action == .remove }
+        guard !removals.isEmpty, !yes else { return true }
+        let what = removals.map { step in
+            "'\(step.source)'" + (step.gone.map { " (\($0.rows) cached row\($0.rows == 1 ? "" : "s") and \($0.runs) sync run\($0.runs == 1 ? "" : "s"))" } ?? "")
+        }.joined(separator: ", ")
+        let count = removals.count == 1 ? "1 source" : "\(removals.count) sources"
+        guard isatty(STDIN_FILENO) == 1 && console.stderrIsTerminal else {
+            throw UsageError(message: "--prune would remove \(count) the file does not have: \(what). Nothing changed; add --yes to remove \(removals.count == 1 ? "it" : "them") without a prompt, or --plan to see every change.",
+                             command: "apply")
+        }
+        console.errRaw(TerminalSafe.escapeControl("Remove \(count) the file does not have: \(what)? [y/N] "))
+        guard let answer = readLine() else { return false }
+        return ["y", "yes"].contains(answer.trimmingSpaces().lowercased())
     }
 
     /// One line per source: what happens to it, and why.

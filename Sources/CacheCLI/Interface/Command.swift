@@ -69,6 +69,8 @@ enum Command: Equatable {
         var file: String
         var plan = false
         var prune = false
+        /// Remove what `prune` removes without asking.
+        var yes = false
         var json = false
     }
 

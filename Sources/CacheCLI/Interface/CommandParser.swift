@@ -173,7 +173,7 @@ enum CommandParser {
 
         case "apply":
             let file = try exactlyOne(args.positionals, "<file>", name)
-            return .apply(Command.Apply(file: file, plan: args.has("--plan"), prune: args.has("--prune"), json: args.has("--json")))
+            return .apply(Command.Apply(file: file, plan: args.has("--plan"), prune: args.has("--prune"), yes: args.has("--yes"), json: args.has("--json")))
 
         case "sources remove":
             return .sourcesRemove(try exactlyOne(args.positionals, "<name>", name), yes: args.has("--yes"))

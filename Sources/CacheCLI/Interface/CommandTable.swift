@@ -123,7 +123,8 @@ enum CommandTable {
             arguments: [ArgumentSpec(label: "<file>", help: "The sources file ('-' for standard input).", completion: .file)],
             options: [
                 OptionSpec(name: "--plan", help: "Print what would change, and change nothing."),
-                OptionSpec(name: "--prune", help: "Remove the sources the file does not have, with their rows and history."),
+                OptionSpec(name: "--prune", help: "Remove the sources the file does not have, with their rows and history (asks first; see --yes)."),
+                OptionSpec(name: "--yes", short: "-y", help: "Remove what --prune removes without asking (needed when stdin is not a terminal)."),
                 OptionSpec(name: "--json", help: "Print one JSON object per source: {\"source\", \"action\", \"changes\"}."),
             ],
             examples: ["cache apply sources.json --plan", "cache apply sources.json", "cache apply sources.json --prune"]),

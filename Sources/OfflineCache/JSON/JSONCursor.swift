@@ -52,6 +52,8 @@ struct JSONCursor {
         let message: String
         /// The reader gave up at its deadline: not a fault of the body.
         var timedOut = false
+        /// An object named a key twice, and `refusesRepeatedKeys` was set: JSON, but ambiguous.
+        var repeatedKey = false
     }
 
     let bytes: UnsafeBufferPointer<UInt8>
@@ -62,6 +64,9 @@ struct JSONCursor {
     static let maxDepth = 512
     /// Where the reader is, for messages: "body", "transactions", 3, "amount".
     var path: [PathComponent] = []
+    /// Whether an object that names a key twice is refused (`Failure.repeatedKey`) rather than
+    /// read with the first value, as the record decoders read it.
+    var refusesRepeatedKeys = false
 
     enum PathComponent {
         case key(String)
@@ -127,7 +132,7 @@ struct JSONCursor {
 
     /// Reads an object, calling `field` with each key; `field` must read (or skip) the value.
     /// Keys are visited in order. A repeated key is skipped: like Foundation's decoder, the
-    /// first value wins.
+    /// first value wins (unless `refusesRepeatedKeys`).
     mutating func readObject(_ field: (inout JSONCursor, String) throws(Failure) -> Void) throws(Failure) {
         try consume(UInt8(ascii: "{"))
         try enter()
@@ -141,6 +146,9 @@ struct JSONCursor {
             let key = try readStringToken()  // keys are checked strictly, as Foundation does
             try consume(UInt8(ascii: ":"))
             if !seen.insert(key) {
+                if refusesRepeatedKeys {
+                    throw Failure(message: "\(pathText): \"\(key)\" is named twice in one object", repeatedKey: true)
+                }
                 try skipValue()
             } else {
                 path.append(.key(key))

@@ -32,8 +32,9 @@ extension SourceSettings {
             case .list(let texts) where option.repeatable: given[name] = texts
             case .text(let text) where option.repeatable: given[name] = [text]
             case .on where option.isSwitch: given[name] = []
+            case .off where option.isSwitch: continue  // a switch left off: its default
             default:
-                let expected = option.repeatable ? "a list of strings" : option.isSwitch ? "true" : "a string, as the command line takes it"
+                let expected = option.repeatable ? "a list of strings" : option.isSwitch ? "true or false" : "a string or a number, as the command line takes it"
                 throw SourceRules.Problem(message: "Invalid value for '\(name)' in \(place): expected \(expected).")
             }
         }
@@ -45,18 +46,39 @@ extension SourceSettings {
         try self.init(json: fields)
     }
 
-    /// One value of a settings object: a string, a list of strings, or `true`.
+    /// One value of a settings object: a string (or a number, as its text), a list of them, or
+    /// a switch's `true` or `false`.
     package enum JSONText: Decodable, Sendable, Equatable {
         case text(String)
         case list([String])
         case on
+        case off
         case other
+
+        /// A value as the strict reader gives it: a number as the text it was written in, so
+        /// `"max-pages": 10` is `--max-pages 10`.
+        package init(_ value: JSONValue) {
+            func text(_ value: JSONValue) -> String? {
+                switch value {
+                case .string(let text), .raw(let text): text
+                case .int(let number): String(number)
+                default: nil
+                }
+            }
+            switch value {
+            case .bool(let flag): self = flag ? .on : .off
+            case .array(let items):
+                let texts = items.compactMap(text)
+                self = texts.count == items.count ? .list(texts) : .other
+            default: self = text(value).map(Self.text) ?? .other
+            }
+        }
 
         package init(from decoder: Decoder) throws {
             let container = try decoder.singleValueContainer()
             if let text = try? container.decode(String.self) { self = .text(text) }
             else if let texts = try? container.decode([String].self) { self = .list(texts) }
-            else if let flag = try? container.decode(Bool.self), flag { self = .on }
+            else if let flag = try? container.decode(Bool.self) { self = flag ? .on : .off }
             else { self = .other }
         }
     }

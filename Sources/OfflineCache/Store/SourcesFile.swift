@@ -35,29 +35,37 @@ package enum SourcesFile {
     }
 
     /// The sources a file describes, each checked as `sources add` checks it; the whole file is
-    /// refused at its first mistake.
+    /// refused at its first mistake. It is read by the project's strict reader (`JSONValue.parse`):
+    /// RFC 8259 and nothing more, and a name given twice, anywhere in it, is refused — other
+    /// tools read the last of two, and a file they read differently is not one to act on.
     package static func sources(in data: Data, named file: String) throws(Refusal) -> [Source] {
-        guard (try? JSONDecoder().decode(JSONAny.self, from: data)) != nil else {
-            throw .notJSON("\(file) is not JSON: expected {\"sources\": [{\"name\": …, \"kind\": …, \"url\": …}, …]} as 'cache sources export' writes it.")
+        let expected = "expected {\"sources\": [{\"name\": …, \"kind\": …, \"url\": …}, …]} as 'cache sources export' writes it"
+        let document: JSONValue
+        do throws(JSONValue.Unreadable) {
+            document = try JSONValue.parse(data)
+        } catch where error.repeatedKey {
+            throw .invalid("\(file): \(error.description); a sources file names each thing once (other tools would read the last, this one will not guess).")
+        } catch {
+            throw .notJSON("\(file) is not JSON (\(error.description)): \(expected).")
         }
-        guard let document = try? JSONDecoder().decode([String: [[String: SourceSettings.JSONText]]].self, from: data),
-              let entries = document["sources"], document.count == 1 else {
-            throw .invalid("\(file) is not a sources file: expected one key, \"sources\", holding a list of objects whose values are strings (or lists of strings), as 'cache sources export' writes it.")
+        guard case .object(let top) = document, top.count == 1, top[0].0 == "sources", case .array(let entries) = top[0].1 else {
+            throw .invalid("\(file) is not a sources file: expected one key, \"sources\", holding a list of objects, as 'cache sources export' writes it.")
         }
         var sources: [Source] = []
         for (index, entry) in entries.enumerated() {
-            var fields = entry
-            guard case .text(let name)? = fields.removeValue(forKey: "name") else {
-                throw .invalid("\(file): source \(index + 1) has no \"name\".")
+            guard case .object(let pairs) = entry else { throw .invalid("\(file): source \(index + 1) is not an object.") }
+            var fields = Dictionary(pairs.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+            guard case .string(let name)? = fields.removeValue(forKey: "name") else {
+                throw .invalid("\(file): source \(index + 1) has no \"name\" (a string).")
             }
             let place = "source '\(name)' of \(file)"
-            guard case .text(let kindText)? = fields.removeValue(forKey: "kind") else { throw .invalid("\(place) has no \"kind\".") }
+            guard case .string(let kindText)? = fields.removeValue(forKey: "kind") else { throw .invalid("\(place) has no \"kind\" (a string).") }
             guard let kind = SourceKind(rawValue: kindText) else {
                 throw .invalid("Invalid kind '\(kindText)' in \(place): expected \(SourceKind.allCases.map(\.rawValue).joined(separator: ", ")).")
             }
             guard !sources.contains(where: { $0.name == name }) else { throw .invalid("\(file) has two sources named '\(name)'.") }
             do throws(SourceRules.Problem) {
-                let settings = try SourceSettings(json: fields, where: place)
+                let settings = try SourceSettings(json: fields.mapValues(SourceSettings.JSONText.init), where: place)
                 if let option = SourceOption.all.first(where: { !$0.clears.isEmpty && settings[$0] != nil }) {
                     throw SourceRules.Problem(message: "Unknown key '\(option.name)' in \(place): a sources file describes a source whole; leave an option out for its default.")
                 }
@@ -142,17 +150,5 @@ extension SourceStore {
         } catch {
             throw Self.cacheError(error)
         }
-    }
-}
-
-/// Any JSON value, read only to tell JSON from what is not.
-private struct JSONAny: Decodable {
-    init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { return }
-        if (try? container.decode(Bool.self)) != nil || (try? container.decode(Double.self)) != nil
-            || (try? container.decode(String.self)) != nil { return }
-        if (try? container.decode([JSONAny].self)) != nil || (try? container.decode([String: JSONAny].self)) != nil { return }
-        throw DecodingError.dataCorruptedError(in: container, debugDescription: "not JSON")
     }
 }
