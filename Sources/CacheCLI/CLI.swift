@@ -15,6 +15,18 @@ public enum CLI {
     ///   the real ones, or a test's (see `Context`).
     static func run(arguments: [String], environment: [String: String], console: Console,
                     fetcher: any Fetching = Fetcher(), refreshLauncher: RefreshLauncher = .process) -> Int32 {
+        let status = execute(arguments: arguments, environment: environment, console: console,
+                             fetcher: fetcher, refreshLauncher: refreshLauncher)
+        // Output that was lost is a failure, whatever the command thought: a million rows
+        // exported into a full disk is not a success.
+        console.flush()
+        guard let lost = console.lostOutput else { return status }
+        console.err("cache: " + lost.message)
+        return ExitCode.ioError
+    }
+
+    private static func execute(arguments: [String], environment: [String: String], console: Console,
+                                fetcher: any Fetching, refreshLauncher: RefreshLauncher) -> Int32 {
         let invocation: Invocation
         do {
             invocation = try CommandParser.parse(arguments)

@@ -22,6 +22,8 @@ enum StatusCommand {
             let behind = DurationText.age(Int(seconds))
             line = ok ? "ok: \(behind) behind its primary, within \(limit)"
                 : "replica: \(behind) behind its primary (its newest heartbeat), more than \(limit) by \(DurationText.age(Int(seconds) - maxLag))"
+        case .ahead:
+            line = "replica: " + lag.skew!
         }
         let named = (file.map { $0 + ": " } ?? "") + line
         // With --json, stdout is the JSON alone: the verdict on lag goes to stderr.
@@ -114,6 +116,7 @@ enum StatusCommand {
                 if let seconds = file.lag.seconds {
                     behind += "; its primary's newest heartbeat is \(DurationText.age(Int(seconds))) old (its lag, at most)"
                 }
+                if let skew = file.lag.skew { behind += "; " + skew }
                 console.err(fit("read-only\(context.isSharded ? " " + file.path : "")\(replica): " + behind))
             }
         }

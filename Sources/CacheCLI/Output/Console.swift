@@ -3,20 +3,35 @@ import Glibc
 import OfflineCache
 
 /// Where a command writes: stdout for data, stderr for messages. Buffered, so a long listing
-/// costs one write per 64 KiB rather than one per line.
+/// costs one write per 64 KiB rather than one per line. Every write is checked here: the first
+/// that fails (a full disk, an I/O error) is kept in `lostOutput`, and the command's exit says
+/// so (`CLI.run`); a closed pipe is a reader that has read enough, and ends quietly.
 final class Console {
+    /// A write that failed: which stream, and the `errno` it failed with.
+    struct LostOutput: Equatable {
+        let stream: String
+        let errno: Int32
+
+        /// `cannot write to stdout: No space left on device`.
+        var message: String { "cannot write to \(stream): " + String(cString: strerror(errno)) }
+    }
+
     let stdoutIsTerminal: Bool
     let stderrIsTerminal: Bool
     var useColor: Bool
     /// Data formats (CSV, JSON) written to a terminal have upstream's control characters
     /// escaped (see TerminalSafe); into a pipe or a file the data goes as it is.
     var dataFormat: TerminalSafe.Format?
+    /// The first write that failed, if one did; later output to that stream is dropped rather
+    /// than tried again (the other stream still says why).
+    private(set) var lostOutput: LostOutput?
     private var outBuffer: [UInt8] = []
-    private let writeOut: ([UInt8]) -> Void
-    private let writeErr: ([UInt8]) -> Void
+    /// Each writes all the bytes it is given, or returns the `errno` it stopped at.
+    private let writeOut: ([UInt8]) -> Int32?
+    private let writeErr: ([UInt8]) -> Int32?
 
     init(stdoutIsTerminal: Bool, stderrIsTerminal: Bool = false, useColor: Bool,
-         writeOut: @escaping ([UInt8]) -> Void, writeErr: @escaping ([UInt8]) -> Void) {
+         writeOut: @escaping ([UInt8]) -> Int32?, writeErr: @escaping ([UInt8]) -> Int32?) {
         self.stdoutIsTerminal = stdoutIsTerminal
         self.stderrIsTerminal = stderrIsTerminal
         self.useColor = useColor
@@ -43,18 +58,26 @@ final class Console {
         }
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
+        bytes.withUnsafeBytes { buffer -> Int32? in
             var offset = 0
             while offset < buffer.count {
                 let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    return  // a closed pipe: nothing more can be said
+                    return errno
                 }
                 offset += written
             }
+            return nil
         }
+    }
+
+    /// Hands `bytes` to `write` unless a write already failed, keeping the first failure (a
+    /// closed pipe aside: its reader has read enough, and nothing more can be said).
+    private func send(_ bytes: [UInt8], _ stream: String, _ write: ([UInt8]) -> Int32?) {
+        guard lostOutput?.stream != stream, let failure = write(bytes), failure != EPIPE else { return }
+        if lostOutput == nil { lostOutput = LostOutput(stream: stream, errno: failure) }
     }
 
     func out(_ text: String) {
@@ -77,13 +100,13 @@ final class Console {
     func err(_ line: String) {
         flush()
         let lines = line.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalSafe.escapeControl(String($0)) }
-        writeErr(Array((lines.joined(separator: "\n") + "\n").utf8))
+        send(Array((lines.joined(separator: "\n") + "\n").utf8), "stderr", writeErr)
     }
 
     /// Text for the terminal (status lines, cursor moves) on stderr, without a newline.
     func errRaw(_ text: String) {
         flush()
-        writeErr(Array(text.utf8))
+        send(Array(text.utf8), "stderr", writeErr)
     }
 
     /// The terminal's height in rows, if stdout is a terminal.
@@ -103,11 +126,11 @@ final class Console {
     func flush() {
         guard !outBuffer.isEmpty else { return }
         if stdoutIsTerminal, let dataFormat {
-            writeOut(TerminalSafe.escaped(outBuffer, as: dataFormat))
+            send(TerminalSafe.escaped(outBuffer, as: dataFormat), "stdout", writeOut)
             outBuffer.removeAll(keepingCapacity: true)
             return
         }
-        writeOut(outBuffer)
+        send(outBuffer, "stdout", writeOut)
         outBuffer.removeAll(keepingCapacity: true)
     }
 

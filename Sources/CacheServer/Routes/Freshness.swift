@@ -48,6 +48,7 @@ struct Freshness {
         case .primary: break
         case .unknown: lag = "; detail=lag-unknown"
         case .behind(let seconds): lag = "; detail=lag-\(Int(seconds))s"
+        case .ahead(let seconds): lag = "; detail=clock-ahead-\(Int(seconds))s"
         }
         return "cache; hit" + (startedRefresh ? "; fwd=stale" : "") + "; ttl=\(ttl)" + lag
     }

@@ -337,6 +337,10 @@ extension CacheServer {
         var fields: [(String, JSONValue)] = [("ok", .bool(ok)), ("sources", .array(verdicts.map(\.json)))]
         if let value = lag.json {
             fields.append(("replica_lag_s", value))
+            if case .ahead(let seconds) = lag {
+                fields.append(("replica_clock_ahead_s", .int(Int(seconds.rounded()))))
+                fields.append(("error", .string(lag.skew!)))
+            }
             if let maxLag = settings.maxLag { fields.append(("max_lag_s", .int(maxLag))) }
             if files.count > 1 {
                 fields.append(("files", .array(files.map { .object([("database", .string($0.path)), ("replica_lag_s", $0.lag.json ?? .null)]) })))

@@ -19,8 +19,9 @@ package struct Heartbeat {
     }
 
     /// Seconds from the newest heartbeat to now (on this machine's clock): how far behind its
-    /// primary a follower is, at most. Nil before any heartbeat.
-    package func lagSeconds() throws(DatabaseError) -> Double? {
-        try latest().flatMap(Timestamp.parse).map { max(0, Date().timeIntervalSince($0)) }
+    /// primary a follower is, at most; negative when the heartbeat is stamped in this machine's
+    /// future (the primary's clock runs ahead). Nil before any heartbeat.
+    package func lagSeconds(now: Date = Date()) throws(DatabaseError) -> Double? {
+        try latest().flatMap(Timestamp.parse).map { now.timeIntervalSince($0) }
     }
 }

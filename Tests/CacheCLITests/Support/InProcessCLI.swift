@@ -13,10 +13,14 @@ extension Sandbox {
     }
 
     /// `cacheInProcess` on `fetcher`'s answers (see `Sandbox.cli`).
-    func runInProcess(_ arguments: [String], fetcher: any Fetching, environment: [String: String]) -> RunResult {
+    /// `stdoutFails`: every write to stdout fails with this `errno` (a full disk, a closed pipe).
+    func runInProcess(_ arguments: [String], fetcher: any Fetching, environment: [String: String],
+                      stdoutFails: Int32? = nil) -> RunResult {
         var out: [UInt8] = []
         var err: [UInt8] = []
-        let console = Console(stdoutIsTerminal: false, useColor: false, writeOut: { out += $0 }, writeErr: { err += $0 })
+        let console = Console(stdoutIsTerminal: false, useColor: false,
+                              writeOut: { bytes in if let stdoutFails { return stdoutFails }; out += bytes; return nil },
+                              writeErr: { err += $0; return nil })
         let environment = ["CACHE_DB": database].merging(environment) { $1 }
         let status = CLI.run(arguments: arguments, environment: environment, console: console,
                              fetcher: fetcher, refreshLauncher: .inProcess(fetcher: fetcher, environment: environment))
