@@ -150,6 +150,8 @@ final class ReaderPool: Sendable {
     private let access: CacheDatabase.Access
     private let idle = Mutex<[String: [ReadConnection]]>([:])
     private let holders = Mutex<[String: String]>([:])
+    /// The paths a reader was opened at: one that then names no file was deleted or moved away.
+    private let opened = Mutex<Set<String>>([])
     private let slots = DispatchSemaphore(value: ReaderPool.count)
 
     /// A read connection passed between request threads (one at a time).
@@ -183,11 +185,35 @@ final class ReaderPool: Sendable {
     private func withReader<T>(path: String, _ body: (CacheDatabase) throws -> T) throws -> T {
         slots.wait()
         defer { slots.signal() }
-        let reader = try idle.withLock { $0[path]?.popLast() } ?? ReadConnection(CacheDatabase(path: path, access: access))
+        let reader = try current(at: path) ?? open(path)
         // A snapshot's lock would keep Litestream's follower from applying for good (and its
         // reads would never see the update): closed after the request instead.
         defer { if !reader.database.isSnapshot { idle.withLock { $0[path, default: []].append(reader) } } }
         return try body(reader.database)
+    }
+
+    /// A kept reader of the file `path` names now. Readers of a file that is no longer there
+    /// (moved aside for a restore, replaced, deleted) are closed: a follower restored after
+    /// damage serves the restored file at once, and a primary whose file was deleted answers
+    /// 503 (`noDatabase`) rather than the rows of a file nobody can reach. One `stat` a request.
+    private func current(at path: String) -> ReadConnection? {
+        while let reader = idle.withLock({ $0[path]?.popLast() }) {
+            if reader.database.isStillAtPath { return reader }
+        }
+        return nil
+    }
+
+    private func open(_ path: String) throws -> ReadConnection {
+        let database: CacheDatabase
+        do {
+            database = try CacheDatabase(path: path, access: access)
+        } catch {
+            guard case .noDatabase = error, opened.withLock({ $0.contains(path) }) else { throw error }
+            throw Refusal(status: 503, message: "the cache file \(path) is gone (deleted, or moved away) since this server read it; put it back or restore it, and this server reads it at once",
+                          headers: [("Retry-After", "60")])
+        }
+        opened.withLock { _ = $0.insert(path) }
+        return ReadConnection(database)
     }
 
     /// Which of several files holds `source`, found by reading each file's sources (and noted

@@ -97,3 +97,78 @@ import Testing
         #expect(served.get("/healthz").status == 200)
     }
 }
+
+/// Item 4: a server notices at once that its path names another file.
+extension HardeningRoundFiveTests {
+    /// A cache made elsewhere, with one source `restored` synced from a file; its path. Rollback
+    /// journal, as a Litestream follower's file is, so the file is the whole database.
+    static func anotherCache() throws -> (box: Sandbox, path: String) {
+        let other = try Sandbox()
+        try other.syncedFileSource("restored", #"[{"id": 1, "name": "one"}]"#)
+        try CacheDatabase(path: other.database, create: false).connection.execute("PRAGMA journal_mode = DELETE")
+        return (other, other.database)
+    }
+
+    static func names(_ response: HTTPResponse) throws -> [String] {
+        try #require(try JSONSerialization.jsonObject(with: Data(response.bytes)) as? [[String: Any]], "\(response.text)")
+            .compactMap { $0["source"] as? String }
+    }
+
+    /// The README's fix for a damaged replica — move it aside, restore again — left a follower's
+    /// `serve` reading the old file for good. Now the next request reads the file the path names,
+    /// and the events follow it: every stream ends, and a client that reconnects is served from
+    /// the new file's history.
+    @Test func aFollowerRestoredInPlaceIsServedAtOnce() throws {
+        let served = try InProcessServer { $0.readOnly = true }
+        let box = served.box
+        try CacheDatabase(path: box.database, create: false).connection.execute("PRAGMA journal_mode = DELETE")
+        try served.server.events.start()
+        defer { served.server.events.stop() }
+        let stream = served.get("/events")
+        guard case .stream(let next) = stream.body else { throw TestFailure("not a stream") }
+        let hello = String(decoding: try next() ?? [], as: UTF8.self)
+        let cursor = try #require(hello.split(separator: "\n").first { $0.hasPrefix("id: ") }?.dropFirst(4))
+        #expect(try Self.names(served.get("/sources")) == ["bank", "jokes"])
+
+        let (other, restored) = try Self.anotherCache()
+        #expect(rename(box.database, box.database + ".damaged") == 0 && rename(restored, box.database) == 0)
+        #expect(try Self.names(served.get("/sources")) == ["restored"], "the old file is still served")
+        #expect(served.get("/sources/jokes/rows").status == 404)
+        #expect(try served.get("/sources/restored/rows").json()["rows"].map { ($0 as? [Any])?.count } == 1)
+
+        // The stream of the old file ends (its run numbers mean nothing in the new one) …
+        let deadline = Date().addingTimeInterval(20)
+        while let chunk = try next() {
+            #expect(!String(decoding: chunk, as: UTF8.self).contains("event:"), "an event from the old file")
+            if Date() > deadline { Issue.record("the stream of the replaced file did not end"); break }
+        }
+        // … and one resumed from its cursor is served from the new file: a sync there is announced.
+        let resumed = served.get("/events", headers: [("Last-Event-ID", String(cursor))])
+        guard case .stream(let follow) = resumed.body else { throw TestFailure("not a stream") }
+        _ = try follow()
+        try Data(#"[{"id": 1, "name": "uno"}]"#.utf8).write(to: URL(fileURLWithPath: other.folder + "/restored.json"))
+        let synced = box.cli("sync", "restored")  // on the primary's side, written into the file served here
+        #expect(synced.status == 0, "\(synced.stderr)")
+        var said = ""
+        while !said.contains("event: updated"), Date() < deadline, let chunk = try follow() { said += String(decoding: chunk, as: UTF8.self) }
+        #expect(said.contains("event: updated") && said.contains(#""source": "restored""#), "\(said)")
+    }
+
+    /// On a primary: after its file is deleted, `/healthz` is 503 (it said 200 over rows nobody
+    /// else could reach); after an atomic replace, the new file is served.
+    @Test func aPrimaryWhoseFileIsGoneIsNotHealthy() throws {
+        let served = try InProcessServer()
+        let box = served.box
+        #expect(served.get("/healthz").status == 200)
+        for suffix in ["", "-wal", "-shm"] { unlink(box.database + suffix) }
+        let gone = served.get("/healthz")
+        #expect(gone.status == 503 && gone.header("Retry-After") != nil && gone.text.contains("is gone (deleted, or moved away)"),
+                "\(gone.status) \(gone.text)")
+
+        let (other, replacement) = try Self.anotherCache()
+        defer { withExtendedLifetime(other) {} }
+        #expect(rename(replacement, box.database) == 0)
+        #expect(served.get("/healthz").status == 200)
+        #expect(try Self.names(served.get("/sources")) == ["restored"])
+    }
+}

@@ -23,11 +23,9 @@ struct Shards {
     init(paths: [String]) throws {
         var files: [File] = []
         var holder: [String: String] = [:]
-        var seen: [String: String] = [:]
+        var seen: [FileIdentity: String] = [:]
         for path in paths {
-            var info = stat()
-            if stat(path, &info) == 0 {
-                let identity = "\(info.st_dev):\(info.st_ino)"
+            if let identity = FileIdentity.of(path) {
                 if let other = seen[identity] { throw UsageError(message: "'--db \(other)' and '--db \(path)' are the same file.", command: nil) }
                 seen[identity] = path
             }

@@ -46,6 +46,10 @@ package final class EventHub: Sendable {
     private let databasePaths: [String]
     private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
     private let stopping = Mutex(false)
+    /// Moves when a file at one of the paths is replaced by another (a restore, an atomic
+    /// replace): its runs are numbered anew, so every stream ends and its client reconnects,
+    /// resuming from the new file's history (a cursor ahead of it is a new client's).
+    private let generation = Mutex(0)
     private let watching = DispatchSemaphore(value: 0)
 
     private let access: CacheDatabase.Access
@@ -144,6 +148,7 @@ package final class EventHub: Sendable {
         // A comment first: the response starts at once, and a proxy passes it on.
         let first = Array(": cache events\nretry: 2000\n\(start)\n".utf8) + replay
         var started = false
+        let born = generation.withLock { $0 }
         return { [self] in
             withExtendedLifetime(subscription) {}
             if !started {
@@ -151,7 +156,7 @@ package final class EventHub: Sendable {
                 return first
             }
             while true {
-                if isStopping { return nil }
+                if isStopping || generation.withLock({ $0 }) != born { return nil }
                 let events = subscriber.pending.withLock { pending -> [Event] in
                     defer { pending.removeAll() }
                     return pending
@@ -164,7 +169,7 @@ package final class EventHub: Sendable {
                 // A second at a time, so a client that hung up is let go within one.
                 var waited = 0.0
                 while subscriber.arrived.wait(timeout: .now() + .seconds(1)) == .timedOut {
-                    if peerIsGone() || isStopping { return nil }
+                    if peerIsGone() || isStopping || generation.withLock({ $0 }) != born { return nil }
                     waited += 1
                     if waited >= Self.keepAliveSeconds { return Array(": keep-alive\n\n".utf8) }
                 }
@@ -213,11 +218,16 @@ package final class EventHub: Sendable {
         let path = databasePaths[file]
         var kept = opened
         var lastRun = latest
+        // The file `lastRun` numbers a run of.
+        var watched = opened?.identity ?? FileIdentity.of(path)
         // Each source's lease as last seen: a new hold is a sync that began since, even where
         // another ended in between (a source's lease taken again within one look).
         var syncing: [String: SyncLease.Hold] = [:]
         let ownPID = getpid()
         func version() -> String? {
+            // The path names another file (moved aside and restored, replaced) or none: what
+            // the kept connection reads is gone for everyone else; follow the path.
+            if let current = kept, !current.isStillAtPath { kept = nil }
             guard let kept else { return FileChangeMark.of(path) }
             return (try? kept.connection.scalarInt("PRAGMA data_version")).map { "version \($0)" }
         }
@@ -229,6 +239,14 @@ package final class EventHub: Sendable {
             guard let now = version(), now != seen || !ownPending.isEmpty else { continue }
             seen = now
             guard let database = kept ?? (try? CacheDatabase(path: path, access: access)) else { continue }
+            if database.identity != watched {
+                // Another file at the path: its runs are numbered on their own. Start from its
+                // newest, and end every stream, whose clients reconnect and resume from it.
+                watched = database.identity
+                lastRun = (try? HistoryStore(database).runs(limit: 1).first?.id ?? 0) ?? 0
+                generation.withLock { $0 += 1 }
+                for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.arrived.signal() }
+            }
             if !database.isSnapshot && kept == nil {
                 kept = database  // no longer a snapshot (the follower's first update): watched by its data_version
                 seen = version()

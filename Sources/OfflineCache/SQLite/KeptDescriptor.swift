@@ -8,23 +8,18 @@ import Synchronization
 /// connections included (a writer in another process, Litestream's follower, could then write
 /// pages under a read).
 enum KeptDescriptor {
-    private struct Identity: Hashable { let device: UInt64, inode: UInt64 }
-    private static let open = Mutex<[Identity: Int32]>([:])
+    private static let open = Mutex<[FileIdentity: Int32]>([:])
 
     /// The descriptor of the file at `path` now (a file put in its place is another file), or
     /// nil with `errno` set when it cannot be opened.
     static func of(_ path: String) -> Int32? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        guard let identity = FileIdentity.of(path) else { return nil }
         return open.withLock { kept -> Int32? in
             if let fd = kept[identity] { return fd }
             let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return nil }
             // Named by what was opened: the path may have been given another file meanwhile.
-            var opened = stat()
-            guard fstat(fd, &opened) == 0 else { return fd }
-            let key = Identity(device: UInt64(opened.st_dev), inode: UInt64(opened.st_ino))
+            guard let key = FileIdentity.of(descriptor: fd) else { return fd }
             if let earlier = kept[key] { return earlier }  // this one stays open, unused (see above)
             kept[key] = fd
             return fd

@@ -73,6 +73,14 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
 package final class CacheDatabase {
     package let connection: Connection
     package let path: String
+    /// The file `path` named when this was opened (looked at just before, so a file put in its
+    /// place during the open reads as another: the safe side).
+    package let identity: FileIdentity?
+
+    /// Whether `path` still names the file this reads. After a move aside and a restore, or an
+    /// atomic replace, it names another, which a long-lived reader (`cache serve`) must reopen;
+    /// after a delete, none.
+    package var isStillAtPath: Bool { identity != nil && FileIdentity.of(path) == identity }
 
     /// Read as a snapshot under a lock (see `Connection.readsASnapshot`): not to be kept.
     package var isSnapshot: Bool { connection.readsASnapshot }
@@ -105,6 +113,7 @@ package final class CacheDatabase {
     package init(path: String, access: Access) throws(CacheError) {
         self.path = path
         try Self.refuseIfNotAFile(path)
+        let before = FileIdentity.of(path)
         let fileManager = FileManager.default
         if !fileManager.fileExists(atPath: path) {
             guard access == .create else { throw .noDatabase(path: path) }
@@ -123,14 +132,17 @@ package final class CacheDatabase {
         if let replica, access == .create || access == .write { throw .replica(path: path, mark: replica) }
         if access == .readOnly || replica != nil {
             connection = try Self.openReadOnly(path)
+            identity = before
             return
         }
         if access == .read, let reader = try Self.openForReading(path) {
             connection = reader
+            identity = before
             return
         }
         do {
             connection = try Connection(path: path)
+            identity = before ?? FileIdentity.of(path)  // a file this open created
         } catch {
             let error = Self.explained(error, path: path)
             if access == .create && !error.isPermission && (error.primaryCode == SQLITE_CANTOPEN || error.primaryCode == SQLITE_PERM) {
