@@ -105,8 +105,13 @@ extension HardeningRoundFiveTests {
     static func anotherCache() throws -> (box: Sandbox, path: String) {
         let other = try Sandbox()
         try other.syncedFileSource("restored", #"[{"id": 1, "name": "one"}]"#)
-        try CacheDatabase(path: other.database, create: false).connection.execute("PRAGMA journal_mode = DELETE")
+        try Self.rollbackJournal(other.database)
         return (other, other.database)
+    }
+
+    static func rollbackJournal(_ path: String) throws {
+        let mode = try CacheDatabase(path: path, create: false).connection.scalarText("PRAGMA journal_mode = DELETE")
+        #expect(mode == "delete", "\(path) is still \(mode ?? "?")")
     }
 
     static func names(_ response: HTTPResponse) throws -> [String] {
@@ -119,9 +124,17 @@ extension HardeningRoundFiveTests {
     /// and the events follow it: every stream ends, and a client that reconnects is served from
     /// the new file's history.
     @Test func aFollowerRestoredInPlaceIsServedAtOnce() throws {
-        let served = try InProcessServer { $0.readOnly = true }
+        // The follower: a copy of the synced cache, in rollback-journal mode as Litestream's
+        // restores are, which only this server reads.
+        let served = try InProcessServer { settings in
+            let follower = settings.databasePath + ".follower"
+            _ = try? CacheDatabase(path: settings.databasePath, create: false).connection.execute("VACUUM INTO '\(follower)'")
+            settings.databasePaths = [follower]
+            settings.readOnly = true
+        }
         let box = served.box
-        try CacheDatabase(path: box.database, create: false).connection.execute("PRAGMA journal_mode = DELETE")
+        let path = served.server.settings.databasePath
+        try Self.rollbackJournal(path)
         try served.server.events.start()
         defer { served.server.events.stop() }
         let stream = served.get("/events")
@@ -131,7 +144,7 @@ extension HardeningRoundFiveTests {
         #expect(try Self.names(served.get("/sources")) == ["bank", "jokes"])
 
         let (other, restored) = try Self.anotherCache()
-        #expect(rename(box.database, box.database + ".damaged") == 0 && rename(restored, box.database) == 0)
+        #expect(rename(path, path + ".damaged") == 0 && rename(restored, path) == 0)
         #expect(try Self.names(served.get("/sources")) == ["restored"], "the old file is still served")
         #expect(served.get("/sources/jokes/rows").status == 404)
         #expect(try served.get("/sources/restored/rows").json()["rows"].map { ($0 as? [Any])?.count } == 1)
@@ -147,7 +160,7 @@ extension HardeningRoundFiveTests {
         guard case .stream(let follow) = resumed.body else { throw TestFailure("not a stream") }
         _ = try follow()
         try Data(#"[{"id": 1, "name": "uno"}]"#.utf8).write(to: URL(fileURLWithPath: other.folder + "/restored.json"))
-        let synced = box.cli("sync", "restored")  // on the primary's side, written into the file served here
+        let synced = box.cli(["--db", path, "sync", "restored"])  // as Litestream would bring the primary's sync here
         #expect(synced.status == 0, "\(synced.stderr)")
         var said = ""
         while !said.contains("event: updated"), Date() < deadline, let chunk = try follow() { said += String(decoding: chunk, as: UTF8.self) }

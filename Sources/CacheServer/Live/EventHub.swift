@@ -72,7 +72,10 @@ package final class EventHub: Sendable {
             let latest = try HistoryStore(database).runs(limit: 1).first?.id ?? 0
             // A snapshot is not kept (its lock would hold Litestream's follower off for good).
             nonisolated(unsafe) let watched = database.isSnapshot ? nil : database
-            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in watch(watched, file: file, after: latest) }
+            // What the watcher starts from is taken now, not when its thread first runs (late,
+            // on a loaded machine): a change made in between is then its first look's.
+            let start = Start(file: database.identity, mark: Self.mark(watched, path: path), latestRun: latest)
+            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in watch(watched, file: file, from: start) }
         }
     }
 
@@ -213,13 +216,27 @@ package final class EventHub: Sendable {
     /// a kept connection, or, while the file is read as a snapshot (a WAL file with neither side
     /// file: a follower before its first update), through its marks, opening a connection only
     /// to look and closing it after.
-    private func watch(_ opened: CacheDatabase?, file: Int, after latest: Int) {
+    /// Where a watcher starts: the file at its path, that file's mark and its newest run.
+    private struct Start: Sendable {
+        var file: FileIdentity?
+        var mark: String?
+        var latestRun: Int
+    }
+
+    /// What moves when a file changes: the kept connection's `data_version`, or with none (a
+    /// snapshot) the file's marks.
+    private static func mark(_ kept: CacheDatabase?, path: String) -> String? {
+        guard let kept else { return FileChangeMark.of(path) }
+        return (try? kept.connection.scalarInt("PRAGMA data_version")).map { "version \($0)" }
+    }
+
+    private func watch(_ opened: CacheDatabase?, file: Int, from start: Start) {
         defer { watching.signal() }
         let path = databasePaths[file]
         var kept = opened
-        var lastRun = latest
+        var lastRun = start.latestRun
         // The file `lastRun` numbers a run of.
-        var watched = opened?.identity ?? FileIdentity.of(path)
+        var watched = start.file
         // Each source's lease as last seen: a new hold is a sync that began since, even where
         // another ended in between (a source's lease taken again within one look).
         var syncing: [String: SyncLease.Hold] = [:]
@@ -228,10 +245,9 @@ package final class EventHub: Sendable {
             // The path names another file (moved aside and restored, replaced) or none: what
             // the kept connection reads is gone for everyone else; follow the path.
             if let current = kept, !current.isStillAtPath { kept = nil }
-            guard let kept else { return FileChangeMark.of(path) }
-            return (try? kept.connection.scalarInt("PRAGMA data_version")).map { "version \($0)" }
+            return Self.mark(kept, path: path)
         }
-        var seen = version()
+        var seen = start.mark
         var ownPending: [String: String] = [:]
         while !isStopping {
             usleep(UInt32(Self.pollMilliseconds * 1000))
