@@ -59,13 +59,13 @@ import Testing
         #expect(try server.get("/sources/items/rows?limit=1").json()["header"] == nil)
         let record = try #require((try server.get("/sources/items/rows?limit=1").json()["rows"] as? [[String: Any]])?.first)
         #expect(record["record"] != nil && record["owner__login"] == nil)
-        let viewed = try server.get("/sources/items/rows?limit=1&view=1")
-        let row = try #require((try viewed.json()["rows"] as? [[String: Any]])?.first)
-        #expect(row["record"] == nil && row["owner__login"] as? String == "user1" && row["key"] as? String == "1", "\(row)")
-        #expect((try viewed.json()["next"] as? String)?.contains("view=1") == true)
-        let refused = try server.get("/sources/items/rows?view=maybe")
-        #expect(refused.status == 400)
-        #expect((try refused.json()["error"] as? String)?.contains("view=maybe") == true)
+        // `view=1` is gone (every row is one shape); asked for, it says where the columns are.
+        for view in ["1", "maybe"] {
+            let refused = try server.get("/sources/items/rows?view=" + view)
+            #expect(refused.status == 400)
+            #expect((try refused.json()["error"] as? String)?.contains("rows.csv gives the view's columns") == true)
+        }
+        #expect(try server.get("/sources/items/rows.csv").text.hasPrefix("key,"))
     }
 
     @Test(.enabled(if: browserReady, "Chromium or Playwright is missing here (the reason is printed above)"))

@@ -80,10 +80,14 @@ struct ServeBehindNginxTests {
             return (reply.headers["x-cache"] ?? "none", reply)
         }
         func stale(_ reply: HTTPReply) throws -> Bool { try reply.json()["stale"] as? Bool ?? false }
+        // Synced again just before: starting nginx may have taken longer than the TTL on a
+        // loaded machine. A copy served within the TTL says fresh; past it, it may say stale.
+        #expect(try await box.cache("sync", "jokes").status == 0)
+        let synced = ContinuousClock.now
         #expect(try status().0 == "MISS")
         let (hit, cached) = try status()
         let cachedStale = try stale(cached)
-        #expect(hit == "HIT" && !cachedStale)
+        #expect(hit == "HIT" && (!cachedStale || ContinuousClock.now - synced >= .seconds(3)), "\(hit) stale: \(cachedStale)")
         // Past the TTL (nginx counts whole seconds), within stale-while-revalidate: nginx answers
         // from its copy at once and revalidates behind it. The rows crossed their TTL since the
         // copy was made, so the revalidation gets the new body, never a 304 that would keep

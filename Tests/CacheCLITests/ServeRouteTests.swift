@@ -90,8 +90,8 @@ import Testing
             #expect(log.status == 200 && log.text.hasPrefix("["), "\(log.text)")
         },
         "GET /sources/{name}/rows/{key}": { served in
-            let id = try served.get("/sources/jokes/rows/1").json()["id"] as? Int
-            #expect(id == 1)
+            let row = try served.get("/sources/jokes/rows/1").json()
+            #expect(row["key"] as? String == "1" && (row["record"] as? [String: Any])?["id"] as? Int == 1, "\(row)")
             #expect(served.get("/sources/jokes/rows/999").status == 404)
         },
         "GET /sources/{name}/changes": { served in
@@ -168,6 +168,44 @@ import Testing
         #expect(crossed.status == 200 && crossed.header("ETag") != etag, "a 304 would replay 'stale: false'")
         #expect(try crossed.json()["stale"] as? Bool == true)
         #expect(served.get("/sources/jokes/rows/1", headers: [("If-None-Match", etag)]).status == 200)
+    }
+
+    /// Every kind's row in the JSON answers is one shape, `{"key", "seen_at", "stale",
+    /// "record"}` (issue 52): the key a string, the record as upstream sent it, its booleans
+    /// JSON's; the page, the single row and JSON Lines alike. No field ticks with the clock.
+    @Test func everyKindsRowIsOneShape() throws {
+        let served = try InProcessServer()
+        try served.box.syncedFileSource("items", #"[{"id": 7, "done": true, "tags": ["a"], "owner": {"login": "octocat"}, "score": 1.5}]"#)
+        let expected: [String: (key: String, record: [String: Any])] = [
+            "jokes": ("1", ["id": 1, "type": "general"]),
+            "items": ("7", ["id": 7, "done": true, "score": 1.5]),
+        ]
+        for source in ["jokes", "bank", "items"] {
+            let page = try served.get("/sources/\(source)/rows?limit=1").json()
+            let row = try #require((page["rows"] as? [[String: Any]])?.first, "\(source): \(page)")
+            #expect(Set(row.keys) == ["key", "seen_at", "stale", "record"], "\(source): \(row)")
+            let key = try #require(row["key"] as? String, "\(source): the key is a string")
+            #expect(row["stale"] as? Bool == false && (row["seen_at"] as? String).flatMap(Timestamp.parse) != nil)
+            let record = try #require(row["record"] as? [String: Any], "\(source): \(row)")
+            if let (wanted, fields) = expected[source] {
+                #expect(key == wanted)
+                for (name, value) in fields { #expect((record[name] as? NSObject)?.isEqual(value) == true, "\(source).\(name): \(record)") }
+            } else {
+                #expect(record["vendor"] is String && record["amount"] is Double && record["id"] as? String == key, "\(record)")
+            }
+            // One row alone, and each line of JSON Lines, is the same object.
+            let one = try served.get("/sources/\(source)/rows/" + key.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!).json()
+            func same(_ a: [String: Any], _ b: [String: Any]) throws -> Bool {
+                try JSONSerialization.data(withJSONObject: a, options: .sortedKeys) == JSONSerialization.data(withJSONObject: b, options: .sortedKeys)
+            }
+            #expect(try same(one, row), "\(source): \(one) ≠ \(row)")
+            let line = try #require(served.streamed("/sources/\(source)/rows.ndjson?limit=1").split(separator: "\n").first)
+            let streamed = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(try same(streamed, row), "\(source): \(streamed) ≠ \(row)")
+        }
+        // A JSON boolean stays one: `true`, not SQLite's `1`.
+        #expect(served.get("/sources/items/rows").text.contains(#""done":true"#))
+        #expect(!served.get("/sources/bank/rows").text.contains("age_s"), "an age in the body ticks with the clock")
     }
 
     /// A `Last-Event-ID` ahead of the newest run (a client that outlived a restore) is a new

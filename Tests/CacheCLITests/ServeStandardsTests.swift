@@ -11,7 +11,7 @@ struct ServeStandardsTests {
     static func targets(_ served: ServeTests.Served) throws -> (targets: [String], key: String) {
         let routes = try #require(try served.server.get("/").json()["routes"] as? [String])
         let rows = try #require(try served.server.get("/sources/jokes/rows?limit=1").json()["rows"] as? [[String: Any]])
-        let key = try #require(rows.first?["id"] as? Int).description
+        let key = try #require(rows.first?["key"] as? String)
         let targets = routes.map { route -> String in
             let parts = route.split(separator: " ", maxSplits: 1).map(String.init)
             let path = parts[1].replacingOccurrences(of: "{name}", with: "jokes").replacingOccurrences(of: "{key}", with: key)

@@ -69,7 +69,11 @@ import Testing
         let rows = try #require(page["rows"] as? [[String: Any]])
         let listed = try await box.cache("list", "items", "--offline", "--json").jsonArray()
         #expect(rows.count == 10)
-        #expect(Set(rows[0].keys) == Set(listed[0].keys))
+        // One row shape: the record as `list --json` has it, beside the key, seen_at and stale.
+        #expect(Set(rows[0].keys) == ["key", "seen_at", "stale", "record"])
+        #expect(rows[0]["key"] as? String == listed[0]["key"] as? String && rows[0]["seen_at"] as? String == listed[0]["seen_at"] as? String)
+        let servedRecord = try JSONSerialization.data(withJSONObject: rows[0]["record"] ?? [:], options: .sortedKeys)
+        #expect(try servedRecord == JSONSerialization.data(withJSONObject: listed[0]["record"] ?? [], options: .sortedKeys))
         let keys = try Self.allKeys(server, "/sources/items/rows?limit=64")
         #expect(keys.count == 300 && Set(keys) == Set(listed.compactMap { $0["key"] as? String }))
         #expect(keys == keys.sorted(), "pages come in key order")

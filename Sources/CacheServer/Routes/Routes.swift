@@ -62,7 +62,7 @@ extension CacheServer {
             try server.rowLog(request.parameter("name"), key: request.parameter("key"))
         },
         Route(.get, "/sources/{name}/rows/{key}", "One row (404 when there is none)",
-              answers: [Route.Answer(200, "The row", [("application/json", Schema.object([:]))], headers: ["ETag"]),
+              answers: [Route.Answer(200, "The row", [("application/json", Schema.row)], headers: ["ETag"]),
                         Route.Answer(304, "Unchanged")]) { server, request in
             try server.row(request, request.parameter("name"), key: request.parameter("key"))
         },

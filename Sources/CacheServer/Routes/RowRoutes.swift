@@ -41,7 +41,6 @@ extension CacheServer {
         let arguments = try self.arguments(request)
         var page = RowPage(limit: format == .json ? Self.defaultLimit : Int(Int32.max))
         var query: String?
-        var asView = false
         for (parameter, value) in arguments {
             switch parameter {
             case "limit":
@@ -53,8 +52,8 @@ extension CacheServer {
                 guard let flag = Self.flag(value) else { throw Refusal(status: 400, message: "'stale=\(value ?? "")' is not 1, 0, true or false") }
                 page.staleOnly = flag
             case "view":
-                guard let flag = Self.flag(value) else { throw Refusal(status: 400, message: "'view=\(value ?? "")' is not 1, 0, true or false") }
-                asView = flag
+                // Every kind's JSON row is one shape now; the view's columns are in `rows.csv`.
+                throw Refusal(status: 400, message: "'view' is no longer a parameter: every row is {\"key\", \"seen_at\", \"stale\", \"record\"}, whatever the kind; rows.csv gives the view's columns")
             case "q":
                 guard let value, !value.isEmpty else { throw Refusal(status: 400, message: "'q=' needs a search query, as 'cache search' takes it") }
                 query = value
@@ -71,7 +70,7 @@ extension CacheServer {
                 guard let value, !value.isEmpty else { throw Refusal(status: 400, message: "'after=' needs the cursor a page's 'next' link gives") }
                 page.after = value
             default:
-                guard let value else { throw Refusal(status: 400, message: "'\(parameter)' is not a parameter of rows: use limit, stale, q, as_of, after, view, or COLUMN=OP.VALUE") }
+                guard let value else { throw Refusal(status: 400, message: "'\(parameter)' is not a parameter of rows: use limit, stale, q, as_of, after, or COLUMN=OP.VALUE") }
                 page.filters.append(try RowFilter(column: parameter, value))
             }
         }
@@ -97,8 +96,10 @@ extension CacheServer {
             // The query as given, each part escaped: `?limit=5&limit=10` is not `?limit=10&limit=5`.
             let canonical = Self.url(path: request.path, arguments)
             var headers = freshness.headers
-            // CSV, and `view=1`, give the view's columns (nested `__` ones too), not the record.
-            let asRecords = source.kind.keepsRecords && format != .csv && !asView
+            // JSON rows are one shape (`RowRecordBytes`); CSV gives the view's columns (nested
+            // `__` ones too).
+            let asRecords = format != .csv
+            let key = try reader.pageKey(of: source)
             switch format {
             case .json:
                 var bytes = Array("{\"source\": ".utf8)
@@ -114,15 +115,15 @@ extension CacheServer {
                 }
                 bytes += Array(text.utf8) + Array(", \"stale\": \(freshness.version.stale), \"refreshing\": \(refreshing), \"rows\": [".utf8)
                 var count = 0, staleRows = 0
-                let write = { (columns: [String], row: Statement, writer: inout RowBytes?) in
-                    let rowWriter = writer ?? RowBytes.listRow(columns, asRecords: asRecords)
+                let write = { (columns: [String], row: Statement, writer: inout RowRecordBytes?) in
+                    let rowWriter = writer ?? RowRecordBytes(columns, keyColumn: key)
                     writer = rowWriter
                     if count > 0 { bytes += Array(",\n".utf8) } else { bytes += Array("\n".utf8) }
                     rowWriter.json(row, into: &bytes)
-                    if let flag = rowWriter.boolColumn, row.int(flag) != 0 { staleRows += 1 }
+                    if let flag = rowWriter.staleColumn, row.int(flag) != 0 { staleRows += 1 }
                     count += 1
                 }
-                var writer: RowBytes?
+                var writer: RowRecordBytes?
                 var next: String?
                 if let query {
                     guard source.searchable else {
@@ -173,13 +174,13 @@ extension CacheServer {
                     chunk.limit = min(remaining, Self.streamPage)
                     chunk.after = cursor
                     var bytes: [UInt8] = []
-                    var writer: RowBytes?
+                    var writer: (csv: RowBytes, json: RowRecordBytes)?
                     var count = 0
                     let next = try self.withReader(of: name) { database in
                         try CacheReader(database).forEachRow(of: source, page: chunk, asRecords: asRecords) { columns, row in
-                            let rowWriter = writer ?? RowBytes.listRow(columns, asRecords: asRecords)
+                            let rowWriter = writer ?? (RowBytes.listRow(columns, asRecords: false), RowRecordBytes(columns, keyColumn: key))
                             writer = rowWriter
-                            if format == .csv { rowWriter.csv(row, into: &bytes) } else { rowWriter.json(row, into: &bytes); bytes.append(0x0A) }
+                            if format == .csv { rowWriter.csv.csv(row, into: &bytes) } else { rowWriter.json.json(row, into: &bytes); bytes.append(0x0A) }
                             count += 1
                         }
                     }
@@ -198,7 +199,7 @@ extension CacheServer {
         guard case .account(let account?, _) = rows else { return nil }
         return .object([
             ("name", .string(account.name)), ("balance", .double(account.balance)), ("seen_at", .string(account.seenAt)),
-            ("age_s", .int(account.ageSeconds)), ("stale", .bool(account.stale)),
+            ("stale", .bool(account.stale)),
         ])
     }
 
@@ -208,14 +209,14 @@ extension CacheServer {
             let source = try SourceStore(database).named(name)
             var freshness = Freshness(version: try reader.rowsVersion(of: source))
             _ = try refreshBehind(database, source, freshness: &freshness, pastMoment: false)
-            let asRecords = source.kind.keepsRecords
             var bytes: [UInt8] = []
             var staleRows = 0
-            let page = RowPage(limit: 1, filters: [try RowFilter(column: reader.pageKey(of: source), "eq." + key)])
-            _ = try reader.forEachRow(of: source, page: page, asRecords: asRecords) { columns, row in
-                let writer = RowBytes.listRow(columns, asRecords: asRecords)
+            let pageKey = try reader.pageKey(of: source)
+            let page = RowPage(limit: 1, filters: [try RowFilter(column: pageKey, "eq." + key)])
+            _ = try reader.forEachRow(of: source, page: page, asRecords: true) { columns, row in
+                let writer = RowRecordBytes(columns, keyColumn: pageKey)
                 writer.json(row, into: &bytes)
-                if let flag = writer.boolColumn, row.int(flag) != 0 { staleRows += 1 }
+                if let flag = writer.staleColumn, row.int(flag) != 0 { staleRows += 1 }
             }
             guard !bytes.isEmpty else { throw CacheError.noSuchRow(key, source: name) }
             let etag = freshness.etag(query: "row\n" + key, staleRows: staleRows)

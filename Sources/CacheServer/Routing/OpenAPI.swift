@@ -25,7 +25,9 @@ enum Schema {
     static let status = object(["source": string, "kind": string, "ttl_s": integer(), "rows": integer(), "stale_rows": integer(),
                                 "stale": boolean, "last_success_at": nullableString])
     static let health = object(["ok": boolean, "sources": array(object(["source": string, "ok": boolean, "max_age_s": integer()]))])
-    static let rows = object(["source": string, "stale": boolean, "refreshing": boolean, "rows": array(object([:])), "next": nullableString])
+    /// One row, whatever the kind (`RowRecordBytes`).
+    static let row = object(["key": nullableString, "seen_at": nullableString, "stale": boolean, "record": .object([])])
+    static let rows = object(["source": string, "stale": boolean, "refreshing": boolean, "rows": array(row), "next": nullableString])
 }
 
 /// The rows routes' query, shared by their declarations.
@@ -34,7 +36,6 @@ enum RowsQuery {
         Route.Parameter("stale", "1 for only the stale rows", .object([("type", .string("string")), ("enum", .array(["1", "0", "true", "false"].map(JSONValue.string)))])),
         Route.Parameter("as_of", "A past moment: a time, or how long ago (2h)"),
         Route.Parameter("after", "The cursor a page's next link gives"),
-        Route.Parameter("view", "1 for a record's row as its view has it", .object([("type", .string("string")), ("enum", .array(["1", "0", "true", "false"].map(JSONValue.string)))])),
     ]
     static let parameters = [
         Route.Parameter("limit", "Rows in the page, 1 to 1000 (100 by default)", Schema.integer(minimum: 1, maximum: CacheServer.largestLimit)),

@@ -86,7 +86,7 @@ struct CachedRowText {
     var stale: Bool
 
     /// The columns the cache adds to a kind's own fields.
-    private static let bookkeeping: Set<String> = ["source", "seen_at", "age_s", "stale"]
+    private static let bookkeeping = RowRecordBytes.bookkeeping
 
     /// From a row `CacheReader.forEachRow(asRecords: true)` gives: `key, record, …` for records
     /// (the record as its JSON), the view's columns for jokes and transactions (made a JSON

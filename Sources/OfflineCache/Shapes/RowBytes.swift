@@ -85,3 +85,50 @@ package struct RowBytes {
         out.append(UInt8(ascii: "\""))
     }
 }
+
+/// A row as `cache serve`'s JSON gives it, whatever the kind: `{"key", "seen_at", "stale",
+/// "record": {…}}`, the record as upstream sent it (a json, csv or ndjson source's record as
+/// stored; a joke's or transaction's fields, as the library decodes them), the key a string.
+/// What ticks with the clock (`age_s`) is left out: it is `Date` minus `seen_at`.
+package struct RowRecordBytes {
+    /// The columns the cache adds to a kind's own fields (the rest of a flat row is the record).
+    package static let bookkeeping: Set<String> = ["source", "seen_at", "age_s", "stale"]
+
+    private let key: Int
+    private let seenAt: Int?
+    /// The stale flag's column.
+    package let staleColumn: Int?
+    /// A record kept whole as JSON (`key, record, …`), written as it is.
+    private let record: Int?
+    /// Otherwise the kind's own columns, written as an object.
+    private let fields: RowBytes
+
+    /// For a statement's `columns`, as `CacheReader.forEachRow(asRecords: true)` gives them,
+    /// keyed by `keyColumn` (the kind's page key: `key`, or a joke's or transaction's `id`).
+    package init(_ columns: [String], keyColumn: String) {
+        key = columns.firstIndex(of: keyColumn) ?? 0
+        seenAt = columns.firstIndex(of: "seen_at")
+        staleColumn = columns.firstIndex(of: "stale")
+        record = columns.count > 1 && columns[0] == "key" && columns[1] == "record" ? 1 : nil
+        fields = RowBytes(names: columns, columns: columns.indices.filter { !Self.bookkeeping.contains(columns[$0]) })
+    }
+
+    package func json(_ row: Statement, into out: inout [UInt8]) {
+        JSONBytes.literal("{\"key\": ", into: &out)
+        row.withColumn(key) { value in
+            switch value {
+            case .null: JSONBytes.literal("null", into: &out)
+            case .integer(let number): JSONBytes.literal("\"", into: &out); JSONBytes.int(Int(number), into: &out); JSONBytes.literal("\"", into: &out)
+            case .real(let number): JSONBytes.string(JSONValue.number(number), into: &out)
+            case .text(let bytes): JSONBytes.string(bytes, into: &out)
+            }
+        }
+        JSONBytes.literal(", \"seen_at\": ", into: &out)
+        if let seenAt, let text = row.text(seenAt) { JSONBytes.string(text, into: &out) } else { JSONBytes.literal("null", into: &out) }
+        JSONBytes.literal(", \"stale\": ", into: &out)
+        JSONBytes.bool(staleColumn.map { row.int($0) != 0 } ?? false, into: &out)
+        JSONBytes.literal(", \"record\": ", into: &out)
+        if let record { out.append(contentsOf: (row.text(record) ?? "null").utf8) } else { fields.json(row, into: &out) }
+        out.append(UInt8(ascii: "}"))
+    }
+}

@@ -37,6 +37,15 @@ final class InProcessServer {
         request("GET", target, headers: headers)
     }
 
+    /// A streamed answer's whole text (the CSV and JSON Lines routes), read to its end.
+    func streamed(_ target: String) throws -> String {
+        let response = get(target)
+        guard case .stream(let next) = response.body else { return response.text }
+        var bytes: [UInt8] = []
+        while let chunk = try next() { bytes += chunk }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     static func request(_ method: String, _ target: String, headers: [(String, String)] = [], host: String? = "127.0.0.1:8765") -> HTTPRequest {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = String(parts[0]).removingPercentEncoding ?? String(parts[0])
