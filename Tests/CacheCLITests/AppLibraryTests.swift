@@ -236,7 +236,9 @@ import Testing
         try await until("the read-only model loads") { model.status == .success }
         #expect(model.rows.count == 1, "\(model.status)")
         try FileManager.default.removeItem(atPath: copy + "-txid")
-        try await pause(0.5)  // a few of its watcher's turns
+        // Three of its watcher's turns (a look at the file each), counted as they end.
+        let looked = SourceModel.looks.withLock { $0[copy, default: 0] }
+        try await until("three watcher turns") { SourceModel.looks.withLock { $0[copy, default: 0] } >= looked + 3 }
         #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == bytes)
         #expect(["-wal", "-shm", "-journal"].allSatisfy { !FileManager.default.fileExists(atPath: copy + $0) })
         // Another process (the file's own writer) syncs a change into it.
@@ -254,7 +256,7 @@ import Testing
         let file = try items(box, cache, #"[{"id": 1, "name": "ada"}]"#)
         try cache.setSource(named: "items", [.ttl: "1"])
         try FileManager.default.removeItem(atPath: file)
-        try await pause(1.1)
+        try age(box.database, by: 2)  // past the 1 s TTL, without waiting for it
         let model = cache.model(of: "items")
         try await until("the refresh fails") { if case .failure = model.status { true } else { false } }
         #expect(model.rows.count == 1 && model.isStale && !model.isRefreshing && model.lastError != nil, "\(model.status)")

@@ -207,7 +207,9 @@ import Testing
             let lines = read.stderr.split(separator: "\n").filter { $0.contains("not refreshing") }
             #expect(lines.count == 1 && lines[0].contains("the token variable BANK_TOKEN is not set"), "\(read.stderr)")
         }
-        try await pause(0.5)  // a refresh, had one started, would have landed by now
+        // A refresh a read starts is a process it spawns before it exits: had one started, it
+        // would be running now (its environment names the database) or have asked upstream.
+        #expect(processesMentioning(box.database).isEmpty, "a refresh is running")
         #expect(try upstreamRequests(upstream).count == requests)
         #expect(try runs(box) == ["updated"])
         let state = try #require(try rows(box.database, "SELECT failures, next_attempt_at FROM sync_state").first)

@@ -93,9 +93,10 @@ import Testing
         try SourceStore(database).add(source)
         var options = SyncEngine.Options(timeout: 0.05)
         options.maxAttempts = 1
-        let started = ContinuousClock.now
         let report = SyncEngine(database: database, fetcher: SignallingFetcher(Self.jokeWithKeys(1_500_000))).sync(source, options: options)
-        let elapsed = ContinuousClock.now - started
+        // The reader throws `decodeTimedOut` only from inside the decode, at its deadline: the
+        // failure itself proves the decode was cut short, on a quiet machine or a loaded one. (A
+        // bound on the wall time failed a newcomer's run on a loaded machine, proving nothing.)
         guard case .upstream(.decodeTimedOut(let seconds)) = report.failure else {
             Issue.record("expected the decode to time out, got \(String(describing: report.failure))")
             return
@@ -104,7 +105,6 @@ import Testing
         #expect(report.errorText?.contains("timed out after 0.05s") == true, "\(report.errorText ?? "")")
         #expect(try database.connection.scalarInt("SELECT count(*) FROM jokes") == 0)
         #expect(try database.connection.scalarInt("SELECT count(*) FROM sync_runs WHERE outcome = 'failed'") == 1)
-        #expect(elapsed < .seconds(5), "\(elapsed)")
     }
 
     @Test func aBusyDatabaseNamesTheProcessHoldingTheLock() throws {

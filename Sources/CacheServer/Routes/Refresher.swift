@@ -26,6 +26,9 @@ package final class Refresher: Sendable {
     private let environment: [String: String]
     private let fetcher: any Fetching
     private let flights = Mutex<[String: Flight]>([:])
+    /// The syncs this server has started (a read's refresh, or one asked for), counted as each
+    /// starts: `/metrics` shows it, and a test proves none started without waiting for one.
+    private let startedCount = Atomic(0)
     private let queue = DispatchQueue(label: "cache.serve.refresh", attributes: .concurrent)
 
     /// Told when this process starts a refresh, for the events' `refreshing` (their watcher
@@ -47,6 +50,15 @@ package final class Refresher: Sendable {
         for flight in flights.withLock({ Array($0.values) }) { flight.ended.signal() }
     }
 
+    /// How many syncs this server has started.
+    package var startedSyncs: Int { startedCount.load(ordering: .relaxed) }
+
+    /// The count as `/metrics` gives it.
+    var exposition: String {
+        "# HELP cache_serve_refreshes_started_total Syncs this server started: refreshes behind stale reads and ones asked for.\n"
+            + "# TYPE cache_serve_refreshes_started_total counter\ncache_serve_refreshes_started_total \(startedSyncs)\n"
+    }
+
     /// The refresh of `source` this process runs, if any.
     func flight(_ source: String) -> Flight? {
         flights.withLock { $0[source] }
@@ -63,6 +75,7 @@ package final class Refresher: Sendable {
             return (flight, true)
         }
         guard started else { return (flight, false) }
+        startedCount.add(1, ordering: .relaxed)
         self.started(source)
         let path = databasePath, environment = environment, fetcher = fetcher
         queue.async {

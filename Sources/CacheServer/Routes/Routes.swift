@@ -23,7 +23,7 @@ extension CacheServer {
               answers: [Route.Answer(200, "The exposition", [("text/plain", Schema.text)])]) { server, _ in
             let several = server.settings.databasePaths.count > 1
             let parts = try server.withEveryReader { try MetricsExposition.part(of: $0, readOnly: server.settings.readOnly, several: several) }
-            let text = MetricsExposition.text(parts) + server.requestMetrics.exposition
+            let text = MetricsExposition.text(parts) + server.refresher.exposition + server.requestMetrics.exposition
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(Array(text.utf8)))
         },
         Route(.post, "/session", "With the bearer token: a session cookie (HttpOnly, SameSite=Strict) a browser sends by itself, EventSource too",

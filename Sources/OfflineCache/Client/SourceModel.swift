@@ -58,6 +58,9 @@ public final class SourceModel {
     /// How many models' watchers run now, by database path (for the tests: a released model's
     /// stops).
     nonisolated package static let watching = Mutex<[String: Int]>([:])
+    /// How many looks the watchers have taken, by database path (for the tests: a turn that
+    /// would have written, had the watcher written, has happened).
+    nonisolated package static let looks = Mutex<[String: Int]>([:])
 
     init(cache: Cache, source: String, limit: Int?) {
         self.cache = cache
@@ -156,6 +159,7 @@ public final class SourceModel {
             while self != nil {
                 if looked { try? await Task.sleep(for: Self.watchInterval) }
                 looked = true
+                defer { Self.looks.withLock { $0[cache.path, default: 0] += 1 } }
                 guard let now = mark(), now != version else { continue }
                 version = now
                 guard let read = try? Self.read(cache, source, limit) else { continue }
