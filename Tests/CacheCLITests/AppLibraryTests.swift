@@ -249,6 +249,21 @@ import Testing
         #expect(try Cache(path: copy, readOnly: true).rows(of: "items", as: Item.self, asOf: Date(timeIntervalSince1970: 1e17)).rows.count == 2)
     }
 
+    /// The model follows the file its path names, as `cache serve` does (one `CommitWatch`):
+    /// a file restored or moved in its place is read at the watcher's next look.
+    @MainActor @Test func aModelFollowsAFilePutInPlaceOfItsOwn() async throws {
+        let box = try Sandbox()
+        try box.syncedFileSource("items", #"[{"id": 1, "name": "ada"}]"#)
+        let model = try Cache(path: box.database).model(of: "items")
+        try await until("the model loads") { model.rows.count == 1 }
+        let other = try Sandbox()
+        try other.syncedFileSource("items", #"[{"id": 1, "name": "ada"}, {"id": 2, "name": "grace"}]"#)
+        // A rollback journal, so the side files of the file it replaces are not read with it.
+        #expect(try await box.run("/usr/bin/sqlite3", [other.database, "PRAGMA journal_mode = DELETE;"]).stdout == "delete\n")
+        #expect(rename(other.database, box.database) == 0)
+        try await until("the model reads the file now at its path") { model.rows.count == 2 }
+    }
+
     /// A stale source whose refresh fails: the cached rows stay, the status says why.
     @MainActor @Test func aModelWhoseRefreshFailsKeepsItsRowsAndSaysWhy() async throws {
         let box = try Sandbox()

@@ -70,12 +70,10 @@ package final class EventHub: Sendable {
         for (file, path) in databasePaths.enumerated() {
             let database = try CacheDatabase(path: path, access: access)
             let latest = try HistoryStore(database).runs(limit: 1).first?.id ?? 0
-            // A snapshot is not kept (its lock would hold Litestream's follower off for good).
-            nonisolated(unsafe) let watched = database.isSnapshot ? nil : database
-            // What the watcher starts from is taken now, not when its thread first runs (late,
-            // on a loaded machine): a change made in between is then its first look's.
-            let start = Start(file: database.identity, mark: Self.mark(watched, path: path), latestRun: latest)
-            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in watch(watched, file: file, from: start) }
+            // Watched from now, not from when its thread first runs (late, on a loaded machine):
+            // a change made in between is then its first look's.
+            nonisolated(unsafe) let watch = CommitWatch(path: path, access: access, opened: database)
+            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in self.watch(watch, file: file, after: latest) }
         }
     }
 
@@ -212,67 +210,35 @@ package final class EventHub: Sendable {
         }
     }
 
-    /// Looks for new runs in one file whenever it changes: seen through `PRAGMA data_version` on
-    /// a kept connection, or, while the file is read as a snapshot (a WAL file with neither side
-    /// file: a follower before its first update), through its marks, opening a connection only
-    /// to look and closing it after.
-    /// Where a watcher starts: the file at its path, that file's mark and its newest run.
-    private struct Start: Sendable {
-        var file: FileIdentity?
-        var mark: String?
-        var latestRun: Int
-    }
-
-    /// What moves when a file changes: the kept connection's `data_version`, or with none (a
-    /// snapshot) the file's marks.
-    private static func mark(_ kept: CacheDatabase?, path: String) -> String? {
-        guard let kept else { return FileChangeMark.of(path) }
-        return (try? kept.connection.scalarInt("PRAGMA data_version")).map { "version \($0)" }
-    }
-
-    private func watch(_ opened: CacheDatabase?, file: Int, from start: Start) {
+    /// Looks for new runs in one file whenever it changes (`CommitWatch`: a kept connection's
+    /// `data_version`, or a snapshot's marks, and the file's identity).
+    private func watch(_ watch: CommitWatch, file: Int, after latest: Int) {
         defer { watching.signal() }
-        let path = databasePaths[file]
-        var kept = opened
-        var lastRun = start.latestRun
-        // The file `lastRun` numbers a run of.
-        var watched = start.file
+        var watch = watch
+        var lastRun = latest
         // Each source's lease as last seen: a new hold is a sync that began since, even where
         // another ended in between (a source's lease taken again within one look).
         var syncing: [String: SyncLease.Hold] = [:]
         let ownPID = getpid()
-        func version() -> String? {
-            // The path names another file (moved aside and restored, replaced) or none: what
-            // the kept connection reads is gone for everyone else; follow the path.
-            if let current = kept, !current.isStillAtPath { kept = nil }
-            return Self.mark(kept, path: path)
-        }
-        var seen = start.mark
         var ownPending: [String: String] = [:]
         while !isStopping {
             usleep(UInt32(Self.pollMilliseconds * 1000))
             if file == 0 { ownPending.merge(ownStarts.withLock { starts in defer { starts = [:] }; return starts }) { $1 } }
-            guard let now = version(), now != seen || !ownPending.isEmpty else { continue }
-            seen = now
-            guard let database = kept ?? (try? CacheDatabase(path: path, access: access)) else { continue }
-            if database.identity != watched {
+            guard let change = watch.look(force: !ownPending.isEmpty) else { continue }
+            let database = change.database
+            if change.anotherFile {
                 // Another file at the path: its runs are numbered on their own. Start from its
                 // newest, and end every stream, whose clients reconnect and resume from it.
-                watched = database.identity
                 lastRun = (try? HistoryStore(database).runs(limit: 1).first?.id ?? 0) ?? 0
                 generation.withLock { $0 += 1 }
                 for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.arrived.signal() }
-            }
-            if !database.isSnapshot && kept == nil {
-                kept = database  // no longer a snapshot (the follower's first update): watched by its data_version
-                seen = version()
             }
             // The runs and the leases as of one snapshot (failing, both at the next look).
             guard let (runs, holds) = try? database.connection.inReadTransaction({
                 (try HistoryStore(database).runs(limit: Self.replayLimit, after: lastRun),
                  announcesLeases ? try SyncLease(database).holds() : [:])
             }) else {
-                seen = nil
+                watch.retry()
                 continue
             }
             // The runs that ended first, then the syncs begun and not yet seen: a client that read

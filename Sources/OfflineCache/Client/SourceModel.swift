@@ -137,31 +137,24 @@ public final class SourceModel {
         return (try CacheReader(database).rows(of: named, limit: limit), try CacheReader(database).isStale(named))
     }
 
-    /// Watches the file for commits by any connection, and reads the rows again after each:
-    /// through `PRAGMA data_version`, which moves when another connection commits; or, read-only,
-    /// through the file and its `-wal` changing (a read-only connection to a WAL file without
-    /// side files reads it as immutable, and sees no commit).
+    /// Watches the file for commits by any process (`CommitWatch`), and reads the rows again
+    /// after each. Read-only, no connection is kept: one to a WAL file without side files reads
+    /// it as immutable, and sees no commit; the file's marks show them instead.
     private func watch() {
         let (cache, source, limit) = (self.cache, self.source, self.limit)
         Self.watching.withLock { $0[cache.path, default: 0] += 1 }
         Task.detached { [weak self] in
             defer { Self.watching.withLock { $0[cache.path, default: 0] -= 1 } }
-            let database = cache.readOnly ? nil : try? cache.database()
-            func mark() -> String? {
-                if let database { return (try? database.connection.scalarInt("PRAGMA data_version")).map { "\($0)" } }
-                return FileChangeMark.of(cache.path)
-            }
-            // The first look reads the rows again, whatever the mark: a commit that landed
-            // between the load's last read and this first mark is in no read yet.
-            var version: String?
+            var watch = CommitWatch(path: cache.path, access: cache.readOnly ? .readOnly : .write, keepsConnection: !cache.readOnly)
             var looked = false
             // Until the model is released: it is looked for on every turn.
             while self != nil {
                 if looked { try? await Task.sleep(for: Self.watchInterval) }
-                looked = true
                 defer { Self.looks.withLock { $0[cache.path, default: 0] += 1 } }
-                guard let now = mark(), now != version else { continue }
-                version = now
+                // The first look reads the rows again, whatever changed: a commit that landed
+                // between the load's last read and the watch's start is in no read yet.
+                guard watch.look(force: !looked) != nil else { looked = true; continue }
+                looked = true
                 guard let read = try? Self.read(cache, source, limit) else { continue }
                 await MainActor.run { [weak self] in
                     guard let self else { return }
