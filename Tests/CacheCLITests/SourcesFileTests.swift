@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 @testable import CacheCLI
 
@@ -134,6 +135,43 @@ import Testing
         #expect(exported.contains(#""max-pages": "10""#) && exported.contains(#""ttl": "90s""#), "\(exported)")
         try Data(exported.utf8).write(to: URL(fileURLWithPath: file))
         #expect(try Self.actions(box.cacheInProcess(["apply", file, "--json"])) == ["items": "unchanged"])
+    }
+
+    /// Issue 55, item 8: what a shell hands over is read — a FIFO, a process substitution —
+    /// and what cannot be a sources file is refused by what it is: a folder or a device (64), a
+    /// file that is not there (66, as the exit table says), one past the size bound (64).
+    @Test func whatCanBeReadIsReadAndTheRestIsNamed() async throws {
+        let box = try Sandbox()
+        try box.syncedFileSource("items", #"[{"id": 1}]"#)
+        let exported = box.cacheInProcess(["sources", "export"]).stdout
+        let other = try Sandbox()
+
+        let fifo = box.folder + "/sources.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let writer = Thread {
+            let handle = FileHandle(forWritingAtPath: fifo)
+            handle?.write(Data(exported.utf8))
+            try? handle?.close()
+        }
+        writer.start()
+        let fromFIFO = other.cacheInProcess(["apply", fifo, "--plan", "--json"])
+        #expect(fromFIFO.status == 0 && (try? Self.actions(fromFIFO)) == ["items": "create"], "\(fromFIFO.stderr)")
+
+        // `cache apply <(cache sources export)`, as bash hands it over: a /dev/fd path to a pipe.
+        let substituted = try await other.run("/bin/bash", ["-c", "'\(Paths.cacheBinary)' --db '\(other.database)' apply <('\(Paths.cacheBinary)' --db '\(box.database)' sources export)"])
+        #expect(substituted.status == 0 && substituted.stderr.contains("Applied: 1 added."), "\(substituted.stderr)")
+
+        let big = box.folder + "/big.json"
+        try Data(("{\"sources\": [{\"name\": \"" + String(repeating: "x", count: 17 << 20) + "\"}]}").utf8).write(to: URL(fileURLWithPath: big))
+        for (path, status, message) in [
+            (box.folder, Int32(64), "\(box.folder) is a folder, not a sources file."),
+            ("/dev/zero", 64, "/dev/zero is a device, not a sources file."),
+            (box.folder + "/missing.json", 66, "cannot read \(box.folder)/missing.json: No such file or directory"),
+            (big, 64, "\(big) is larger than 16 MiB"),
+        ] {
+            let refused = other.cacheInProcess(["apply", path])
+            #expect(refused.status == status && refused.stderr.contains(message), "\(path): \(refused.status) \(refused.stderr)")
+        }
     }
 
     /// A file with one mistake is refused whole, naming it: the good source beside it is not

@@ -14,22 +14,7 @@ enum ApplyCommand {
     }
 
     static func run(_ apply: Command.Apply, _ context: Context) throws -> Int32 {
-        let data: Data
-        if apply.file == "-" {
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = read(STDIN_FILENO, &buffer, buffer.count)
-                if count <= 0 { break }
-                bytes += buffer[..<count]
-            }
-            data = Data(bytes)
-        } else {
-            guard let contents = FileManager.default.contents(atPath: apply.file) else {
-                throw UsageError(message: "Cannot read '\(apply.file)': no such file, or not readable.", command: "apply")
-            }
-            data = contents
-        }
+        let data = try read(apply.file)
         // The whole file is checked before the cache is opened: a refused file changes nothing.
         let wanted = try SourcesFile.sources(in: data, named: apply.file == "-" ? "standard input" : apply.file)
         let console = context.console
@@ -67,6 +52,50 @@ enum ApplyCommand {
         let summary = counts.isEmpty ? "no sources" : counts.joined(separator: ", ")
         console.err(apply.plan ? "Plan: \(summary); nothing changed (run without --plan to apply)." : "Applied: \(summary).")
         return ExitCode.success
+    }
+
+    /// The most a sources file may hold: a list of sources is kilobytes; a single 100 MB value
+    /// is a mistake, refused before it is stored.
+    static let largestFile = 16 << 20
+
+    /// The file's bytes, or standard input's for `-`. Whatever can be read is read: a regular
+    /// file, a FIFO, a process substitution (`<(cache sources export)`, a `/dev/fd/N`); a folder
+    /// or a device is refused by what it is (64), a missing or unreadable file is 66.
+    static func read(_ path: String) throws -> Data {
+        let descriptor: Int32
+        if path == "-" {
+            descriptor = STDIN_FILENO
+        } else {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                throw SourcesFile.Refusal.unreadable("cannot read \(path): " + String(cString: strerror(errno)))
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR: throw SourcesFile.Refusal.invalid("\(path) is a folder, not a sources file.")
+            case S_IFCHR, S_IFBLK: throw SourcesFile.Refusal.invalid("\(path) is a device, not a sources file.")
+            default: break
+            }
+            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw SourcesFile.Refusal.unreadable("cannot read \(path): " + String(cString: strerror(errno)))
+            }
+        }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw SourcesFile.Refusal.unreadable("cannot read \(path == "-" ? "standard input" : path): " + String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            bytes += buffer[..<count]
+            guard bytes.count <= largestFile else {
+                throw SourcesFile.Refusal.invalid("\(path == "-" ? "standard input" : path) is larger than \(largestFile >> 20) MiB: a sources file lists sources, and holds no data.")
+            }
+        }
+        return Data(bytes)
     }
 
     /// Whether the removals a `--prune` makes may go ahead: with `--yes`; else, on a terminal,

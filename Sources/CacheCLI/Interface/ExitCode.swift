@@ -19,6 +19,7 @@ enum ExitCode {
         case is UsageError, is ReadOnlyQuery.Refused: return usage
         case is SearchIndexDamaged: return ioError
         case SourcesFile.Refusal.notJSON: return dataError
+        case SourcesFile.Refusal.unreadable: return noInput
         case is SourcesFile.Refusal: return usage
         case let error as UpstreamError: return of(error, hadCachedRows: hadCachedRows)
         case let error as CacheError: return of(error)

@@ -21,14 +21,15 @@ package enum SourcesFile {
         return JSONValue.object([("sources", .array(items))]).rendered(indent: "  ") + "\n"
     }
 
-    /// A file that is not JSON (65), or not a sources file (64).
+    /// A file that is not JSON (65), not a sources file (64), or not there to read (66).
     package enum Refusal: Error, Equatable, CustomStringConvertible {
         case notJSON(String)
         case invalid(String)
+        case unreadable(String)
         package var description: String {
             // One sentence after `cache: `, as every error reads.
             let message = switch self {
-            case .notJSON(let message), .invalid(let message): message
+            case .notJSON(let message), .invalid(let message), .unreadable(let message): message
             }
             return message.prefix(1).lowercased() + message.dropFirst()
         }
@@ -52,6 +53,7 @@ package enum SourcesFile {
             throw .invalid("\(file) is not a sources file: expected one key, \"sources\", holding a list of objects, as 'cache sources export' writes it.")
         }
         var sources: [Source] = []
+        var names: Set<String> = []
         for (index, entry) in entries.enumerated() {
             guard case .object(let pairs) = entry else { throw .invalid("\(file): source \(index + 1) is not an object.") }
             var fields = Dictionary(pairs.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
@@ -63,7 +65,7 @@ package enum SourcesFile {
             guard let kind = SourceKind(rawValue: kindText) else {
                 throw .invalid("Invalid kind '\(kindText)' in \(place): expected \(SourceKind.allCases.map(\.rawValue).joined(separator: ", ")).")
             }
-            guard !sources.contains(where: { $0.name == name }) else { throw .invalid("\(file) has two sources named '\(name)'.") }
+            guard names.insert(name).inserted else { throw .invalid("\(file) has two sources named '\(name)'.") }
             do throws(SourceRules.Problem) {
                 let settings = try SourceSettings(json: fields.mapValues(SourceSettings.JSONText.init), where: place)
                 if let option = SourceOption.all.first(where: { !$0.clears.isEmpty && settings[$0] != nil }) {
@@ -101,9 +103,12 @@ package enum SourcesFile {
     /// of another kind is refused: a kind cannot change.
     package static func plan(_ wanted: [Source], existing: [Source], prune: Bool,
                              belongings: (String) throws -> SourceStore.Belongings) throws -> [Step] {
+        // By name: a file of 100,000 sources plans in linear time.
+        let current = Dictionary(existing.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let inFile = Set(wanted.map(\.name))
         var steps: [Step] = []
         for source in wanted {
-            guard let current = existing.first(where: { $0.name == source.name }) else {
+            guard let current = current[source.name] else {
                 steps.append(Step(source: source.name, action: .create, changes: [], wanted: source))
                 continue
             }
@@ -116,7 +121,7 @@ package enum SourcesFile {
             }
             steps.append(Step(source: source.name, action: changes.isEmpty ? .unchanged : .change, changes: changes, wanted: source))
         }
-        for source in existing where !wanted.contains(where: { $0.name == source.name }) {
+        for source in existing where !inFile.contains(source.name) {
             steps.append(Step(source: source.name, action: prune ? .remove : .keep, changes: [],
                               gone: prune ? try belongings(source.name) : nil))
         }
