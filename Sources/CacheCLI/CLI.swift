@@ -110,7 +110,9 @@ public enum CLI {
         default: nil
         }
         guard let database, database.isMalformed else { return nil }
-        let path = context.databasePath
+        // Of several files, the one whose read failed, as it was given.
+        let failed = database.file.flatMap(FileIdentity.of)
+        let path = context.databasePaths.first { failed != nil && FileIdentity.of($0) == failed } ?? context.databasePath
         return ". If \(path) is a Litestream replica, a restore still writing it or a write made to it behind the follower shows this: "
             + "stop the follower and restore it again ('litestream restore -o \(path) REPLICA', after moving the damaged file aside)"
             + (checking ? "" : "; otherwise 'cache check' says what is damaged")

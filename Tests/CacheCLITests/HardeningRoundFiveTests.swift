@@ -185,3 +185,27 @@ extension HardeningRoundFiveTests {
         #expect(try Self.names(served.get("/sources")) == ["restored"])
     }
 }
+
+/// Item 9: of several `--db` files, a read that fails names the file that failed.
+extension HardeningRoundFiveTests {
+    @Test func aDamagedSecondFileIsTheOneNamed() throws {
+        let healthy = try Sandbox(), damaged = try Sandbox()
+        try healthy.syncedFileSource("items", #"[{"id": 1}]"#)
+        let many = (1...3000).map { #"{"id": \#($0), "text": "\#(String(repeating: "row \($0) ", count: 8))"}"# }.joined(separator: ",")
+        try damaged.syncedFileSource("others", "[" + many + "]")
+        #expect(try CacheDatabase(path: damaged.database, create: false).connection.scalarText("PRAGMA journal_mode = DELETE") == "delete")
+        // Pages past the schema's overwritten: the rows' table reads as damaged.
+        let handle = try #require(FileHandle(forUpdatingAtPath: damaged.database))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 3)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: Int(size / 3)))
+        try handle.close()
+
+        for arguments in [["list", "others", "--offline"], ["export", "others"]] {
+            let read = healthy.cli(["--db", healthy.database, "--db", damaged.database] + arguments)
+            #expect(read.status == 74, "\(arguments): \(read.status) \(read.stderr)")
+            #expect(read.stderr.contains("If \(damaged.database) is a Litestream replica") && !read.stderr.contains("If \(healthy.database) "),
+                    "\(arguments): \(read.stderr)")
+        }
+    }
+}

@@ -178,11 +178,12 @@ package final class Connection {
                                 sql: sql))
     }
 
-    /// A busy error names the process holding the write lock.
+    /// An error names its file; a busy one, the process holding the write lock.
     private func explained(_ error: DatabaseError) -> DatabaseError {
-        guard error.primaryCode == SQLITE_BUSY, let file = sqlite3_db_filename(handle, "main") else { return error }
+        guard let file = sqlite3_db_filename(handle, "main").map({ String(cString: $0) }), !file.isEmpty else { return error }
         var error = error
-        error.lockHolder = LockHolder.describe(databaseFile: String(cString: file))
+        error.file = file
+        if error.primaryCode == SQLITE_BUSY { error.lockHolder = LockHolder.describe(databaseFile: file) }
         return error
     }
 

@@ -19,6 +19,9 @@ public struct DatabaseError: Error, CustomStringConvertible, CustomDebugStringCo
     /// For a busy database: the process holding its write lock, in words (`pid 12 (cache sync
     /// bank)`), when another process holds it.
     public var lockHolder: String?
+    /// The database file the connection that failed reads (its main file), when known: of
+    /// several files read as one, the one that failed.
+    public var file: String?
 
     /// An error with SQLite's extended result code.
     public init(extendedCode: Int32, message: String, sql: String? = nil) {
