@@ -49,6 +49,20 @@ import Testing
         }
     }
 
+    /// Issue 55, item 7: a UTF-8 byte-order mark in front (exports from Windows tools carry
+    /// one) is passed over, as the csv kind passes it; one anywhere else is not JSON.
+    @Test func aByteOrderMarkInFrontIsPassedOver() throws {
+        let box = try Sandbox()
+        let file = box.folder + "/items.jsonl"
+        try Data(("\u{FEFF}" + Self.lines(3).joined(separator: "\n")).utf8).write(to: URL(fileURLWithPath: file))
+        #expect(box.cacheInProcess(["sources", "add", "items", "--kind", "ndjson", "--url", "file://" + file, "--key", "id"]).status == 0)
+        let synced = box.cacheInProcess(["sync", "items", "--json"])
+        #expect(synced.status == 0 && (try? synced.jsonArray().first?["inserted"] as? Int) == 3, "\(synced.stderr)")
+        try Data((Self.lines(1)[0] + "\n\u{FEFF}" + Self.lines(3)[1]).utf8).write(to: URL(fileURLWithPath: file))
+        let refused = box.cacheInProcess(["sync", "items"])
+        #expect(refused.status == 65 && refused.stderr.contains("line 2: "), "\(refused.stderr)")
+    }
+
     @Test func anNDJSONSourceTakesOnlyTheKey() {
         let box = try! Sandbox()
         let paged = box.cacheInProcess(["sources", "add", "x", "--kind", "ndjson", "--url", "file:///x", "--key", "id", "--next", "link"])

@@ -21,13 +21,14 @@ struct NDJSONKind: KindDefinition {
     }
 
     /// The lines as one JSON array of their records, each line first checked to be one JSON
-    /// object: a line that is not is bad data, named by its number.
+    /// object: a line that is not is bad data, named by its number. A UTF-8 byte-order mark in
+    /// front (exports from Windows tools carry one) is passed over, as the csv kind passes it.
     static func array(of body: Data, deadline: DecodeDeadline) throws(UpstreamError) -> Data {
         let result: Result<Data, UpstreamError> = body.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             var array: [UInt8] = [UInt8(ascii: "[")]
             array.reserveCapacity(bytes.count + 2)
-            var start = 0, number = 0
+            var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0, number = 0
             while start < bytes.count {
                 number += 1
                 var end = start
