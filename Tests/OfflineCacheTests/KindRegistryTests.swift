@@ -10,19 +10,38 @@ import Testing
     static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources")
 
-    /// A source's kind against one of the kinds, a switch on it, or a kind named outright.
-    static let patterns = [
-        #"\bkind\s*(==|!=)\s*\.(account|jokes|json|csv)\b"#,
-        #"\.(account|jokes|json|csv)\s*(==|!=)\s*\w*\.?kind\b"#,
-        #"switch\s+[\w.]*(source|current)\.kind\s*\{"#,
-        #"\bSourceKind\.(account|jokes|json|csv)\b"#,
-        #"\b(source|current|before|after)\.kind\s*\?"#,
-        // The same for the storage kinds share.
-        #"\bstorage\s*(==|!=)"#,
-        #"(==|!=)\s*\.?(account|jokes|records)\b.*\bstorage\b"#,
-        #"switch\s+[\w.]*storage\s*\{"#,
-        #"\bRowStorage\.(account|jokes|records)\b"#,
-    ]
+    /// A source's kind against one of the kinds, a switch on it, or a kind named outright: every
+    /// kind and storage the registry has, so a kind added later is checked too (ndjson was not).
+    static var patterns: [String] {
+        let kinds = SourceKind.allCases.map(\.rawValue).joined(separator: "|")
+        let storages = RowStorage.allCases.map { String(describing: $0) }.joined(separator: "|")
+        return [
+            #"\bkind\s*(==|!=)\s*\.("# + kinds + #")\b"#,
+            #"\.("# + kinds + #")\s*(==|!=)\s*\w*\.?kind\b"#,
+            #"switch\s+[\w.]*(source|current)\.kind\s*\{"#,
+            #"\bSourceKind\.("# + kinds + #")\b"#,
+            #"\b(source|current|before|after)\.kind\s*\?"#,
+            // The same for the storage kinds share.
+            #"\bstorage\s*(==|!=)"#,
+            #"(==|!=)\s*\.?("# + storages + #")\b.*\bstorage\b"#,
+            #"switch\s+[\w.]*storage\s*\{"#,
+            #"\bRowStorage\.("# + storages + #")\b"#,
+        ]
+    }
+
+    /// The patterns find what they are for, for every kind: a check that cannot fail is none.
+    @Test func thePatternsFindAComparisonOfEveryKind() throws {
+        let regexes = try Self.patterns.map { try Regex($0).wordBoundaryKind(.simple) }
+        for kind in SourceKind.allCases {
+            for line in ["if source.kind == .\(kind.rawValue) {", "let x = SourceKind.\(kind.rawValue)"] {
+                #expect(regexes.contains { line.contains($0) }, "\(line) is not found")
+            }
+        }
+        for storage in RowStorage.allCases {
+            #expect(regexes.contains { "case RowStorage.\(storage):".contains($0) }, "\(storage)")
+        }
+        #expect(!regexes.contains { "let kind = source.kind.rawValue".contains($0) })
+    }
 
     @Test func nothingOutsideTheKindsFolderComparesTheKind() throws {
         // Simple word boundaries: by Unicode's rules `source.kind` is one word.
@@ -44,8 +63,9 @@ import Testing
     }
 
     @Test func everyKindHasAStorageAndTheStoragesTheirViews() {
+        // Every storage is some kind's, and every kind's storage is one of them.
+        #expect(Set(SourceKind.allCases.map { String(describing: $0.storage) }) == Set(RowStorage.allCases.map { String(describing: $0) }))
         for kind in SourceKind.allCases {
-            #expect(RowStorage.allCases.contains(kind.storage))
             // A kind that keeps records takes a key: its records are found by it.
             #expect(kind.keepsRecords == kind.options.contains(.key), "\(kind)")
         }
