@@ -22,6 +22,10 @@ enum Paths {
         return release
     }()
 
+    /// Whether the tests start the release build (it is newer than every source): `.ci/run`
+    /// builds it before the suite; a fresh clone's `swift test` does not wait minutes for it.
+    static var releaseIsCurrent: Bool { cacheBinary.hasSuffix("/.build/install-test/stripped/cache") }
+
     /// The latest modification of a file the binary is built from (the package's manifest and
     /// everything under `Sources/`); nil if one cannot be read.
     private static func newestSource() -> Date? {
