@@ -51,6 +51,24 @@ Generic JSON APIs, for json sources (?per_page=N, default 100; 300 generated ite
   as /api/stripe's has_more where it would send true
   e.g. cache sources add repos --kind json --url http://127.0.0.1:PORT/api/items --key id --next link
 
+A writable collection, for local edits (as real APIs behave):
+    /api/tasks        GET every task (an array); POST creates one: the server numbers it
+                      ("id"), 201 with Location and ETag
+    /api/tasks/ID     GET one with its ETag ("v3"); PUT replaces it, PATCH merges a JSON merge
+                      patch (RFC 7396) into it, DELETE removes it (204)
+  If-Match: a write whose If-Match names another version (or a task that is gone) is 412.
+  Idempotency-Key (draft-ietf-httpapi-idempotency-key-header: a quoted string): a write's key
+  is kept a day; the same key with the same request gets the first answer again (applied once),
+  with another body 422, while the first is still in flight 409.
+  A task is a JSON object; "title", where given, a non-empty string, and "done" a boolean:
+  else 422 {"error": ...}. Anything else is 400 or 404, as the route says.
+  Control: POST /_tasks {"tasks": [...]} sets the collection (and clears the keys and logs);
+  {"status": 503, "retry_after": "2", "times": N}: the next N writes are answered with it, not
+  applied; {"apply_then_drop": N}: the next N writes are applied, then the connection is closed
+  with no answer; {"hold": S}: writes stay in flight S seconds; {"reset": true} clears faults.
+  GET /_tasks {"tasks": [...], "applied": [{"method", "id", "key"}], "writes": [{"method",
+  "path", "idempotency_key", "if_match", "status"}]}.
+
 Extra routes: /loop (redirects to itself), /redirect-to-file (redirects to a file: URL),
 /redirect?to=URL (302 to URL), /big?bytes=N (streams an N-byte body that is never valid JSON:
 for the size cap), /gzip-bomb?bytes=N (a gzip body of N random hex digits, compressed as it is
@@ -144,6 +162,52 @@ def generated_account(count, seed=7):
     return {"name": "Generated Account", "currentBalance": 10000.0, "transactions": list(generated_transactions(count, seed))}
 
 
+class Tasks:
+    """The writable collection (see the module's docstring): versions, idempotency keys, faults."""
+
+    KEY_LIFETIME = 86400
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.set([])
+        self.faults = {}
+
+    def set(self, tasks):
+        with self.lock:
+            self.records = {str(task["id"]): dict(task) for task in tasks}
+            self.versions = {key: 1 for key in self.records}
+            self.next_id = max([int(key) for key in self.records if key.isdigit()] + [0]) + 1
+            self.keys = {}  # idempotency key -> {"fingerprint", "answer": (status, headers, body) or None, "at"}
+            self.applied = []
+            self.writes = []
+
+    def etag(self, key):
+        return f'"v{self.versions[key]}"'
+
+    @staticmethod
+    def merge(target, patch):
+        """RFC 7396: a patch's null removes a member; an object merges into an object."""
+        if not isinstance(patch, dict):
+            return patch
+        result = dict(target) if isinstance(target, dict) else {}
+        for name, value in patch.items():
+            if value is None:
+                result.pop(name, None)
+            else:
+                result[name] = Tasks.merge(result.get(name), value)
+        return result
+
+    @staticmethod
+    def problem(task):
+        if not isinstance(task, dict):
+            return "a task is a JSON object"
+        if "title" in task and (not isinstance(task["title"], str) or not task["title"]):
+            return "title must be a non-empty string"
+        if "done" in task and not isinstance(task["done"], bool):
+            return "done must be true or false"
+        return None
+
+
 class State:
     def __init__(self, jokes, account, faults):
         self.lock = threading.RLock()  # re-entered: send() counts bytes under it, and some routes send while holding it
@@ -163,6 +227,7 @@ class State:
         self.oauth = None  # {"client_id", "client_secret", "expires_in", "expire_after"}: /api/* needs a token
         self.tokens = {}  # token -> {"expires": time, "uses_left": n or None}
         self.token_requests = 0
+        self.tasks = Tasks()
 
     def count(self, path, headers, query=""):
         with self.lock:
@@ -361,9 +426,150 @@ def make_handler(state):
             self.send(401, json.dumps({"error": "invalid_token"}), headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
             return True
 
+        # -- a writable collection -----------------------------------------
+        def tasks_write(self):
+            """A write to /api/tasks: preconditions, idempotency keys and faults, then the change."""
+            tasks = state.tasks
+            method, path = self.command, self.path.split("?", 1)[0]
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            key_header = self.headers.get("Idempotency-Key")
+            if_match = self.headers.get("If-Match")
+            log = {"method": method, "path": path, "idempotency_key": key_header, "if_match": if_match}
+            with tasks.lock:
+                tasks.writes.append(log)
+            if key_header is not None and not re.fullmatch(r'"[\x20-\x21\x23-\x5b\x5d-\x7e]{1,255}"', key_header):
+                log["status"] = 400
+                return self.send_json({"error": "Idempotency-Key must be a quoted string"}, 400)
+            fingerprint = hashlib.sha256(method.encode() + b" " + path.encode() + b"\n" + body).hexdigest()
+            with tasks.lock:
+                now = time.time()
+                tasks.keys = {k: v for k, v in tasks.keys.items() if now - v["at"] < Tasks.KEY_LIFETIME}
+                seen = tasks.keys.get(key_header) if key_header else None
+                if seen is not None:
+                    if seen["fingerprint"] != fingerprint:
+                        log["status"] = 422
+                        return self.send_json({"error": "this Idempotency-Key was used for another request"}, 422)
+                    if seen["answer"] is None:
+                        log["status"] = 409
+                        return self.send_json({"error": "a request with this Idempotency-Key is still being processed"}, 409)
+                    status, headers, answer = seen["answer"]
+                    log["status"] = status
+                    log["replayed"] = True
+                    return self.send(status, answer, headers=headers)
+                fault = dict(tasks.faults)
+                if fault.get("times", 0) > 0 and fault.get("status"):
+                    tasks.faults["times"] -= 1
+                    log["status"] = int(fault["status"])
+                    extra = {"Retry-After": str(fault["retry_after"])} if fault.get("retry_after") is not None else {}
+                    return self.send(int(fault["status"]), json.dumps({"error": "try again later"}), headers=extra)
+                if key_header:
+                    tasks.keys[key_header] = {"fingerprint": fingerprint, "answer": None, "at": now}
+            if fault.get("hold"):
+                time.sleep(float(fault["hold"]))
+            status, headers, answer = self.tasks_apply(method, path, body, if_match, key_header)
+            log["status"] = status
+            with tasks.lock:
+                if key_header:
+                    if status >= 500:
+                        tasks.keys.pop(key_header, None)  # not done: a retry may try again
+                    else:
+                        tasks.keys[key_header]["answer"] = (status, headers, answer)
+                drop = tasks.faults.get("apply_then_drop", 0) > 0 and status < 300
+                if drop:
+                    tasks.faults["apply_then_drop"] -= 1
+            if drop:
+                # Applied, and the answer lost: the connection closes with nothing sent.
+                log["dropped"] = True
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+            return self.send(status, answer, headers=headers)
+
+        def tasks_apply(self, method, path, body, if_match, key_header):
+            """The change itself: (status, headers, body)."""
+            tasks = state.tasks
+            error = lambda status, text: (status, {}, json.dumps({"error": text}))
+            parts = path.split("/")  # ["", "api", "tasks"] or ["", "api", "tasks", ID]
+            with tasks.lock:
+                if len(parts) == 3:
+                    if method != "POST":
+                        return error(405, "POST creates a task; write one at /api/tasks/ID")
+                    try:
+                        task = json.loads(body or b"null")
+                    except ValueError:
+                        return error(400, "not JSON")
+                    problem = Tasks.problem(task)
+                    if problem:
+                        return error(422, problem)
+                    key = str(tasks.next_id)
+                    tasks.next_id += 1
+                    task = dict(task, id=int(key))
+                    tasks.records[key] = task
+                    tasks.versions[key] = 1
+                    tasks.applied.append({"method": method, "id": key, "key": key_header})
+                    return 201, {"Location": f"/api/tasks/{key}", "ETag": tasks.etag(key)}, json.dumps(task)
+                key = urllib.parse.unquote(parts[3])
+                current = tasks.records.get(key)
+                if if_match is not None:
+                    tags = [tag.strip() for tag in if_match.split(",")]
+                    if current is None or ("*" not in tags and tasks.etag(key) not in tags):
+                        return error(412, "the task changed since that version (If-Match)")
+                if current is None:
+                    return error(404, "no such task")
+                if method == "DELETE":
+                    del tasks.records[key]
+                    tasks.versions[key] += 1
+                    tasks.applied.append({"method": method, "id": key, "key": key_header})
+                    return 204, {}, ""
+                try:
+                    given = json.loads(body or b"null")
+                except ValueError:
+                    return error(400, "not JSON")
+                task = Tasks.merge(current, given) if method == "PATCH" else given
+                problem = Tasks.problem(task)
+                if problem:
+                    return error(422, problem)
+                if str(task.get("id", key)) != key:
+                    return error(422, "a task's id cannot change")
+                task = dict(task, id=current["id"])
+                tasks.records[key] = task
+                tasks.versions[key] += 1
+                tasks.applied.append({"method": method, "id": key, "key": key_header})
+                return 200, {"ETag": tasks.etag(key)}, json.dumps(task)
+
+        def tasks_read(self, path):
+            tasks = state.tasks
+            parts = path.split("/")
+            with tasks.lock:
+                if len(parts) == 3:
+                    return self.send_json([tasks.records[key] for key in sorted(tasks.records, key=lambda k: (len(k), k))])
+                key = urllib.parse.unquote(parts[3])
+                if key not in tasks.records:
+                    return self.send_json({"error": "no such task"}, 404)
+                if self.headers.get("If-None-Match") == tasks.etag(key):
+                    self.send_response(304)
+                    self.send_header("ETag", tasks.etag(key))
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                return self.send(200, json.dumps(tasks.records[key]), headers={"ETag": tasks.etag(key)})
+
+        def do_PUT(self):
+            if self.path.split("?", 1)[0].startswith("/api/tasks/"):
+                return self.tasks_write()
+            self.send_json({"error": "no such route"}, 404)
+
+        do_PATCH = do_PUT
+        do_DELETE = do_PUT
+
         def do_POST(self):
             if self.path == "/oauth/token":
                 return self.token_endpoint()
+            if self.path.split("?", 1)[0] == "/api/tasks":
+                return self.tasks_write()
             try:
                 value = self.read_json()
             except ValueError as error:
@@ -404,6 +610,19 @@ def make_handler(state):
                 with state.lock:
                     state.rate_limits += [value] * int(value.get("times", 1))
                 return self.send_json({"ok": True})
+            if self.path == "/_tasks":
+                tasks = state.tasks
+                with tasks.lock:
+                    if value.get("reset"):
+                        tasks.faults = {}
+                    if "tasks" in value:
+                        tasks.set(value["tasks"])
+                    for key in ("status", "retry_after", "times", "apply_then_drop", "hold"):
+                        if key in value:
+                            tasks.faults[key] = value[key]
+                    if "status" in value and "times" not in value:
+                        tasks.faults["times"] = 1
+                    return self.send_json(tasks.faults)
             if self.path == "/_generate":
                 account = generated_account(int(value.get("count", 10000)), int(value.get("seed", 7)))
                 with state.lock:
@@ -414,6 +633,14 @@ def make_handler(state):
         # -- upstream routes -----------------------------------------------
         def do_GET(self):
             path = self.path.split("?", 1)[0]
+            if path == "/_tasks":
+                tasks = state.tasks
+                with tasks.lock:
+                    return self.send_json({"tasks": list(tasks.records.values()), "applied": list(tasks.applied),
+                                           "writes": list(tasks.writes)})
+            if path == "/api/tasks" or path.startswith("/api/tasks/"):
+                state.count(path, self.headers)
+                return self.tasks_read(path)
             if path == "/_stats":
                 with state.lock:
                     return self.send_json({"total": state.total, "bytes_sent": state.bytes_sent, "paths": dict(state.counts),

@@ -98,6 +98,15 @@ final class LoopbackUpstream {
         _ = try post("/_rate_limit", answer)
     }
 
+    /// The writable collection's control (`/_tasks`): `["tasks": [...]]` sets it, and faults:
+    /// `["status": 503, "times": 2]`, `["apply_then_drop": 1]`, `["hold": 2]`, `["reset": true]`.
+    func tasks(_ settings: [String: Any]) throws { _ = try post("/_tasks", settings) }
+
+    /// The collection now, the writes it applied and every write it was sent.
+    func taskLog() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: request("GET", "/_tasks", body: nil)) as? [String: Any] ?? [:]
+    }
+
     func stats() throws -> [String: Any] {
         let data = try request("GET", "/_stats", body: nil)
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
