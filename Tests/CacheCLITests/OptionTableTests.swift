@@ -82,6 +82,52 @@ import Testing
         }
     }
 
+    /// An option is named once, in its declaration; the groups that name options again (one of
+    /// several, required) name only declared ones, so a misspelling there fails here.
+    @Test func theGroupsNameOnlyDeclaredOptions() {
+        for spec in CommandTable.commands {
+            let declared = Set(spec.options.map(\.name))
+            for name in spec.exclusive.flatMap({ $0 }) + spec.required {
+                #expect(declared.contains(name), "'cache \(spec.name)' groups '\(name)', which it does not declare")
+            }
+        }
+    }
+
+    /// A default is the parsed command's start value, and help shows that very value.
+    @Test func helpShowsTheDefaultsTheParserStartsFrom() throws {
+        let sync = try #require(CommandTable.spec("sync").option("--parallel"))
+        #expect(sync.help.hasSuffix("(default: \(Command.Sync().parallel)).") && Command.Sync().parallel == 4, "\(sync.help)")
+        let serve = CommandTable.spec("serve")
+        #expect(serve.option("--listen")?.help.contains("(default: 127.0.0.1:8765)") == true)
+        #expect(serve.option("--refresh-interval")?.help.contains("(default: 10s)") == true)
+        // `--access-log-format` implies `--access-log`, as its help says.
+        guard case .serve(let parsed) = try CommandParser.parse(["serve", "--access-log-format", "json"]).command else { Issue.record("not serve"); return }
+        #expect(parsed.accessLog && parsed.accessLogFormat == "json")
+    }
+
+    /// An option whose value may be left out is a flag alone and takes its value only as
+    /// `--opt=VALUE`, never from the next word (`edit --wait[=DUR]` is the first to need it).
+    @Test func anOptionalValueIsGivenOnlyWithAnEqualsSign() throws {
+        struct Waiting { var wait: Int? }
+        let declaration = CommandDeclaration(CommandSpec(name: "try", overview: "A test command.",
+                                                         arguments: [ArgumentSpec(label: "<name>", help: "Any.", optional: true)]),
+                                             start: Waiting(),
+                                             options: [.optionalValue("--wait", "duration", help: "Wait.", bare: 30, \.wait, .duration())]) { waiting, positionals, _ in
+            .sourcesRemove(positionals.joined(separator: ",") + "|" + String(describing: waiting.wait), yes: false)
+        }
+        func parsed(_ arguments: [String]) throws -> String {
+            guard case .sourcesRemove(let text, _) = try declaration.parse(arguments) else { return "" }
+            return text
+        }
+        #expect(try parsed([]) == "|nil")
+        #expect(try parsed(["--wait"]) == "|Optional(30)")
+        #expect(try parsed(["--wait=2m"]) == "|Optional(120)")
+        #expect(try parsed(["--wait", "x"]) == "x|Optional(30)", "the next word is never its value")
+        #expect(throws: UsageError.self) { try parsed(["--wait=soon"]) }
+        #expect(declaration.spec.options[0].label == "--wait[=<duration>]")
+        #expect(declaration.spec.usage == "cache try [<name>] [--wait[=<duration>]]")
+    }
+
     @Test func anOptionNotDeclaredIsRefused() {
         for spec in CommandTable.commands where Self.baseArguments[spec.name] != nil {
             let words = spec.name.split(separator: " ").map(String.init)

@@ -5,22 +5,13 @@
 /// options; enforces the declared required options and exclusive groups. Pure: arguments in,
 /// values or a `UsageError` out.
 struct ArgumentScanner {
+    /// What was given: the positionals, the flags, and each option's values in order. Read
+    /// by the command's declaration (`CommandDeclaration`), which lands each option's values
+    /// where it is declared to: no option is looked up here by a name written twice.
     struct Result {
         var positionals: [String] = []
         var flags: Set<String> = []
         var values: [String: [String]] = [:]
-        /// The declared option names: asking for any other is a bug in the parser, not the user's.
-        fileprivate var declared: Set<String> = []
-
-        func value(_ name: String) -> String? { values(name).last }
-        func values(_ name: String) -> [String] {
-            precondition(declared.contains(name), "'\(name)' is not declared for this command")
-            return values[name] ?? []
-        }
-        func has(_ name: String) -> Bool {
-            precondition(declared.contains(name), "'\(name)' is not declared for this command")
-            return flags.contains(name) || values[name] != nil
-        }
     }
 
     let spec: CommandSpec
@@ -28,7 +19,7 @@ struct ArgumentScanner {
     init(_ spec: CommandSpec) { self.spec = spec }
 
     func scan(_ arguments: [String]) throws(UsageError) -> Result {
-        var result = Result(declared: Set(spec.options.map(\.name)))
+        var result = Result()
         var index = 0
         var optionsEnded = false
         while index < arguments.count {
@@ -51,7 +42,17 @@ struct ArgumentScanner {
             guard let option = spec.option(name) else {
                 throw UsageError(message: unknownOptionMessage(name), command: spec.name)
             }
-            if let placeholder = option.value {
+            if option.valueIsOptional {
+                // `--opt=VALUE`, or `--opt` alone: never the next word.
+                if let inlineValue {
+                    if !option.repeatable, result.values[option.name] != nil {
+                        throw UsageError(message: "'\(option.name)' may be given only once.", command: spec.name)
+                    }
+                    result.values[option.name, default: []].append(inlineValue)
+                } else {
+                    result.flags.insert(option.name)
+                }
+            } else if let placeholder = option.value {
                 let value: String
                 if let inlineValue {
                     value = inlineValue

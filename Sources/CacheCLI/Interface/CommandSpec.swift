@@ -9,12 +9,16 @@ struct OptionSpec: Sendable {
     var help: String
     /// What a shell may offer for the value.
     var completion: Completion = .none
+    /// The value may be left out, and is given only as `--opt=VALUE` (`--wait[=<duration>]`):
+    /// `--opt` alone is a flag, and the word after it is never its value.
+    var valueIsOptional = false
 
-    var takesValue: Bool { value != nil }
+    /// Whether the next word is the option's value.
+    var takesValue: Bool { value != nil && !valueIsOptional }
 
-    /// `-q, --quiet` or `--limit <n>`, as help and the man page show it.
+    /// `-q, --quiet`, `--limit <n>` or `--wait[=<duration>]`, as help and the man page show it.
     var label: String {
-        let long = value.map { "\(name) <\($0)>" } ?? name
+        let long = value.map { valueIsOptional ? "\(name)[=<\($0)>]" : "\(name) <\($0)>" } ?? name
         return short.map { "\($0), \(long)" } ?? long
     }
 }
@@ -86,6 +90,7 @@ struct CommandSpec: Sendable {
 
     private static func usageText(_ option: OptionSpec) -> String {
         guard let value = option.value else { return option.name }
+        if option.valueIsOptional { return "\(option.name)[=<\(value)>]" }
         if case .choices(let choices) = option.completion { return "\(option.name) \(choices.joined(separator: "|"))" }
         return "\(option.name) <\(value)>"
     }

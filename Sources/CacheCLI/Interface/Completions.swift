@@ -170,7 +170,8 @@ enum Completions {
 
     private static func zshOption(_ option: OptionSpec) -> String {
         let help = "[\(zshQuoted(option.help))]"
-        let value = option.value.map { zshAction(option.completion, label: $0) } ?? ""
+        // An optional value (`--wait[=<duration>]`) is offered as the flag it also is.
+        let value = option.takesValue ? option.value.map { zshAction(option.completion, label: $0) } ?? "" : ""
         if let short = option.short {
             return "'(\(short) \(option.name))'{\(short),\(option.name)}'\(help)\(value)'"
         }

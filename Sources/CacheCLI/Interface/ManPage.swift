@@ -98,7 +98,7 @@ enum ManPage {
     }
 
     private static func item(_ option: OptionSpec) -> String {
-        let value = option.value.map { " \\fI<\(escape($0))>\\fR" } ?? ""
+        let value = option.value.map { option.valueIsOptional ? "[=\\fI<\(escape($0))>\\fR]" : " \\fI<\(escape($0))>\\fR" } ?? ""
         let names = [option.short, option.name].compactMap { $0 }.map { "\\fB\(escape($0))\\fR" }.joined(separator: ", ")
         return ".TP\n\(names)\(value)\n\(escape(option.help))\n"
     }
