@@ -435,13 +435,16 @@ def make_handler(state):
             key_header = self.headers.get("Idempotency-Key")
             if_match = self.headers.get("If-Match")
             log = {"method": method, "path": path, "idempotency_key": key_header, "if_match": if_match}
-            with tasks.lock:
-                tasks.writes.append(log)
             if key_header is not None and not re.fullmatch(r'"[\x20-\x21\x23-\x5b\x5d-\x7e]{1,255}"', key_header):
                 log["status"] = 400
+                with tasks.lock:
+                    tasks.writes.append(log)
                 return self.send_json({"error": "Idempotency-Key must be a quoted string"}, 400)
             fingerprint = hashlib.sha256(method.encode() + b" " + path.encode() + b"\n" + body).hexdigest()
             with tasks.lock:
+                # Logged under the lock that registers its key: a test that sees it logged sees
+                # its key taken.
+                tasks.writes.append(log)
                 now = time.time()
                 tasks.keys = {k: v for k, v in tasks.keys.items() if now - v["at"] < Tasks.KEY_LIFETIME}
                 seen = tasks.keys.get(key_header) if key_header else None

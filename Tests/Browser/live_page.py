@@ -11,6 +11,7 @@ from), CHROMIUM (the browser's path), SHOTS (the folder for the screenshots).
 """
 
 import json
+from datetime import datetime, timedelta, timezone
 import os
 import re
 import select
@@ -394,6 +395,24 @@ def main():
                        lambda: still.locator(pending + " .skeleton .bar").first.evaluate("node => getComputedStyle(node).animationName"))
         check(motion == "none", f"the skeleton moves for a user who asked for less motion ({motion})")
         calm.close()
+
+        # A browser whose clock runs two hours ahead: ages are counted on the server's clock
+        # (its answers' Date), so a source synced now with a 1 h TTL is fresh, chip and rows.
+        cache("sources", "add", "skew", "--kind", "json", "--url", UPSTREAM + "/api/items?per_page=5", "--key", "id", "--ttl", "1h")
+        cache("sync", "skew")
+        ahead = browser.new_context()
+        ahead.clock.set_system_time(datetime.now(timezone.utc) + timedelta(hours=2))
+        skewed = ahead.new_page()
+        watch(skewed, "a clock two hours ahead")
+        skewed.goto(origin + "/")
+        skew = 'section[data-source="skew"]'
+        skewed.wait_for_selector(skew + " .row")
+        # Two of the page's ticks (each second), which turn rows stale by the clock, have run.
+        ticks = int(skewed.evaluate("document.body.dataset.ticks || 0"))
+        until("two of the page's ticks", lambda: int(skewed.evaluate("document.body.dataset.ticks || 0")) >= ticks + 2, timeout=10)
+        state, stale = skewed.locator(skew).evaluate('section => [section.dataset.state, section.querySelectorAll(".row.stale").length]')
+        check(state == "fresh" and stale == 0, f"a browser clock two hours ahead shows {state} with {stale} stale rows")
+        ahead.close()
 
         # By the page's own clock: a source with a 4 s TTL turns stale with no request, its chip
         # and every row together; an unchanged refresh makes both fresh again.

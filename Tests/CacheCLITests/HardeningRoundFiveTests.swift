@@ -81,6 +81,8 @@ import Testing
                 "\(check.stdout)")
         #expect(try box.cli("--read-only", "status", "--json").jsonArray().first?["replica_lag_s"] is NSNull)
         #expect(box.cli("--read-only", "status").stderr.contains("ahead of this machine's clock"))
+        // A monitor's alert on the lag fires: the gauge is +Inf, not gone.
+        #expect(box.cli("--read-only", "metrics").stdout.contains("\ncache_replica_lag_seconds +Inf\n"))
 
         let health = served.get("/healthz")
         #expect(health.status == 503, "\(health.status) \(health.text)")

@@ -247,10 +247,11 @@ extension ValueParser where Value == SourceKind {
 }
 
 extension ValueParser where Value == [String] {
-    /// Names separated by commas (`--columns id,name`), none empty.
+    /// Names separated by commas (`--columns id,name`; an empty item between two commas is
+    /// passed over), none of them blank.
     static var fieldNames: ValueParser {
         ValueParser(parse: { text, option, command throws(UsageError) in
-            let names = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces() }
+            let names = text.split(separator: ",").map { $0.trimmingSpaces() }
             guard !names.isEmpty, !names.contains("") else { throw invalid(text, option, "field names separated by commas", command) }
             return names
         })

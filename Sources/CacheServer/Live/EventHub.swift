@@ -106,6 +106,9 @@ package final class EventHub: Sendable {
 
     /// A stream for one client, first with the runs after `lastEventID` (when it reconnects).
     func stream(lastEventID: String?, peerIsGone: @escaping () -> Bool) -> () -> [UInt8]? {
+        // Which files' numbering this stream reads, taken before any file is: a file replaced
+        // while it starts ends it (one reconnect too many at worst), never leaves it on the old one.
+        let born = generation.withLock { $0 }
         let subscriber = Subscriber()
         let key = ObjectIdentifier(subscriber)
         subscribers.withLock { $0[key] = subscriber }
@@ -149,7 +152,6 @@ package final class EventHub: Sendable {
         // A comment first: the response starts at once, and a proxy passes it on.
         let first = Array(": cache events\nretry: 2000\n\(start)\n".utf8) + replay
         var started = false
-        let born = generation.withLock { $0 }
         return { [self] in
             withExtendedLifetime(subscription) {}
             if !started {

@@ -17,7 +17,8 @@ struct Freshness {
     /// its rows are), and the query that picked them. So it changes whenever the body would
     /// say something different that matters: new rows, a confirmation (new `seen_at`s, stale
     /// rows fresh again), rows crossing their TTL. It is weak (RFC 9110 §8.8.1): the body's
-    /// `age_s` ticks with the clock, and only that may differ between two bodies it names.
+    /// `refreshing` (and a follower's `replica_lag_s`) says what was so when it was made, and only
+    /// those may differ between two bodies it names.
     func etag(query: String, staleRows: Int? = nil) -> String {
         let parts = [version.tag, version.lastSuccessAt ?? "never", version.stale ? "stale" : "fresh",
                      staleRows.map(String.init) ?? "-", query]

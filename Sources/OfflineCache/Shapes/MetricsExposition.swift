@@ -8,7 +8,10 @@ package enum MetricsExposition {
     package typealias Part = (metrics: [SourceMetrics], lag: (file: String?, seconds: Double)?)
 
     package static func part(of database: CacheDatabase, readOnly: Bool, several: Bool) throws -> Part {
-        (try CacheReader(database).metrics(), ReplicaLag.of(database, readOnly: readOnly).seconds.map { (several ? database.path : nil, $0) })
+        let lag = ReplicaLag.of(database, readOnly: readOnly)
+        // A heartbeat from the future measures nothing: +Inf, so an alert on the lag fires.
+        let seconds = lag.seconds ?? lag.skew.map { _ in Double.infinity }
+        return (try CacheReader(database).metrics(), seconds.map { (several ? database.path : nil, $0) })
     }
 
     /// Every file's figures as one exposition.
@@ -23,7 +26,7 @@ package enum MetricsExposition {
     package static func text(_ metrics: [SourceMetrics], replicaLags: [(file: String?, seconds: Double)] = []) -> String {
         var out = ""
         if !replicaLags.isEmpty {
-            out += "# HELP cache_replica_lag_seconds Seconds since the primary's newest heartbeat this follower holds: how far behind it is, at most.\n"
+            out += "# HELP cache_replica_lag_seconds Seconds since the primary's newest heartbeat this follower holds: how far behind it is, at most (+Inf when that heartbeat is stamped in this machine's future).\n"
             out += "# TYPE cache_replica_lag_seconds gauge\n"
             for lag in replicaLags {
                 out += "cache_replica_lag_seconds\(lag.file.map { "{" + label("db", $0) + "}" } ?? "") \(number((lag.seconds * 1000).rounded() / 1000))\n"
@@ -73,6 +76,7 @@ package enum MetricsExposition {
     }
 
     private static func number(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }
