@@ -219,6 +219,21 @@ import Testing
         #expect(try runs(box) == ["updated", "unchanged"])
     }
 
+    /// `metrics --textfile` is readable by node_exporter, which runs as another user, under the
+    /// system units' `UMask=0077` too: the file is 0644 whatever the umask (issue 54).
+    @Test func theTextfileIsReadableByOthersWhateverTheUmask() async throws {
+        let box = try Sandbox()
+        let file = try box.syncedFileSource("items", #"[{"id": 1}]"#)
+        _ = file
+        let prom = box.folder + "/cache.prom"
+        for umask in ["077", "027", "022"] {
+            let written = try await box.run("/bin/sh", ["-c", "umask \(umask); exec '\(Paths.cacheBinary)' --db '\(box.database)' metrics --textfile '\(prom)'"])
+            #expect(written.status == 0, "\(written.stderr)")
+            let mode = try #require(try FileManager.default.attributesOfItem(atPath: prom)[.posixPermissions] as? Int)
+            #expect(mode == 0o644, "umask \(umask): mode \(String(mode, radix: 8))")
+        }
+    }
+
     /// `metrics --textfile` replaces a regular file only, follows a symlink, and on failure
     /// leaves no temporary file and says why in one line.
     @Test func theMetricsTextfileReplacesOnlyARegularFile() async throws {

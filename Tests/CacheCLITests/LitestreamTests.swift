@@ -402,11 +402,41 @@ import Testing
         #expect(try await litestream(box, ["replicate", "-once", box.database, replica]).status == 0)
     }
 
+    /// The README's cron line for a small primary, run as printed by `sh`, with one of two
+    /// upstreams down: the sync exits 75, and the other source's rows still reach the replica
+    /// (with `&&`, one outage stopped all replication, and every follower's lag grew).
+    @Test(.enabled(if: isInstalled, "Litestream could not be installed"))
+    func theCronLineReplicatesWhenOneUpstreamIsDown() async throws {
+        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let line = try #require(readme.split(separator: "\n").first { $0.hasPrefix("cache sync --if-stale --quiet") && $0.contains("replicate -once \"$DB\"") })
+        let upstream = try LoopbackUpstream(), down = try LoopbackUpstream()
+        let box = try Sandbox()
+        #expect(try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten").status == 0)
+        #expect(try await box.cache("sources", "add", "bank", "--kind", "account", "--url", down.baseURL + "/account").status == 0)
+        try down.control(["status": 503])
+        // `cache` and `litestream` as the line names them, on the PATH.
+        let bin = box.folder + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/cache", withDestinationPath: Paths.cacheBinary)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/litestream", withDestinationPath: try TestTools.litestream.get())
+        let replica = "file://" + box.folder + "/replica"
+        let ran = try await box.run("/bin/sh", ["-c", String(line)],
+                                    environment: Self.environment.merging(["CACHE_DB": box.database, "DB": box.database, "REPLICA": replica,
+                                                                           "PATH": bin + ":/usr/bin:/bin"]) { $1 })
+        #expect(ran.status == 0, "\(ran.status) \(ran.stdout) \(ran.stderr)")
+        // The sync in that line failed for the source whose upstream is down (exit 75) ...
+        #expect(try await box.cache("history", "bank", "--json").jsonArray().first?["outcome"] as? String == "failed")
+        // ... and the other source's rows reached the replica all the same.
+        let restored = box.folder + "/restored.sqlite3"
+        #expect(try await litestream(box, ["restore", "-o", restored, replica]).status == 0)
+        #expect(try await exported(box, restored, "jokes", readOnly: true).count == 10)
+    }
+
     /// The README's "Many machines" recipe names the commands these tests run.
     @Test func theReadmeShowsTheseCommands() throws {
         let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
         for line in ["litestream replicate -config /etc/litestream.yml",
-                     "cache sync --if-stale --quiet && litestream replicate -once \"$DB\" \"$REPLICA\"",
+                     "cache sync --if-stale --quiet; litestream replicate -once \"$DB\" \"$REPLICA\"",
                      "litestream restore -o \"$DB\" \"$REPLICA\"",
                      "litestream restore -f -o \"$DB\" \"$REPLICA\"",
                      "CACHE_READ_ONLY=1 cache --db \"$DB\" list bank",

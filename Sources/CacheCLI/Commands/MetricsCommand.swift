@@ -41,14 +41,17 @@ enum MetricsCommand {
         }
         var offset = 0
         var failure: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
+        // Readable by node_exporter, which runs as another user, whatever the umask (the system
+        // units run with 0077): fchmod is not masked as open's mode is.
+        if fchmod(descriptor, 0o644) != 0 { failure = errno }
+        if failure == 0 { bytes.withUnsafeBytes { buffer in
             while offset < buffer.count {
                 let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 && errno == EINTR { continue }
                 guard written > 0 else { failure = written < 0 ? errno : ENOSPC; return }
                 offset += written
             }
-        }
+        } }
         if failure == 0 && fsync(descriptor) != 0 { failure = errno }
         if close(descriptor) != 0 && failure == 0 { failure = errno }
         if failure == 0 && rename(temporary, target) != 0 { failure = errno }

@@ -99,7 +99,7 @@ extension CacheServer {
             // JSON rows are one shape (`RowRecordBytes`); CSV gives the view's columns (nested
             // `__` ones too).
             let asRecords = format != .csv
-            let key = try reader.pageKey(of: source)
+            let key = reader.pageKey(of: source)
             switch format {
             case .json:
                 var bytes = Array("{\"source\": ".utf8)
@@ -211,7 +211,7 @@ extension CacheServer {
             _ = try refreshBehind(database, source, freshness: &freshness, pastMoment: false)
             var bytes: [UInt8] = []
             var staleRows = 0
-            let pageKey = try reader.pageKey(of: source)
+            let pageKey = reader.pageKey(of: source)
             let page = RowPage(limit: 1, filters: [try RowFilter(column: pageKey, "eq." + key)])
             _ = try reader.forEachRow(of: source, page: page, asRecords: true) { columns, row in
                 let writer = RowRecordBytes(columns, keyColumn: pageKey)
