@@ -65,7 +65,8 @@ A writable collection, for local edits (as real APIs behave):
   Control: POST /_tasks {"tasks": [...]} sets the collection (and clears the keys and logs);
   {"status": 503, "retry_after": "2", "times": N}: the next N writes are answered with it, not
   applied; {"apply_then_drop": N}: the next N writes are applied, then the connection is closed
-  with no answer; {"hold": S}: writes stay in flight S seconds; {"reset": true} clears faults.
+  with no answer; {"hold": true}: writes stay in flight until {"release": true} lets them go
+  (a test decides when, not a clock); {"reset": true} clears faults and lets held writes go.
   GET /_tasks {"tasks": [...], "applied": [{"method", "id", "key"}], "writes": [{"method",
   "path", "idempotency_key", "if_match", "status"}]}.
 
@@ -171,6 +172,7 @@ class Tasks:
         self.lock = threading.RLock()
         self.set([])
         self.faults = {}
+        self.released = threading.Event()  # held writes wait for it (see "hold")
 
     def set(self, tasks):
         with self.lock:
@@ -467,8 +469,10 @@ def make_handler(state):
                     return self.send(int(fault["status"]), json.dumps({"error": "try again later"}), headers=extra)
                 if key_header:
                     tasks.keys[key_header] = {"fingerprint": fingerprint, "answer": None, "at": now}
-            if fault.get("hold"):
-                time.sleep(float(fault["hold"]))
+                # Taken under the lock: a release that comes before the wait is not lost.
+                held = tasks.released if fault.get("hold") else None
+            if held is not None:
+                held.wait(60)  # until the test lets it go (a minute at most)
             status, headers, answer = self.tasks_apply(method, path, body, if_match, key_header)
             log["status"] = status
             with tasks.lock:
@@ -616,8 +620,13 @@ def make_handler(state):
             if self.path == "/_tasks":
                 tasks = state.tasks
                 with tasks.lock:
+                    if value.get("reset") or value.get("release"):
+                        tasks.released.set()
+                        tasks.released = threading.Event()
                     if value.get("reset"):
                         tasks.faults = {}
+                    if value.get("release"):
+                        tasks.faults.pop("hold", None)
                     if "tasks" in value:
                         tasks.set(value["tasks"])
                     for key in ("status", "retry_after", "times", "apply_then_drop", "hold"):

@@ -70,8 +70,9 @@ import Testing
         #expect(try Self.applied(upstream).count == 1, "applied twice")
         #expect(try Self.write(upstream, "PATCH", "/api/tasks/1", #"{"done": false}"#, headers: key).status == 422)
 
-        // A second write held in flight: the same key meanwhile is 409, and the held one applies.
-        try upstream.tasks(["hold": 1.5])
+        // A second write held in flight until the test lets it go: the same key meanwhile is
+        // 409, and the held one then applies.
+        try upstream.tasks(["hold": true])
         let other = ["Idempotency-Key": "\"second\""]
         let port = upstream.port
         let held = Task.detached {
@@ -82,6 +83,7 @@ import Testing
         while try ((upstream.taskLog()["writes"] as? [[String: Any]]) ?? []).filter({ $0["idempotency_key"] as? String == "\"second\"" }).isEmpty,
               ContinuousClock.now < deadline { try await pause(0.02) }
         #expect(try Self.write(upstream, "PATCH", "/api/tasks/1", #"{"title": "b"}"#, headers: other).status == 409)
+        try upstream.tasks(["release": true])
         #expect(try await held.value == 200)
         #expect(try Self.applied(upstream).count == 2)
     }

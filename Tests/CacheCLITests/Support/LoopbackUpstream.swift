@@ -99,7 +99,8 @@ final class LoopbackUpstream {
     }
 
     /// The writable collection's control (`/_tasks`): `["tasks": [...]]` sets it, and faults:
-    /// `["status": 503, "times": 2]`, `["apply_then_drop": 1]`, `["hold": 2]`, `["reset": true]`.
+    /// `["status": 503, "times": 2]`, `["apply_then_drop": 1]`, `["hold": true]` (until
+    /// `["release": true]`), `["reset": true]`.
     func tasks(_ settings: [String: Any]) throws { _ = try post("/_tasks", settings) }
 
     /// The collection now, the writes it applied and every write it was sent.
