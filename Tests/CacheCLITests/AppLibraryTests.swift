@@ -249,6 +249,43 @@ import Testing
         #expect(try Cache(path: copy, readOnly: true).rows(of: "items", as: Item.self, asOf: Date(timeIntervalSince1970: 1e17)).rows.count == 2)
     }
 
+    /// `isPending` (nothing to show yet) is apart from `isStale` (how old the rows are): a
+    /// source that never synced is stale from the start, but its placeholders are pending, not
+    /// rows to dim; they stop being pending when the first rows land, or the refresh fails.
+    @MainActor @Test func aModelIsPendingUntilItHasSomethingToShow() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        try cache.addSource(name: "jokes", kind: .jokes, url: upstream.baseURL + "/jokes/ten")
+        try upstream.control(["delay": 1])
+        let first = cache.model(of: "jokes")
+        #expect(first.isPending, "before anything is read")
+        // Every look before the rows land (the refresh takes a second): pending, whatever else.
+        var looks = 0, sawRefreshing = false
+        let deadline = ContinuousClock.now + .seconds(20)
+        while first.rows.count < 10, ContinuousClock.now < deadline {
+            #expect(first.isPending, "the placeholders stopped being pending before any row (look \(looks), \(first.status))")
+            sawRefreshing = sawRefreshing || first.isRefreshing
+            looks += 1
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(first.rows.count == 10 && !first.isPending && !first.isStale, "\(first.status)")
+        #expect(sawRefreshing, "the first rows came from a refresh, which was seen running")
+
+        // Cached rows are something to show at once, stale or not.
+        try upstream.control(["reset": true, "status": 503])
+        try age(box.database, by: 7200)
+        let second = cache.model(of: "jokes")
+        try await until("the cached rows are shown") { second.rows.count == 10 }
+        #expect(!second.isPending && second.isStale)
+
+        // A first sync that fails: not pending (the failure is the answer), no rows.
+        try cache.addSource(name: "down", kind: .jokes, url: upstream.baseURL + "/jokes/ten")
+        let failing = cache.model(of: "down")
+        try await until("the refresh fails") { if case .failure = failing.status { true } else { false } }
+        #expect(!failing.isPending && failing.rows.count == 0)
+    }
+
     /// The model follows the file its path names, as `cache serve` does (one `CommitWatch`):
     /// a file restored or moved in its place is read at the watcher's next look.
     @MainActor @Test func aModelFollowsAFilePutInPlaceOfItsOwn() async throws {

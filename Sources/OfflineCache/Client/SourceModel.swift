@@ -10,10 +10,10 @@ import Synchronization
 /// struct AccountScreen: View {
 ///     @State var model = cache.model(of: "bank", limit: 50)
 ///     var body: some View {
-///         switch model.status {
-///         case .initial, .loading where model.rows.count == 0: SkeletonRows()
-///         case .failure(let reason): ErrorBanner(reason); Rows(model.rows).opacity(0.5)
-///         default: Rows(model.rows).opacity(model.isStale ? 0.5 : 1)
+///         if model.isPending { SkeletonRows() }
+///         else {
+///             if case .failure(let reason) = model.status { ErrorBanner(reason) }
+///             Rows(model.rows).opacity(model.isStale ? 0.5 : 1)
 ///         }
 ///     }
 /// }
@@ -43,6 +43,10 @@ public final class SourceModel {
     public private(set) var status = Status.initial
     /// The cached rows (empty before the first read: show skeletons).
     public private(set) var rows = CachedRows.records(columns: [], [])
+    /// Nothing to show yet: no rows read, no answer from upstream, no failure. Show placeholder
+    /// rows while it is true. It is apart from ``SourceModel/isStale``, which says how old rows are: a source
+    /// that never synced is stale from the start, while the placeholders are not rows to dim.
+    public private(set) var isPending = true
     /// The source's last success is older than its TTL (or it never succeeded).
     public private(set) var isStale = false
     /// A refresh is under way.
@@ -102,13 +106,16 @@ public final class SourceModel {
         case .preview(let rows, let stale):
             (self.rows, isStale) = (rows, stale)
             if !stale { status = .success }
+            // Cached rows, or a fresh source that has none: something to show.
+            if rows.count > 0 || !stale { isPending = false }
         case .refreshing:
             isRefreshing = true
         case .fresh(let rows, _):
-            (self.rows, isStale, isRefreshing, lastError, status) = (rows, false, false, nil, .success)
+            (self.rows, isStale, isRefreshing, lastError, status, isPending) = (rows, false, false, nil, .success, false)
         case .failed(let error, let cached):
             rows = cached
             isRefreshing = false
+            isPending = false
             fail(error)
         }
     }
@@ -116,6 +123,7 @@ public final class SourceModel {
     private func loaded() {
         // Stale and not refreshed (a read-only cache): what there is, is the answer.
         if status == .loading { status = .success }
+        isPending = false
         watch()
     }
 
