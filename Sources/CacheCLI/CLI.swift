@@ -110,12 +110,26 @@ public enum CLI {
         default: nil
         }
         guard let database, database.isMalformed else { return nil }
-        // Of several files, the one whose read failed, as it was given.
+        // Of several files, the one whose read failed, as it was given: the failing connection's
+        // own file, unless that is the first of several read through one connection (`sql`
+        // attaches the others, and SQLite's error names none of them), when each is checked.
         let failed = database.file.flatMap(FileIdentity.of)
-        let path = context.databasePaths.first { failed != nil && FileIdentity.of($0) == failed } ?? context.databasePath
+        var path = context.databasePaths.first { failed != nil && FileIdentity.of($0) == failed } ?? context.databasePath
+        if context.databasePaths.count > 1, path == context.databasePath, let damaged = firstDamaged(context.databasePaths) {
+            path = damaged
+        }
         return ". If \(path) is a Litestream replica, a restore still writing it or a write made to it behind the follower shows this: "
             + "stop the follower and restore it again ('litestream restore -o \(path) REPLICA', after moving the damaged file aside)"
             + (checking ? "" : "; otherwise 'cache check' says what is damaged")
+    }
+
+    /// The first of `paths` whose pages SQLite's quick check finds damaged (on the error path
+    /// alone: it reads each file whole).
+    private static func firstDamaged(_ paths: [String]) -> String? {
+        paths.first { path in
+            guard let database = try? CacheDatabase(path: path, access: .readOnly) else { return false }
+            return (try? database.connection.scalarText("PRAGMA quick_check(1)")) != "ok"
+        }
     }
 
     /// The data format a command writes to stdout, whose upstream text is escaped when stdout is

@@ -196,14 +196,16 @@ extension HardeningRoundFiveTests {
         let many = (1...3000).map { #"{"id": \#($0), "text": "\#(String(repeating: "row \($0) ", count: 8))"}"# }.joined(separator: ",")
         try damaged.syncedFileSource("others", "[" + many + "]")
         #expect(try CacheDatabase(path: damaged.database, create: false).connection.scalarText("PRAGMA journal_mode = DELETE") == "delete")
-        // Pages past the schema's overwritten: the rows' table reads as damaged.
+        // Pages late in the file overwritten: the rows' table reads as damaged, while the
+        // schema and the sources table, read when the files are opened, do not (so `sql`, which
+        // reads the second file through the first's connection, meets it in its query alone).
         let handle = try #require(FileHandle(forUpdatingAtPath: damaged.database))
         let size = try handle.seekToEnd()
-        try handle.seek(toOffset: size / 3)
-        try handle.write(contentsOf: Data(repeating: 0xA5, count: Int(size / 3)))
+        try handle.seek(toOffset: size * 2 / 3)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: Int(size / 4)))
         try handle.close()
 
-        for arguments in [["list", "others", "--offline"], ["export", "others"]] {
+        for arguments in [["list", "others", "--offline"], ["export", "others"], ["sql", "SELECT count(*) FROM db2.records"]] {
             let read = healthy.cli(["--db", healthy.database, "--db", damaged.database] + arguments)
             #expect(read.status == 74, "\(arguments): \(read.status) \(read.stderr)")
             #expect(read.stderr.contains("If \(damaged.database) is a Litestream replica") && !read.stderr.contains("If \(healthy.database) "),
