@@ -218,12 +218,14 @@ struct SourceAdding {
     var settings = SourceSettings()
 }
 
-/// The options of the commands that only print: `--json`, `--yes`, `--limit`, a path.
+/// The options of the small commands, each where it lands: `--json`, `--yes`, `--limit`,
+/// `metrics --textfile`'s path, `prune --keep`'s seconds.
 struct Printing {
     var json = false
     var yes = false
     var limit: Int?
     var path: String?
+    var keep: Int?
 }
 
 /// `diff`: one run, or the runs of a while.

@@ -336,9 +336,9 @@ enum CommandTable {
             overview: "Delete sync runs, and the change log entries of those runs, older than the given duration.",
             required: ["--keep"]),
             start: Printing(),
-            options: [.value("--keep", "duration", help: "How much history to keep, such as 30d: 'list --as-of' answers for that long back.", \.limit, .duration())]) { printing, positionals, command throws(UsageError) in
+            options: [.value("--keep", "duration", help: "How much history to keep, such as 30d: 'list --as-of' answers for that long back.", \.keep, .duration())]) { printing, positionals, command throws(UsageError) in
             try Positionals.none(positionals, command)
-            return .prune(keepSeconds: printing.limit!)
+            return .prune(keepSeconds: printing.keep!)  // a required option
         },
         CommandDeclaration(CommandSpec(
             name: "reindex",
