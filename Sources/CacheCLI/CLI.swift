@@ -77,6 +77,9 @@ public enum CLI {
             case .log(let source, let key, let json): return try LogCommand.run(source, key: key, json: json, context)
             case .search(let search): return try SearchCommand.run(search, context)
             case .reindex(let names): return try SearchCommand.reindex(names, context)
+            case .edit(let edit): return try OutboxCommands.edit(edit, context)
+            case .push(let push): return try OutboxCommands.push(push, context)
+            case .outbox(let action): return try OutboxCommands.run(action, context)
             }
         } catch let error as UsageError {
             report(error, console: console)
@@ -146,6 +149,8 @@ public enum CLI {
         case .sql(_, let format): return format == .json ? .json : .text
         case .export(_, let format): return format == .csv ? .text : .json
         case .search(let search): return search.json ? .json : nil
+        case .push(let push): return push.json ? .json : nil
+        case .outbox(.list(_, _, json: true)), .outbox(.show(_, json: true)): return .json
         default: return nil
         }
     }

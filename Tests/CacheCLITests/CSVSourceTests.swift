@@ -34,7 +34,7 @@ import Testing
     @Test func aTableBecomesAViewWithNumbersWhereEveryValueIsOne() throws {
         let (_, box) = try Self.synced()
         let columns = try rows(box.database, "SELECT name FROM pragma_table_info('cached_fruit')").compactMap { $0["name"] }
-        #expect(columns == ["key", "id", "name", "price", "zip", "seen_at", "age_s", "stale"])
+        #expect(columns == ["key", "id", "name", "price", "zip", "seen_at", "age_s", "stale", "pending"])
         let types = try rows(box.database, "SELECT typeof(id) AS a, typeof(price) AS b, typeof(zip) AS c, typeof(name) AS d FROM cached_fruit WHERE key = '1'")
         #expect(types.first == ["a": "integer", "b": "real", "c": "text", "d": "text"])
         #expect(try rows(box.database, "SELECT name FROM cached_fruit WHERE id = 3").first?["name"] == "Fig, dried")
@@ -43,7 +43,7 @@ import Testing
         #expect(json.count == 4)
         #expect((json.first?["record"] as? [String: Any])?["zip"] as? String == "007")
         let csv = box.cli("list", "fruit", "--offline", "--csv").stdout.split(separator: "\n")
-        #expect(csv.first == "key,id,name,price,zip,seen_at,age_s,stale")
+        #expect(csv.first == "key,id,name,price,zip,seen_at,age_s,stale,pending")
         #expect(csv.contains { $0.hasPrefix("3,3,\"Fig, dried\",10,123,") })
         let table = box.cli("list", "fruit", "--offline")
         #expect(table.status == 0 && table.stdout.contains("Fig, dried") && table.stdout.contains("007"))

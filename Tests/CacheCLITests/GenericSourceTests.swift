@@ -25,11 +25,11 @@ import Testing
 
         // The view: the key, each top-level scalar field, the nested object's (owner: {id, login}), seen_at, age_s, stale.
         let columns = try rows(box.database, "SELECT name FROM pragma_table_info('cached_gh')").compactMap { $0["name"] }
-        #expect(columns == ["key", "id", "name", "price", "in_stock", "updated_at", "owner__id", "owner__login", "seen_at", "age_s", "stale"])
+        #expect(columns == ["key", "id", "name", "price", "in_stock", "updated_at", "owner__id", "owner__login", "seen_at", "age_s", "stale", "pending"])
         #expect(try count(box, "SELECT name FROM cached_gh WHERE key = '42'") == "item-42")
         // --csv has the view's columns; export --csv the same.
         let csv = try await box.cache("list", "gh", "--offline", "--csv", "--limit", "1").stdout.split(separator: "\n")
-        #expect(csv.first == "key,id,name,price,in_stock,updated_at,owner__id,owner__login,seen_at,age_s,stale")
+        #expect(csv.first == "key,id,name,price,in_stock,updated_at,owner__id,owner__login,seen_at,age_s,stale,pending")
         #expect(try await box.cache("export", "gh", "--csv").stdout.split(separator: "\n").count == 301)
 
         // After the TTL every record is stale, in list --stale and in the view.
@@ -231,7 +231,7 @@ import Testing
         let view = try #require(try count(box, "SELECT view FROM record_views WHERE source = 'Transactions'"))
         #expect(view == "cached_Transactions_json")
         let columns = try rows(box.database, "SELECT name FROM pragma_table_info('\(view)')").compactMap { $0["name"] }
-        #expect(columns.count == 200 + 4 && columns.contains("Name") && !columns.contains("name"))
+        #expect(columns.count == 200 + 5 && columns.contains("Name") && !columns.contains("name"))
         #expect(!columns.contains { $0.contains("\"") || $0.contains("\\") || $0.contains("\u{0}") })
         #expect(try await box.cache("list", "Transactions", "--offline", "--csv").status == 0)
         #expect(try await box.cache("list", "bank", "--offline").status == 0)

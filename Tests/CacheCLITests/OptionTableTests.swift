@@ -55,6 +55,9 @@ import Testing
         case "text|json": "json"
         case "host:port": "127.0.0.1:9000"
         case "origin": "https://dash.example.org"
+        case "template": "https://other/items/{key}"
+        case "put|patch": "put"
+        case "if-match|none": "none"
         default: "value"
         }
     }

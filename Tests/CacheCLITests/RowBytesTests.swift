@@ -13,7 +13,7 @@ import Testing
             try db.run("INSERT INTO t VALUES (?, ?, ?, NULL, ?)", [.int(Int64(index) - 3), .double(Double(index) * 1.1), .text(text), .int(Int64(index % 2))])
         }
         let names = ["i", "r", "s", "n", "flag"]
-        let writer = RowBytes(names: names, boolColumn: 4)
+        let writer = RowBytes(names: names, boolColumns: [4])
         let csv = RowBytes(names: names, columns: [0, 1, 2, 3])
         let statement = try db.cachedStatement("SELECT i, r, s, n, flag FROM t")
         var rows = 0

@@ -183,7 +183,7 @@ import Testing
         for source in ["jokes", "bank", "items"] {
             let page = try served.get("/sources/\(source)/rows?limit=1").json()
             let row = try #require((page["rows"] as? [[String: Any]])?.first, "\(source): \(page)")
-            #expect(Set(row.keys) == ["key", "seen_at", "stale", "record"], "\(source): \(row)")
+            #expect(Set(row.keys) == ["key", "seen_at", "stale", "pending", "record"], "\(source): \(row)")
             let key = try #require(row["key"] as? String, "\(source): the key is a string")
             #expect(row["stale"] as? Bool == false && (row["seen_at"] as? String).flatMap(Timestamp.parse) != nil)
             let record = try #require(row["record"] as? [String: Any], "\(source): \(row)")

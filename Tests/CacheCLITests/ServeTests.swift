@@ -70,7 +70,7 @@ import Testing
         let listed = try await box.cache("list", "items", "--offline", "--json").jsonArray()
         #expect(rows.count == 10)
         // One row shape: the record as `list --json` has it, beside the key, seen_at and stale.
-        #expect(Set(rows[0].keys) == ["key", "seen_at", "stale", "record"])
+        #expect(Set(rows[0].keys) == ["key", "seen_at", "stale", "pending", "record"])
         #expect(rows[0]["key"] as? String == listed[0]["key"] as? String && rows[0]["seen_at"] as? String == listed[0]["seen_at"] as? String)
         let servedRecord = try JSONSerialization.data(withJSONObject: rows[0]["record"] ?? [:], options: .sortedKeys)
         #expect(try servedRecord == JSONSerialization.data(withJSONObject: listed[0]["record"] ?? [], options: .sortedKeys))

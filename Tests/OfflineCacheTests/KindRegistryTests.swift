@@ -69,8 +69,15 @@ import Testing
             // A kind that keeps records takes a key: its records are found by it.
             #expect(kind.keepsRecords == kind.options.contains(.key), "\(kind)")
         }
-        let views = RowStorage.allCases.flatMap(\.views).map(\.name)
-        #expect(Set(views).count == views.count)
-        #expect(views.sorted() == ["cached_accounts", "cached_jokes", "cached_records", "cached_transactions"])
+        // A view defined twice is the newest schema's first, then a file migrated part way's,
+        // which reads fewer tables (DerivedViews makes the first whose tables exist).
+        let views = RowStorage.allCases.flatMap(\.views)
+        for (index, view) in views.enumerated() {
+            for earlier in views[..<index] where earlier.name == view.name {
+                #expect(Set(view.reads).isStrictSubset(of: earlier.reads), "\(view.name)")
+            }
+        }
+        #expect(Set(views.map(\.name)).sorted() == ["cached_accounts", "cached_jokes", "cached_records", "cached_records_created",
+                                                     "cached_records_synced", "cached_transactions"])
     }
 }

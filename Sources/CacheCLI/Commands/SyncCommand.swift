@@ -26,6 +26,19 @@ enum SyncCommand {
         let showProgress = console.stderrIsTerminal && !options.quiet && workers <= 1
 
         var exitCode = ExitCode.success
+        // Local edits go first, so the fetch brings the upstream's version of them; with
+        // --if-stale only those whose backoff has passed.
+        if !options.noPush && !options.plan {
+            let pending = try OutboxStore(database).edits(of: sources.map(\.name)).filter { $0.state == .queued || $0.state == .inFlight }
+            if !pending.isEmpty {
+                var pusher = OutboxCommands.pusher(context)
+                if let timeout = options.timeout { pusher.timeout = timeout }
+                let pushed = try pusher.push(sources, dueOnly: options.ifStale)
+                exitCode = OutboxCommands.finish(pushed, json: false, quiet: options.quiet || options.json, context)
+                // Still queued after a failure that may pass is the upstream's trouble, said by the sync too.
+                if exitCode == ExitCode.temporaryFailure { exitCode = ExitCode.success }
+            }
+        }
         var reports: [SyncReport] = []
         // Reports are printed in the order the sources were named, each as soon as it and
         // those before it are done.

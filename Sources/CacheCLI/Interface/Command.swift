@@ -29,6 +29,8 @@ enum Command: Equatable {
         var acceptRemovals = false
         /// Incremental sources sync in full.
         var full = false
+        /// Leave the sources' queued edits in the outbox (every sync pushes them first).
+        var noPush = false
     }
 
     struct List: Equatable {
@@ -74,6 +76,43 @@ enum Command: Equatable {
         var json = false
     }
 
+    /// `cache edit NAME [KEY] …`: one local edit.
+    struct Edit: Equatable {
+        var name = ""
+        var key: String?
+        /// `--set FIELD=VALUE`, each made into the merge patch.
+        var set: [String] = []
+        var patch: String?
+        var replace: String?
+        var delete = false
+        var create: String?
+        /// `--wait[=DUR]`: push it and wait this long for the upstream's answer.
+        var wait: Int?
+    }
+
+    /// `cache push [NAME…]`.
+    struct Push: Equatable {
+        var names: [String] = []
+        var plan = false
+        var json = false
+    }
+
+    /// `cache outbox …`: list the edits not yet applied, or decide about one.
+    enum Outbox: Equatable {
+        case list(names: [String], all: Bool, json: Bool)
+        case show(id: String, json: Bool)
+        case retry(id: String)
+        case drop(id: String)
+        case resolve(name: String, key: String, takeLocal: Bool)
+    }
+
+    /// `cache outbox resolve`'s `--take`.
+    struct Resolving: Equatable {
+        var take: String?
+        var json = false
+        var all = false
+    }
+
     struct Search: Equatable {
         var name: String
         var query: String
@@ -104,6 +143,9 @@ enum Command: Equatable {
     /// `cache log NAME KEY`: one row's versions.
     case log(source: String, key: String, json: Bool)
     case search(Search)
+    case edit(Edit)
+    case push(Push)
+    case outbox(Outbox)
     /// Index these sources (every source when empty) for search again.
     case reindex(names: [String])
     case sql(query: String, format: Format)

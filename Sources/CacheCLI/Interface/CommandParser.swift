@@ -45,6 +45,10 @@ enum CommandParser {
             rest.removeFirst()
             name = "sources \(sub)"
         }
+        if first == "outbox", let action = rest.first, CommandTable.outboxActions.contains(action) {
+            rest.removeFirst()
+            name = "outbox \(action)"
+        }
         if wantsHelp && (first != "help" || rest.allSatisfy { $0 == "-h" || $0 == "--help" }) { return invocation(.help(name)) }
         if databasePaths.count > 1 { try checkSeveralFiles(databasePaths, name) }
         return invocation(try parseCommand(name, rest))

@@ -58,7 +58,7 @@ enum ExitCode {
         case .noDatabase, .noSuchSource, .noSuchRun, .beforeHistory, .noSuchRow: return noInput
         case .cannotCreate, .cannotWrite: return cannotCreate
         case .newerSchema, .invalidSource, .notACache, .readOnly, .replica: return configuration
-        case .sourceExists: return usage
+        case .sourceExists, .refusedEdit: return usage
         case .sourceReplaced: return temporaryFailure
         case .database(let error): return of(error)
         }

@@ -26,7 +26,7 @@ enum Schema {
                                 "stale": boolean, "last_success_at": nullableString])
     static let health = object(["ok": boolean, "sources": array(object(["source": string, "ok": boolean, "max_age_s": integer()]))])
     /// One row, whatever the kind (`RowRecordBytes`).
-    static let row = object(["key": nullableString, "seen_at": nullableString, "stale": boolean, "record": .object([])])
+    static let row = object(["key": nullableString, "seen_at": nullableString, "stale": boolean, "pending": boolean, "record": .object([])])
     static let rows = object(["source": string, "stale": boolean, "refreshing": boolean, "rows": array(row), "next": nullableString])
 }
 

@@ -35,6 +35,10 @@ public struct FetchRequest: Sendable {
     /// The media types asked for (`Accept`), unless `headers` name their own: each kind's own
     /// (`text/csv` for a csv source), JSON for everything else.
     public var accept = "application/json"
+    /// A write (`cache push`): the method and the JSON body sent, and every answer handed back as
+    /// it is (its status, headers the push reads and up to `maxBytes` of its body) instead of an
+    /// error status thrown; no redirect is followed.
+    package var write: (method: String, body: Data?)?
 
     /// Seconds a request may take by default.
     public static let defaultTimeout: Double = 30
@@ -79,6 +83,9 @@ public struct FetchResponse: Sendable {
     public var link: String?
     /// The header `FetchRequest.cursorHeader` named, if the response has it.
     public var cursor: String?
+    /// For a write: the answer's `Retry-After` in seconds and its `Location`.
+    package var retryAfter: Double?
+    package var location: String?
 
     /// A response (a test hands canned ones to `Cache`).
     public init(status: Int, body: Data, etag: String? = nil, lastModified: String? = nil, link: String? = nil) {

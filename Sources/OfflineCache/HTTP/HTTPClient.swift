@@ -26,6 +26,16 @@ struct HTTPClient {
         let origin = Origin(request.url)
         var url = request.url
         var redirects = 0
+        if request.write != nil {
+            // A write's answer, whatever it is, is the push's to judge; a redirect is not followed
+            // (a record's URL that moved is the source's to change, not a write's to guess).
+            let answer = try Transfer(request: request, url: url, headers: request.headers).perform()
+            var response = FetchResponse(status: answer.status, body: answer.body, etag: answer.headers["etag"],
+                                         lastModified: answer.headers["last-modified"], link: answer.headers["link"])
+            response.retryAfter = answer.headers["retry-after"].flatMap { RetryAfter.seconds($0) }
+            response.location = answer.headers["location"]
+            return response
+        }
         while true {
             // A redirect elsewhere gets no credentials and none of the source's own headers.
             let headers = Origin(url) == origin ? request.headers : []
@@ -142,6 +152,11 @@ final class Transfer {
         var lines = headers.map { $0.value.isEmpty ? "\($0.name);" : $0.line }
         if !headers.contains(where: { $0.name.lowercased() == "accept" }) { lines.append("Accept: \(request.accept)") }
         if request.form != nil { lines.append("Content-Type: application/x-www-form-urlencoded") }
+        if let write = request.write, write.body != nil {
+            lines.append("Content-Type: application/json")
+            // Sent at once: no `Expect: 100-continue` round trip for a larger body.
+            lines.append("Expect:")
+        }
         if let etag = request.etag { lines.append("If-None-Match: \(etag)") }
         if let lastModified = request.lastModified { lines.append("If-Modified-Since: \(lastModified)") }
         for line in lines {
@@ -175,6 +190,13 @@ final class Transfer {
             // Copied by libcurl, and a POST by that.
             check(cache_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, form.utf8.count))
             check(cache_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, form))
+        }
+        if let write = request.write {
+            if let body = write.body {
+                check(cache_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, body.count))
+                check(cache_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, String(decoding: body, as: UTF8.self)))
+            }
+            check(cache_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, write.method))
         }
         check(cache_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, UnsafeMutableRawPointer(errors)))
         check(cache_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION, Transfer.onHeader))
@@ -292,11 +314,11 @@ final class Transfer {
             headComplete = true
             // The blank line ending the head. A redirect stops here: its body is not wanted,
             // and one that never ends must not hold the sync.
-            if Answer.redirects.contains(status) && kept["location"] != nil {
+            if Answer.redirects.contains(status) && kept["location"] != nil && request.write == nil {
                 redirectHead = true
                 return false
             }
-            guard (200..<300).contains(status) else { return true }
+            guard (200..<300).contains(status) || request.write != nil else { return true }
             // A body announced past the cap is refused unread.
             if !encoded, let contentLength {
                 guard contentLength <= request.maxBytes else {
@@ -339,7 +361,7 @@ final class Transfer {
     private func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         // An error answer's body is never read by anyone: keep none of it, and never let its
         // size turn a retryable 503 into "too large".
-        guard (200..<300).contains(status) else { return true }
+        guard (200..<300).contains(status) || request.write != nil else { return true }
         guard bytes.count <= request.maxBytes - body.count else {  // body.count never exceeds the cap: no overflow
             stopped = .tooLarge(limit: request.maxBytes)
             return false

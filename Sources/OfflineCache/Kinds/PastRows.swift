@@ -61,7 +61,8 @@ struct PastRows {
     /// logged a change of it, or loaded it. (A merge sync that returns a row unchanged is not
     /// logged, so such a row may read older, and stale, where `list` then said fresh; never the
     /// reverse. After a prune, such a row's last write may be unknown: empty, and stale.)
-    func view(_ view: String, columns: String, kind: String, table: String, key: String, current: String, restored: String) -> String {
+    func view(_ view: String, columns: String, kind: String, table: String, key: String, current: String, restored: String,
+              trailing: String = "") -> String {
         """
         \(view)_load AS (SELECT min(run_id) AS run FROM loads
                          WHERE row_kind = '\(kind)' AND run_id IN (SELECT id FROM past_runs)),
@@ -72,7 +73,7 @@ struct PastRows {
         \(view)_loaded AS (SELECT coalesce(max(x.wrote_at), '') AS at FROM loads l JOIN sync_runs x ON x.id = l.run_id
                            WHERE l.row_kind = '\(kind)' AND x.source = \(source) AND x.finished_at <= \(moment)),
         \(view)_now AS (
-            SELECT \(columns), \(staleness)
+            SELECT \(columns), \(staleness)\(trailing)
             FROM (SELECT \(current), s.ttl_s,
                          max(\(unconfirmed("""
                              CASE WHEN r.seen_at <= (SELECT at FROM past_wrote) THEN r.seen_at
@@ -82,7 +83,7 @@ struct PastRows {
                   WHERE r.source = \(source) AND (SELECT run FROM \(view)_load) IS NULL
                     AND \(unchanged(view, kind: kind, row: key)))),
         \(view)_log AS (
-            SELECT \(columns), \(staleness)
+            SELECT \(columns), \(staleness)\(trailing)
             FROM (SELECT \(restored), s.ttl_s,
                          max(\(unconfirmed("coalesce(\(written(view, kind: kind, row: "c.row_id")), (SELECT at FROM \(view)_loaded))")),
                              (SELECT at FROM past_confirmed)) AS seen_at

@@ -99,6 +99,8 @@ public struct Source: Sendable, Equatable {
     public var alertAfterSeconds: Int?
     /// For `json` sources: where the records are and what identifies them.
     public var layout: RecordLayout?
+    /// For sources that keep records: where and how local edits are written (`--write-url`…).
+    package var writing = Writing()
     /// Whether the source's rows are kept in the full-text index `cache search` reads (on unless
     /// `--search off`: indexing a million json records takes about twice as long as syncing them).
     public var searchable = true

@@ -7,18 +7,19 @@ package struct RowBytes {
     package let columns: [Int]
     /// Each column's `"name": ` for JSON, encoded once.
     private let keys: [[UInt8]]
-    /// A 0/1 column written as false/true in JSON (the stale flag).
-    package let boolColumn: Int?
+    /// 0/1 columns written as false/true in JSON (the stale and pending flags).
+    package let boolColumns: Set<Int>
     /// A column holding JSON, written into JSON as it is (a generic record).
     package var rawColumn: Int? = nil
 
     /// A row as `list --json` (and `export`, `search`, `cache serve`) gives it: every column,
-    /// the stale flag a boolean, a record's JSON (`asRecords`) written into it as it is.
+    /// the stale and pending flags booleans, a record's JSON (`asRecords`) written into it as it is.
     package static func listRow(_ columns: [String], asRecords: Bool) -> RowBytes {
-        RowBytes(names: columns, boolColumn: columns.firstIndex(of: "stale"), rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
+        RowBytes(names: columns, boolColumns: Set(["stale", "pending"].compactMap { columns.firstIndex(of: $0) }),
+                 rawColumn: asRecords ? columns.firstIndex(of: "record") : nil)
     }
 
-    package init(names: [String], columns: [Int]? = nil, boolColumn: Int? = nil, rawColumn: Int? = nil) {
+    package init(names: [String], columns: [Int]? = nil, boolColumns: Set<Int> = [], rawColumn: Int? = nil) {
         self.rawColumn = rawColumn
         self.columns = columns ?? Array(names.indices)
         keys = self.columns.map { column in
@@ -27,7 +28,7 @@ package struct RowBytes {
             JSONBytes.literal(": ", into: &key)
             return key
         }
-        self.boolColumn = boolColumn
+        self.boolColumns = boolColumns
     }
 
     package func json(_ row: Statement, into out: inout [UInt8]) {
@@ -35,7 +36,7 @@ package struct RowBytes {
         for (position, column) in columns.enumerated() {
             if position > 0 { JSONBytes.literal(", ", into: &out) }
             out.append(contentsOf: keys[position])
-            if column == boolColumn {
+            if boolColumns.contains(column) {
                 JSONBytes.bool(row.int(column) != 0, into: &out)
                 continue
             }
@@ -87,17 +88,19 @@ package struct RowBytes {
 }
 
 /// A row as `cache serve`'s JSON gives it, whatever the kind: `{"key", "seen_at", "stale",
-/// "record": {…}}`, the record as upstream sent it (a json, csv or ndjson source's record as
+/// "pending", "record": {…}}` (`pending`: a local edit of it waits to reach the upstream), the record as upstream sent it (a json, csv or ndjson source's record as
 /// stored; a joke's or transaction's fields, as the library decodes them), the key a string.
 /// What ticks with the clock (`age_s`) is left out: it is `Date` minus `seen_at`.
 package struct RowRecordBytes {
     /// The columns the cache adds to a kind's own fields (the rest of a flat row is the record).
-    package static let bookkeeping: Set<String> = ["source", "seen_at", "age_s", "stale"]
+    package static let bookkeeping: Set<String> = ["source", "seen_at", "age_s", "stale", "pending"]
 
     private let key: Int
     private let seenAt: Int?
     /// The stale flag's column.
     package let staleColumn: Int?
+    /// The pending flag's column (kinds that cannot be edited have none: never pending).
+    private let pendingColumn: Int?
     /// A record kept whole as JSON (`key, record, …`), written as it is.
     private let record: Int?
     /// Otherwise the kind's own columns, written as an object.
@@ -109,6 +112,7 @@ package struct RowRecordBytes {
         key = columns.firstIndex(of: keyColumn) ?? 0
         seenAt = columns.firstIndex(of: "seen_at")
         staleColumn = columns.firstIndex(of: "stale")
+        pendingColumn = columns.firstIndex(of: "pending")
         record = columns.count > 1 && columns[0] == "key" && columns[1] == "record" ? 1 : nil
         fields = RowBytes(names: columns, columns: columns.indices.filter { !Self.bookkeeping.contains(columns[$0]) })
     }
@@ -127,6 +131,8 @@ package struct RowRecordBytes {
         if let seenAt, let text = row.text(seenAt) { JSONBytes.string(text, into: &out) } else { JSONBytes.literal("null", into: &out) }
         JSONBytes.literal(", \"stale\": ", into: &out)
         JSONBytes.bool(staleColumn.map { row.int($0) != 0 } ?? false, into: &out)
+        JSONBytes.literal(", \"pending\": ", into: &out)
+        JSONBytes.bool(pendingColumn.map { row.int($0) != 0 } ?? false, into: &out)
         JSONBytes.literal(", \"record\": ", into: &out)
         if let record { out.append(contentsOf: (row.text(record) ?? "null").utf8) } else { fields.json(row, into: &out) }
         out.append(UInt8(ascii: "}"))

@@ -36,6 +36,9 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     /// command that writes is refused, as in read-only mode, since the follower's next update
     /// would undo the write.
     case replica(path: String, mark: String)
+    /// A local edit that cannot be queued (`cache edit`), or a decision about one that cannot be
+    /// made (`cache outbox`): nothing was written.
+    case refusedEdit(String)
 
     public var description: String {
         switch self {
@@ -47,6 +50,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
             Migrator.NewerSchemaError(databaseVersion: databaseVersion, knownVersion: knownVersion).description
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"
+        case let .refusedEdit(reason): reason
         case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
         case let .sourceReplaced(name): "the source '\(name)' was removed or changed during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"

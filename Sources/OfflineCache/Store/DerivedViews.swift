@@ -6,7 +6,8 @@ enum DerivedViews {
     static var builtIn: [ViewDefinition] { RowStorage.allCases.flatMap(\.views) }
 
     static func drop(_ db: Connection) throws {
-        for view in try perSource(db) + builtIn.map(\.name) {
+        var named: Set<String> = []
+        for view in try perSource(db) + builtIn.map(\.name).filter({ named.insert($0).inserted }) {
             try db.execute("DROP VIEW IF EXISTS \(RecordView.quoted(view))")
         }
     }
@@ -19,7 +20,10 @@ enum DerivedViews {
     /// keeps of each): the built-in ones whose tables exist, then each source's and its lists'.
     static func definitions(_ db: Connection) throws -> [(name: String, sql: String)] {
         let tables = Set(try db.query("SELECT name FROM sqlite_schema WHERE type = 'table'") { $0.text(0) ?? "" })
-        var views = builtIn.filter { tables.isSuperset(of: $0.reads) }.map {
+        // A view may be defined twice, the first for the newest schema: each is made once, the
+        // first whose tables exist.
+        var named: Set<String> = []
+        var views = builtIn.filter { tables.isSuperset(of: $0.reads) && named.insert($0.name).inserted }.map {
             (name: $0.name, sql: "CREATE VIEW \(RecordView.quoted($0.name)) AS \($0.select)")
         }
         guard tables.contains("record_views") else { return views }

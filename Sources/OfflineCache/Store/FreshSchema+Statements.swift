@@ -1,7 +1,7 @@
 // Written by FreshSchemaTests (CACHE_WRITE_FRESH_SCHEMA=1); not edited by hand.
 extension FreshSchema {
     /// The newest migration whose outcome `statements` are.
-    static let version = 25
+    static let version = 26
     static let statements: [String] = [
         "CREATE TABLE schema_migrations (\n    id INTEGER PRIMARY KEY, file TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
         "CREATE TABLE sync_state (\n    source          TEXT PRIMARY KEY REFERENCES sources(name) ON DELETE CASCADE,\n    confirmed_at    TEXT,  -- when upstream last confirmed every cached row of the source\n    last_success_at TEXT,\n    last_attempt_at TEXT,\n    last_outcome    TEXT,\n    last_error      TEXT,\n    next_attempt_at TEXT\n, etag TEXT, last_modified TEXT, body_hash TEXT, failures INTEGER NOT NULL DEFAULT 0, watermark TEXT, last_full_at TEXT, sweep_held INTEGER NOT NULL DEFAULT 0 CHECK (sweep_held IN (0, 1)), index_damaged_at TEXT, index_damage TEXT) STRICT",
@@ -37,6 +37,13 @@ extension FreshSchema {
         "CREATE INDEX changes_by_row ON changes (source, row_kind, row_id, run_id)",
         "CREATE INDEX changes_by_transaction_order ON changes (source, json_extract(before, '$.date') DESC, json_extract(before, '$.vendor'))\n    WHERE row_kind = 'transaction'",
         "CREATE TRIGGER search_docs_deleted AFTER DELETE ON search_docs BEGIN\n    INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', old.id, old.text);\nEND",
+        "CREATE TABLE outbox (\n    id            TEXT PRIMARY KEY,\n    seq           INTEGER NOT NULL UNIQUE,\n    source        TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key           TEXT NOT NULL,\n    op            TEXT NOT NULL CHECK (op IN ('create', 'patch', 'replace', 'delete')),\n    body          TEXT CHECK (body IS NULL OR json_valid(body)),\n    base          TEXT,\n    base_etag     TEXT,\n    remote        TEXT,\n    remote_etag   TEXT,\n    state         TEXT NOT NULL CHECK (state IN ('queued', 'in_flight', 'conflict', 'rejected', 'blocked', 'applied', 'dropped')),\n    attempts      INTEGER NOT NULL DEFAULT 0,\n    made_at       TEXT NOT NULL,\n    next_at       TEXT,\n    request       TEXT CHECK (request IS NULL OR json_valid(request)),\n    claim         TEXT,\n    answer_status INTEGER,\n    answer        TEXT,\n    finished_at   TEXT\n) STRICT",
+        "CREATE INDEX outbox_by_key ON outbox (source, key, seq)",
+        "CREATE INDEX outbox_open ON outbox (source, seq) WHERE state NOT IN ('applied', 'dropped')",
+        "CREATE TABLE outbox_log (\n    edit   TEXT NOT NULL REFERENCES outbox(id) ON DELETE CASCADE,\n    at     TEXT NOT NULL,\n    event  TEXT NOT NULL,\n    detail TEXT\n) STRICT",
+        "CREATE INDEX outbox_log_by_edit ON outbox_log (edit)",
+        "CREATE TABLE record_overlay (\n    source     TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key        TEXT NOT NULL,\n    record     TEXT,\n    created    INTEGER NOT NULL CHECK (created IN (0, 1)),\n    pending    INTEGER NOT NULL DEFAULT 1 CHECK (pending IN (0, 1)),\n    settled_at TEXT,\n    made_at    TEXT NOT NULL,\n    PRIMARY KEY (source, key)\n) STRICT, WITHOUT ROWID",
+        "CREATE TABLE record_etags (\n    source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key    TEXT NOT NULL,\n    etag   TEXT NOT NULL,\n    record TEXT NOT NULL,\n    PRIMARY KEY (source, key)\n) STRICT, WITHOUT ROWID",
         "INSERT INTO sqlite_sequence (name, seq) VALUES ('sync_runs', 0)",
     ]
 }

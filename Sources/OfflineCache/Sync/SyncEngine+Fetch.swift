@@ -48,6 +48,12 @@ extension SyncEngine {
     /// The request for `source`, with its extra headers and, if it names one, its bearer token.
     func fetchRequest(for source: Source, timeout: Double,
                       deadline: ContinuousClock.Instant? = nil) throws(UpstreamError) -> FetchRequest {
+        try Self.fetchRequest(for: source, environment: environment, timeout: timeout, deadline: deadline)
+    }
+
+    /// The same, with the token and `${VAR}`s read from `environment` (a push's requests too).
+    static func fetchRequest(for source: Source, environment: [String: String], timeout: Double,
+                             deadline: ContinuousClock.Instant? = nil) throws(UpstreamError) -> FetchRequest {
         // Each `${VAR}` filled in now, before any request: the database holds only the names.
         func filled(_ text: String) throws(UpstreamError) -> String {
             switch TemplateText.expanded(text, environment) {

@@ -270,6 +270,12 @@ package struct SyncEngine {
                                   .int(response.lastModified != nil && Self.validator(response.lastModified) == nil ? 1 : 0),
                                   .optionalText(Self.validator(response.lastModified)), .optionalText(bodyHash),
                                   .text(source.name)])
+                        // A row whose edits all applied shows them until a sync begun after they
+                        // applied brings the upstream's own version: this one, now.
+                        if source.kind.keepsRecords {
+                            try db.run("DELETE FROM record_overlay WHERE source = ? AND pending = 0 AND settled_at < ?",
+                                       [.text(source.name), .text(run.startedAt)])
+                        }
                         if let incremental = source.layout?.incremental {
                             try source.kind.storage.definition.recordWatermark(db, incremental, source: source.name, fullSync: since == nil, at: now)
                         }

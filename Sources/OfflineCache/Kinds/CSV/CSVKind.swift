@@ -9,7 +9,7 @@ struct CSVKind: KindDefinition {
     var storage: RowStorage { .records }
     /// Some portals answer JSON unless CSV is asked for; anything else is still read as CSV.
     var accept: String { "text/csv, */*;q=0.5" }
-    var options: [SourceOption] { [.key, .delimiter] }
+    var options: [SourceOption] { [.key, .delimiter] + SourceOption.writing }
 
     func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? { SourceOption.keyProblem(source) }
 

@@ -9,7 +9,7 @@ struct NDJSONKind: KindDefinition {
     var storage: RowStorage { .records }
     /// JSON Lines goes by two names; anything else is still read line by line.
     var accept: String { "application/x-ndjson, application/jsonl, */*;q=0.5" }
-    var options: [SourceOption] { [.key] }
+    var options: [SourceOption] { [.key] + SourceOption.writing }
 
     func problem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? { SourceOption.keyProblem(source) }
 

@@ -136,7 +136,7 @@ extension SourceOption {
     /// A json source's own options, in the order help shows them.
     static let json: [SourceOption] = [
         rows, key, next, nextParam, firstPage, hasMore, maxPages, sinceParam, cursorField, lag, fullEvery, noIncremental,
-    ]
+    ] + writing
 
     /// Why a json source's options do not go together, or nil.
     static func jsonProblem(_ source: Source, _ settings: SourceSettings) -> SourceRules.Problem? {

@@ -8,19 +8,61 @@ struct RecordStorage: StorageDefinition {
     var rowNoun: String { "records" }
     var keepsRecords: Bool { true }
 
-    /// Every record with its source and staleness, for any SQLite client (the per-source views
-    /// cached_NAME add a column per field).
+    /// Every record with its source, staleness and whether a local edit of it is pending, as the
+    /// cache shows it: a record with edits as they left it (`record_overlay`), and records made
+    /// here and not yet at the upstream after them, for any SQLite client (the per-source views
+    /// cached_NAME add a column per field). A removal that applied hides the row until the next
+    /// sync. `cached_records_synced` leaves the made records out:
+    /// it reads in key order off the index, where the union sorts (see `shownView`). A file
+    /// migrated part way (as tests do) has no overlay: its views say nothing is pending.
     var views: [ViewDefinition] {
-        [
-            ViewDefinition("cached_records", reads: ["records", "sources", "sync_state"], """
-                SELECT source, key, record, \(ViewDefinition.staleness)
-                FROM (SELECT r.source, r.key, r.record, s.ttl_s,
-                             max(r.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
-                      FROM records r
-                      JOIN sources s ON s.name = r.source
-                      LEFT JOIN sync_state st ON st.source = r.source)
-                """),
+        let synced = """
+            SELECT source, key, record, \(ViewDefinition.staleness), pending
+            FROM (SELECT r.source, r.key, coalesce(o.record, r.record) AS record, s.ttl_s,
+                         max(r.seen_at, coalesce(st.confirmed_at, '')) AS seen_at, coalesce(o.pending, 0) AS pending
+                  FROM records r
+                  JOIN sources s ON s.name = r.source
+                  LEFT JOIN sync_state st ON st.source = r.source
+                  LEFT JOIN record_overlay o ON o.source = r.source AND o.key = r.key
+                  WHERE o.record IS NOT NULL OR o.key IS NULL OR o.pending = 1)
+            """
+        let created = """
+            SELECT source, key, record, \(ViewDefinition.staleness), pending
+            FROM (SELECT o.source, o.key, o.record, s.ttl_s, o.made_at AS seen_at, o.pending
+                  FROM record_overlay o
+                  JOIN sources s ON s.name = o.source
+                  WHERE o.created = 1 AND o.record IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM records r WHERE r.source = o.source AND r.key = o.key))
+            """
+        let unedited = """
+            SELECT source, key, record, \(ViewDefinition.staleness), 0 AS pending
+            FROM (SELECT r.source, r.key, r.record, s.ttl_s,
+                         max(r.seen_at, coalesce(st.confirmed_at, '')) AS seen_at
+                  FROM records r
+                  JOIN sources s ON s.name = r.source
+                  LEFT JOIN sync_state st ON st.source = r.source)
+            """
+        let tables = ["records", "sources", "sync_state"]
+        return [
+            ViewDefinition("cached_records_synced", reads: tables + ["record_overlay"], synced),
+            ViewDefinition("cached_records_created", reads: tables + ["record_overlay"], created),
+            ViewDefinition("cached_records", reads: tables + ["record_overlay"],
+                           "SELECT * FROM cached_records_synced UNION ALL SELECT * FROM cached_records_created"),
+            ViewDefinition("cached_records_synced", reads: tables, unedited),
+            ViewDefinition("cached_records", reads: tables, unedited),
         ]
+    }
+
+    /// The view a read of `source`'s rows goes through: `cached_records`, or, while the source has
+    /// no record made here and not yet at the upstream (nearly always), `cached_records_synced`,
+    /// which pages in key order off the index instead of sorting every row for one page.
+    static func shownView(_ db: Connection, _ selection: RowSelection) throws -> String {
+        guard selection.asOf == nil, try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'record_overlay'") == 1 else {
+            return "cached_records"
+        }
+        let made = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM record_overlay WHERE source = ? AND created = 1)",
+                                    [.text(selection.source)])
+        return made == 1 ? "cached_records" : "cached_records_synced"
     }
 
     /// Gives every cached record of a json or csv source its key under `key`, read from the record
@@ -81,18 +123,19 @@ struct RecordStorage: StorageDefinition {
     /// The records by key, with the fields the source's view has columns for.
     func rows(_ db: Connection, _ selection: RowSelection) throws -> CachedRows {
         let source = selection.source
-        let (with, picked) = select("*", from: "cached_records", selection, orderBy: "key")
+        let (with, picked) = select("*", from: try Self.shownView(db, selection), selection, orderBy: "key")
         let paths = try RecordView.columnPaths(db, source: source)
         let columns = paths.map(\.name)
         // The length in bytes, once per row (length() of text counts characters, every time).
         let extracts = paths.map { ", CASE WHEN NOT wide THEN \(RecordView.displayExtract(path: $0.path)) END" }.joined()
         var rows = try db.query("""
-            \(with)SELECT key, record, seen_at, age_s, stale, wide\(extracts)
+            \(with)SELECT key, record, seen_at, age_s, stale, pending, wide\(extracts)
             FROM (SELECT *, length(CAST(record AS BLOB)) >= \(Self.wideRecord) AS wide FROM (\(picked)))
             ORDER BY key
             """, [.text(source), .int(Int64(selection.limit ?? -1))]) { row in
-            CachedRecord(key: row.text(0) ?? "", fields: row.int(5) != 0 ? [] : columns.indices.map { row.text(6 + $0) },
-                         record: row.text(1) ?? "{}", seenAt: row.text(2) ?? "", ageSeconds: row.int(3), stale: row.int(4) != 0)
+            CachedRecord(key: row.text(0) ?? "", fields: row.int(6) != 0 ? [] : columns.indices.map { row.text(7 + $0) },
+                         record: row.text(1) ?? "{}", seenAt: row.text(2) ?? "", ageSeconds: row.int(3), stale: row.int(4) != 0,
+                         pending: row.int(5) != 0)
         }
         // A wide record came back without its fields: read them in one pass.
         for index in rows.indices where rows[index].fields.count != columns.count {
@@ -123,11 +166,12 @@ struct RecordStorage: StorageDefinition {
     }
 
     func rowsQuery(_ db: Connection, _ selection: RowSelection, asRecords: Bool) throws -> String {
-        // The view's columns: the key, each field, seen_at, age_s, stale (see RecordView).
+        // The view's columns: the key, each field, seen_at, age_s, stale, pending (see RecordView).
         let fields = asRecords ? ["record"] : try RecordView.columnPaths(db, source: selection.source).map {
             RecordView.extract(path: $0.path) + " AS " + RecordView.quoted($0.name)
         }
-        let (with, body) = select((["key"] + fields + ["seen_at", "age_s", "stale"]).joined(separator: ", "), from: "cached_records", selection, orderBy: "key")
+        let (with, body) = select((["key"] + fields + ["seen_at", "age_s", "stale", "pending"]).joined(separator: ", "),
+                                  from: try Self.shownView(db, selection), selection, orderBy: "key")
         return with + body
     }
 
@@ -136,7 +180,8 @@ struct RecordStorage: StorageDefinition {
     func past(_ rows: PastRows) -> String {
         """
         \(rows.view("cached_records", columns: "source, key, record", kind: loggedAs.kind, table: "records", key: "r.key",
-                    current: "r.source, r.key, r.record", restored: "c.source, c.row_id AS key, c.before AS record"))
+                    current: "r.source, r.key, r.record", restored: "c.source, c.row_id AS key, c.before AS record",
+                    trailing: ", 0 AS pending"))
         """
     }
 
@@ -154,12 +199,12 @@ struct RecordStorage: StorageDefinition {
 
     /// A field's column is read from the record, as the source's view reads it.
     func filterColumn(_ db: Connection, source: String, _ column: String) throws -> String? {
-        if ["key", "seen_at", "age_s", "stale"].contains(column) { return RecordView.quoted(column) }
+        if RecordView.reserved.contains(column) { return RecordView.quoted(column) }
         return try RecordView.columnPaths(db, source: source).first { $0.name == column }.map { RecordView.extract(path: $0.path) }
     }
 
     func viewColumns(_ db: Connection, source: String) throws -> [String] {
-        ["key"] + (try RecordView.columns(db, source: source)) + ["seen_at", "age_s", "stale"]
+        ["key"] + (try RecordView.columns(db, source: source)) + ["seen_at", "age_s", "stale", "pending"]
     }
 }
 
@@ -184,4 +229,7 @@ public struct CachedRecord: Sendable, Equatable {
     public var ageSeconds: Int
     /// Upstream has not confirmed it within the TTL.
     public var stale: Bool
+    /// A local edit of it (`cache edit`) is waiting to reach the upstream: `record` shows the
+    /// edit; a record being removed shows its last version until the removal applies.
+    public var pending = false
 }

@@ -5,14 +5,14 @@ import FoundationEssentials
 /// case, so a name another table or view has (`cached_Jokes` is the built-in `cached_jokes`)
 /// gets `_json`, then `_json2`…, until it is free; the name chosen is kept in `record_views`.
 /// Its columns: `key`, one per top-level scalar field seen in the records (`json_extract`, at
-/// most `maxColumns`), then `seen_at`, `age_s` and `stale`. A field whose name is taken (by
-/// those four, or by another field differing only in case) or holds a quote, a backslash or
+/// most `maxColumns`), then `seen_at`, `age_s`, `stale` and `pending`. A field whose name is taken (by
+/// those five, or by another field differing only in case) or holds a quote, a backslash or
 /// a control character gets no column; it stays in `record` in `cached_records`.
 package struct RecordView {
     let db: Connection
     let source: String
 
-    static let reserved: Set<String> = ["key", "seen_at", "age_s", "stale"]
+    static let reserved: Set<String> = ["key", "seen_at", "age_s", "stale", "pending"]
     /// SQLite allows 2000 columns; a view of more fields than this is not one anybody reads.
     package static let maxColumns = 200
     /// Child views per source: records with ever new list fields must not fill the schema.
@@ -146,7 +146,7 @@ package struct RecordView {
             return Self.extract(path: row.text(1) ?? Self.jsonPath([field])) + " AS " + Self.quoted(field)
         }
         return (name, """
-            CREATE VIEW \(Self.quoted(name)) AS SELECT key, \((columns + ["seen_at", "age_s", "stale"]).joined(separator: ", "))
+            CREATE VIEW \(Self.quoted(name)) AS SELECT key, \((columns + ["seen_at", "age_s", "stale", "pending"]).joined(separator: ", "))
             FROM cached_records WHERE source = \(Self.literal(source))
             """)
     }

@@ -1,0 +1,68 @@
+-- Local edits (`cache edit`, `cache push`): an outbox of edits as data, and the rows as the cache
+-- shows them with those edits (the overlay), apart from `records`, which keeps what the upstream
+-- last said. A sync writes only `records`, so it never overwrites a pending edit.
+--
+-- outbox: one row per edit, in the order made (seq). `request` is the request as it will be
+-- sent (method, URL, Idempotency-Key, If-Match, body), stored before it is sent, so a retry of a
+-- request whose answer was lost is the same request. `claim` names the push holding an edit
+-- in flight (pid and token), which a later push checks as sync leases are checked.
+CREATE TABLE outbox (
+    id            TEXT PRIMARY KEY,
+    seq           INTEGER NOT NULL UNIQUE,
+    source        TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    key           TEXT NOT NULL,
+    op            TEXT NOT NULL CHECK (op IN ('create', 'patch', 'replace', 'delete')),
+    body          TEXT CHECK (body IS NULL OR json_valid(body)),
+    base          TEXT,
+    base_etag     TEXT,
+    remote        TEXT,
+    remote_etag   TEXT,
+    state         TEXT NOT NULL CHECK (state IN ('queued', 'in_flight', 'conflict', 'rejected', 'blocked', 'applied', 'dropped')),
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    made_at       TEXT NOT NULL,
+    next_at       TEXT,
+    request       TEXT CHECK (request IS NULL OR json_valid(request)),
+    claim         TEXT,
+    answer_status INTEGER,
+    answer        TEXT,
+    finished_at   TEXT
+) STRICT;
+CREATE INDEX outbox_by_key ON outbox (source, key, seq);
+CREATE INDEX outbox_open ON outbox (source, seq) WHERE state NOT IN ('applied', 'dropped');
+
+-- Each edit's life, for `cache log NAME KEY`: edited, sent, applied, conflict, rejected, …
+CREATE TABLE outbox_log (
+    edit   TEXT NOT NULL REFERENCES outbox(id) ON DELETE CASCADE,
+    at     TEXT NOT NULL,
+    event  TEXT NOT NULL,
+    detail TEXT
+) STRICT;
+CREATE INDEX outbox_log_by_edit ON outbox_log (edit);
+
+-- The overlay: a row with edits shows `record` (NULL: removed once the delete applies); a record
+-- made here and not yet at the upstream is `created`. `pending` is 0 once every edit of the row
+-- applied and the row waits for the next sync to bring the upstream's version, which ends it.
+CREATE TABLE record_overlay (
+    source     TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    key        TEXT NOT NULL,
+    record     TEXT,
+    created    INTEGER NOT NULL CHECK (created IN (0, 1)),
+    pending    INTEGER NOT NULL DEFAULT 1 CHECK (pending IN (0, 1)),
+    settled_at TEXT,
+    made_at    TEXT NOT NULL,
+    PRIMARY KEY (source, key)
+) STRICT, WITHOUT ROWID;
+
+-- The ETag the upstream gave a record in a write's answer, with the record it named: an edit
+-- made on that very record sends it as If-Match.
+CREATE TABLE record_etags (
+    source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    key    TEXT NOT NULL,
+    etag   TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (source, key)
+) STRICT, WITHOUT ROWID;
+
+-- `pending` is a column of every record view now: a field of that name keeps its value in
+-- `record`, as a field named `stale` does.
+DELETE FROM record_fields WHERE lower(name) = 'pending';

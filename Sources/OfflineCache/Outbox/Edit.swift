@@ -1,0 +1,107 @@
+import FoundationEssentials
+
+/// Local edits: a change made to a cached record here, shown at once, and sent to the upstream
+/// by a push. The types an app holds: what it asks for (`Outbox.Change`), and each edit as the
+/// outbox keeps it (`Outbox.Edit`) with its state.
+///
+/// ```swift
+/// let edit = try cache.edit("tasks", key: "7", .patch(#"{"done": true}"#))
+/// print(edit.id, edit.state)            // …, queued
+/// let report = try cache.push("tasks")  // sends it; the row's `pending` clears once applied
+/// ```
+package enum Outbox {
+    /// An edit as asked for.
+    package enum Change: Sendable, Equatable {
+        /// A JSON merge patch (RFC 7396) of the record: `{"done": true, "note": null}`.
+        case patch(String)
+        /// The whole record in place of the cached one.
+        case replace(String)
+        /// The record's removal.
+        case delete
+        /// A new record (`key` is nil: the upstream may number it).
+        case create(String)
+
+        var operation: Operation {
+            switch self {
+            case .patch: .patch
+            case .replace: .replace
+            case .delete: .delete
+            case .create: .create
+            }
+        }
+
+        var body: String? {
+            switch self {
+            case .patch(let body), .replace(let body), .create(let body): body
+            case .delete: nil
+            }
+        }
+    }
+
+    /// What an edit does.
+    package enum Operation: String, Sendable, CaseIterable {
+        case create, patch, replace, delete
+    }
+
+    /// Where an edit is in its life. `queued` and `in_flight` are on their way; `conflict`,
+    /// `rejected` and `blocked` wait for someone (`cache outbox retry`, `drop`, `resolve`);
+    /// `applied` and `dropped` are done.
+    package enum State: String, Sendable, CaseIterable {
+        /// Waiting to be sent (perhaps after a backoff).
+        case queued
+        /// Sent by a push that has not yet recorded the answer.
+        case inFlight = "in_flight"
+        /// The upstream's record changed since the edit was made: base, local and remote are kept.
+        case conflict
+        /// The upstream refused it (a 4xx), or it ran out of attempts: the overlay is reverted.
+        case rejected
+        /// Made on an edit of the same record that was rejected: not sent until retried.
+        case blocked
+        case applied
+        case dropped
+
+        /// Still in the outbox: not applied, not dropped.
+        package var isOpen: Bool { self != .applied && self != .dropped }
+    }
+
+    /// One edit as the outbox keeps it.
+    package struct Edit: Sendable, Equatable {
+        /// A UUID made when the edit was made: the `Idempotency-Key` of its first request.
+        package var id: String
+        package var source: String
+        /// The record's key (a record made here and numbered by the upstream has a local key,
+        /// `new-…`, until the upstream's answer gives its own).
+        package var key: String
+        package var operation: Operation
+        /// The merge patch, whole record or new record as given; nil for a removal.
+        package var body: String?
+        package var state: State
+        /// Requests answered (a push killed before the answer is not an attempt).
+        package var attempts: Int
+        /// When it was made (ISO 8601, UTC).
+        package var madeAt: String
+        /// A queued edit is not sent before this (backoff, or the upstream's `Retry-After`).
+        package var nextAt: String?
+        /// The last answer's status (nil: none yet, or a network error) and its body or error.
+        package var answerStatus: Int?
+        package var answer: String?
+        /// The record the edit was made on (nil: none, or a record made here).
+        package var base: String?
+        /// A conflict's upstream record (nil: gone) when it was found.
+        package var remote: String?
+    }
+
+    /// What one push did.
+    package struct PushReport: Sendable, Equatable {
+        package var applied = 0
+        package var conflicts = 0
+        package var rejected = 0
+        /// Still queued after this push (a retryable failure, or a backoff not yet passed).
+        package var queued = 0
+        /// Sources whose push stopped: the upstream refused the credentials (401/403), or they
+        /// could not be read (a missing token): source → why.
+        package var stopped: [String: String] = [:]
+        /// One line per edit sent: what happened.
+        package var lines: [String] = []
+    }
+}

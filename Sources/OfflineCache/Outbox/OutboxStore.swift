@@ -1,0 +1,334 @@
+import FoundationEssentials
+
+/// The outbox and the overlay in the cache file: an edit is queued with the row as it then shows
+/// in one transaction; what a push or a person decides about an edit is written here too. The
+/// overlay is derived: the upstream's record (`records`) with every open edit of the row applied
+/// in order (`rebuildOverlay`), except while applied edits wait for the next sync.
+package struct OutboxStore {
+    let db: Connection
+
+    package init(_ database: CacheDatabase) { db = database.connection }
+    init(db: Connection) { self.db = db }
+
+    /// The states that hold a row's later edits back, and the ones the overlay shows.
+    static let open = "('queued', 'in_flight', 'conflict', 'rejected', 'blocked')"
+    static let shown = "('queued', 'in_flight', 'conflict')"
+
+    // MARK: Queueing
+
+    /// Queues `change` of the record `key` of `source` (nil for a record made here), and shows it
+    /// at once, in one transaction. Refused with nothing written: a kind that cannot be written,
+    /// a source without the write URL the change needs, a body that is not one JSON object or is
+    /// past the source's size limit, a record that is not cached, a change of the key.
+    package func queue(_ change: Outbox.Change, source: Source, key: String?, now: Date = Date()) throws(CacheError) -> Outbox.Edit {
+        let made = try Self.check(change, source: source, key: key)
+        do {
+            return try db.inTransaction {
+                let shown = try shownRecord(source.name, key: key ?? made.key ?? "")
+                var given = key ?? made.key
+                switch change {
+                case .create:
+                    if let given, shown.exists {
+                        throw CacheError.refusedEdit("\(source.name) already has a record \(given): edit it, or create one with another key")
+                    }
+                    given = given ?? "new-" + UUID().uuidString.lowercased().prefix(8)
+                default:
+                    guard shown.exists else { throw CacheError.noSuchRow(given ?? "", source: source.name) }
+                    guard shown.record != nil else {
+                        throw CacheError.refusedEdit("\(source.name) \(given ?? ""): its removal is pending; 'cache outbox' shows it")
+                    }
+                }
+                let key = given!
+                var after: String?
+                switch change {
+                case .patch(let patch):
+                    let merged = MergePatch.apply(try Self.object(patch), to: try Self.object(shown.record ?? "{}"))
+                    after = try Self.keep(merged.compact, source: source, key: key)
+                case .replace(let record):
+                    after = try Self.keep(record, source: source, key: key)
+                case .create(let record):
+                    after = try Self.canonical(record, source: source).record
+                case .delete:
+                    after = nil
+                }
+                let earlier = try db.scalarInt("SELECT count(*) FROM outbox WHERE source = ? AND key = ? AND state IN \(Self.open)",
+                                               [.text(source.name), .text(key)]) ?? 0
+                // The version the edit is made on: the upstream's record, with the ETag a write's
+                // answer gave for that very record; an edit after open ones is made on their
+                // result, and takes its precondition from the last one's answer when it applies.
+                let upstream = try db.query("""
+                    SELECT r.record, e.etag FROM records r
+                    LEFT JOIN record_etags e ON e.source = r.source AND e.key = r.key AND e.record = r.record
+                    WHERE r.source = ? AND r.key = ?
+                    """, [.text(source.name), .text(key)]) { ($0.text(0), $0.text(1)) }.first
+                let base = earlier > 0 ? shown.record : upstream?.0
+                let edit = Outbox.Edit(id: UUID().uuidString.lowercased(), source: source.name, key: key, operation: change.operation,
+                                       body: try change.body.map { try Self.object($0).compact }, state: .queued, attempts: 0,
+                                       madeAt: Timestamp.format(now), base: base)
+                try db.run("""
+                    INSERT INTO outbox (id, seq, source, key, op, body, base, base_etag, state, made_at)
+                    VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, ?, ?, 'queued', ?)
+                    """, [.text(edit.id), .text(edit.source), .text(key), .text(edit.operation.rawValue), .optionalText(edit.body),
+                          .optionalText(base), .optionalText(earlier > 0 ? nil : upstream?.1), .text(edit.madeAt)])
+                try log(edit.id, "edited", edit.operation.rawValue + (edit.body.map { " " + $0 } ?? ""), at: now)
+                try db.run("""
+                    INSERT INTO record_overlay (source, key, record, created, pending, settled_at, made_at) VALUES (?, ?, ?, ?, 1, NULL, ?)
+                    ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, pending = 1, settled_at = NULL,
+                        created = record_overlay.created OR excluded.created
+                    """, [.text(source.name), .text(key), .optionalText(after), .int(change.operation == .create ? 1 : 0), .text(edit.madeAt)])
+                return edit
+            }
+        } catch let error as CacheError {
+            throw error
+        } catch {
+            throw .database(SyncEngine.databaseError(error))
+        }
+    }
+
+    /// What can be refused before the cache is read: the kind, the write URL, the body's form
+    /// and size; and a new record's own key, if it has one.
+    static func check(_ change: Outbox.Change, source: Source, key: String?) throws(CacheError) -> (key: String?, Void) {
+        guard source.kind.keepsRecords else {
+            throw .refusedEdit("\(source.name) is of the kind \(source.kind.rawValue), whose rows cannot be edited: only sources that keep records (json, csv, ndjson) can")
+        }
+        switch change.operation {
+        case .create:
+            guard source.writing.createURL != nil else {
+                throw .refusedEdit("\(source.name) has no '--create-url': set where new records are posted with 'cache sources set \(source.name) --create-url URL'")
+            }
+        default:
+            guard source.writing.recordURL != nil else {
+                throw .refusedEdit("\(source.name) has no '--write-url': set where a record is written with 'cache sources set \(source.name) --write-url https://…/{key}'")
+            }
+        }
+        if let body = change.body {
+            let limit = source.maxBytes ?? FetchRequest.defaultMaxBytes
+            guard body.utf8.count <= limit else {
+                throw .refusedEdit("the edit is \(body.utf8.count) bytes, past \(source.name)'s limit of \(limit) ('--max-bytes')")
+            }
+            do { _ = try object(body) } catch let error as CacheError { throw error } catch { throw .refusedEdit("\(error)") }
+        }
+        if case .create(let record) = change {
+            // A new record that carries its key is kept under it; one without is numbered upstream.
+            let own: String?
+            do { own = try canonical(record, source: source).key } catch { own = nil }
+            if let key, let own, key != own {
+                throw .refusedEdit("the new record's key is \(own), not \(key)")
+            }
+            return (key ?? own, ())
+        }
+        return (key, ())
+    }
+
+    /// `text` as one JSON object, read strictly (RFC 8259; a key named twice is refused).
+    static func object(_ text: String) throws -> JSONValue {
+        let value: JSONValue
+        do { value = try JSONValue.parse(Data(text.utf8)) } catch {
+            throw CacheError.refusedEdit("the edit is not JSON: \(error)")
+        }
+        guard case .object = value else { throw CacheError.refusedEdit("the edit must be one JSON object, such as {\"done\": true}") }
+        return value
+    }
+
+    /// A record as the cache keeps it (canonical JSON), and its key by the source's key fields
+    /// (nil when it has none).
+    static func canonical(_ record: String, source: Source) throws -> (record: String, key: String?) {
+        let layout = RecordLayout(key: source.kind.keyPaths(source.layout?.key ?? []))
+        do {
+            let page = try RecordDecoder.decode(Data(record.utf8), layout: layout)
+            guard page.records.count == 1 else { throw CacheError.refusedEdit("the edit must be one JSON object") }
+            return (page.records.json(0), page.records.key(0))
+        } catch let error as CacheError {
+            throw error
+        } catch {
+            // No key fields: kept as it is, without a key.
+            return (try object(record).compact, nil)
+        }
+    }
+
+    /// `record` canonical, refused if its key is not `key` (an edit cannot change a record's key).
+    static func keep(_ record: String, source: Source, key: String) throws -> String {
+        let kept = try canonical(record, source: source)
+        guard kept.key == key else {
+            let fields = source.layout?.keyDescription ?? "key"
+            throw CacheError.refusedEdit(kept.key == nil
+                ? "the edited record has no \(fields): an edit keeps the record's key fields"
+                : "the edit changes the key (\(fields)) from \(key) to \(kept.key!): remove the record and create another instead")
+        }
+        return kept.record
+    }
+
+    /// The row as the cache shows it now: whether there is one, and its record (nil: its
+    /// removal is pending).
+    func shownRecord(_ source: String, key: String) throws -> (exists: Bool, record: String?) {
+        if let overlay = try db.query("SELECT record FROM record_overlay WHERE source = ? AND key = ?", [.text(source), .text(key)], row: {
+            $0.text(0)
+        }).first {
+            let cached = try db.scalarInt("SELECT count(*) FROM records WHERE source = ? AND key = ?", [.text(source), .text(key)]) == 1
+            return (overlay != nil || cached, overlay)
+        }
+        let record = try db.scalarText("SELECT record FROM records WHERE source = ? AND key = ?", [.text(source), .text(key)])
+        return (record != nil, record)
+    }
+
+    // MARK: Reading
+
+    static let columns = "id, source, key, op, body, state, attempts, made_at, next_at, answer_status, answer, base, remote"
+
+    static func edit(_ row: Statement) -> Outbox.Edit {
+        Outbox.Edit(id: row.text(0) ?? "", source: row.text(1) ?? "", key: row.text(2) ?? "",
+                    operation: Outbox.Operation(rawValue: row.text(3) ?? "") ?? .patch, body: row.text(4),
+                    state: Outbox.State(rawValue: row.text(5) ?? "") ?? .queued, attempts: Int(row.int(6)),
+                    madeAt: row.text(7) ?? "", nextAt: row.text(8), answerStatus: row.isNull(9) ? nil : Int(row.int(9)),
+                    answer: row.text(10), base: row.text(11), remote: row.text(12))
+    }
+
+    /// The edits not yet applied (every edit with `all`), oldest first; of the sources named, or all.
+    package func edits(of sources: [String] = [], all: Bool = false) throws -> [Outbox.Edit] {
+        let only = sources.isEmpty ? "" : " AND source IN (SELECT value FROM json_each(?))"
+        let values: [SQLValue] = sources.isEmpty ? [] : [.text(JSONValue.array(sources.map { .string($0) }).compact)]
+        return try db.query("SELECT \(Self.columns) FROM outbox WHERE \(all ? "1" : "state NOT IN ('applied', 'dropped')")\(only) ORDER BY seq",
+                            values, row: Self.edit)
+    }
+
+    /// The edit with this id (or the one id it begins with, 8 characters at least).
+    package func edit(_ id: String) throws(CacheError) -> Outbox.Edit {
+        do {
+            let found = try db.query("SELECT \(Self.columns) FROM outbox WHERE id = ?1 OR (length(?1) >= 8 AND substr(id, 1, length(?1)) = ?1) LIMIT 2",
+                                     [.text(id.lowercased())], row: Self.edit)
+            guard found.count == 1 else {
+                throw CacheError.refusedEdit(found.isEmpty ? "no edit \(id) in the outbox ('cache outbox' lists them)" : "\(id) names more than one edit: give more of its id")
+            }
+            return found[0]
+        } catch let error as CacheError { throw error } catch { throw .database(SyncEngine.databaseError(error)) }
+    }
+
+    /// The life of every edit of `key` of `source`, oldest first: (time, edit id, event, detail).
+    package func history(source: String, key: String) throws -> [(at: String, edit: String, event: String, detail: String?)] {
+        try db.query("""
+            SELECT l.at, l.edit, l.event, l.detail FROM outbox_log l JOIN outbox o ON o.id = l.edit
+            WHERE o.source = ? AND o.key = ? ORDER BY l.rowid
+            """, [.text(source), .text(key)]) { ($0.text(0) ?? "", $0.text(1) ?? "", $0.text(2) ?? "", $0.text(3)) }
+    }
+
+    // MARK: Deciding
+
+    /// `cache outbox retry`: a conflict, rejected or blocked edit (or a queued one waiting out
+    /// its backoff) is queued again, as a new request with a new `Idempotency-Key`.
+    package func retry(_ id: String, source: Source, now: Date = Date()) throws(CacheError) -> Outbox.Edit {
+        try deciding(id) { edit in
+            guard [.conflict, .rejected, .blocked, .queued].contains(edit.state) else {
+                throw CacheError.refusedEdit("edit \(edit.id) is \(edit.state.rawValue): only a queued, conflict, rejected or blocked edit is retried")
+            }
+            // On a conflict, retried onto the upstream's version found then (as resolve --take local).
+            let onRemote = edit.state == .conflict
+            try db.run("""
+                UPDATE outbox SET state = 'queued', attempts = 0, next_at = NULL, request = NULL, claim = NULL,
+                    base = CASE WHEN ?2 THEN remote ELSE base END, base_etag = CASE WHEN ?2 THEN remote_etag ELSE base_etag END
+                WHERE id = ?1
+                """, [.text(edit.id), .int(onRemote ? 1 : 0)])
+            try log(edit.id, "retried", nil, at: now)
+            try rebuildOverlay(source, key: edit.key, now: now)
+        }
+    }
+
+    /// `cache outbox drop`: the edit will never be sent; the row shows what is left.
+    package func drop(_ id: String, source: Source, now: Date = Date()) throws(CacheError) -> Outbox.Edit {
+        try deciding(id) { edit in
+            guard edit.state.isOpen, edit.state != .inFlight else {
+                throw CacheError.refusedEdit("edit \(edit.id) is \(edit.state.rawValue): only an edit not yet sent, or one that failed, is dropped")
+            }
+            try db.run("UPDATE outbox SET state = 'dropped', claim = NULL, finished_at = ? WHERE id = ?", [.text(Timestamp.format(now)), .text(edit.id)])
+            try log(edit.id, "dropped", nil, at: now)
+            try rebuildOverlay(source, key: edit.key, now: now)
+        }
+    }
+
+    /// `cache outbox resolve NAME KEY --take local|remote`, for the row's conflict: `local` sends
+    /// the edit again onto the upstream's version; `remote` drops it and shows the upstream's.
+    package func resolve(source: Source, key: String, takeLocal: Bool, now: Date = Date()) throws(CacheError) -> Outbox.Edit {
+        let id: String
+        do {
+            guard let found = try db.scalarText("SELECT id FROM outbox WHERE source = ? AND key = ? AND state = 'conflict' ORDER BY seq LIMIT 1",
+                                                [.text(source.name), .text(key)]) else {
+                throw CacheError.refusedEdit("\(source.name) \(key) has no conflict to resolve ('cache outbox \(source.name)' lists its edits)")
+            }
+            id = found
+        } catch let error as CacheError { throw error } catch { throw .database(SyncEngine.databaseError(error)) }
+        if takeLocal { return try retry(id, source: source, now: now) }
+        return try deciding(id) { edit in
+            try db.run("UPDATE outbox SET state = 'dropped', finished_at = ? WHERE id = ?", [.text(Timestamp.format(now)), .text(edit.id)])
+            try log(edit.id, "resolved", "took the upstream's version", at: now)
+            // The row's later edits go on from the upstream's version.
+            try db.run("""
+                UPDATE outbox SET base = ?3, base_etag = ?4 WHERE source = ?1 AND key = ?2 AND state IN \(Self.open) AND id <> ?5
+                """, [.text(source.name), .text(key), .optionalText(edit.remote), .optionalText(try remoteETag(edit.id)), .text(edit.id)])
+            try rebuildOverlay(source, key: key, now: now, upstream: edit.remote)
+        }
+    }
+
+    private func remoteETag(_ id: String) throws -> String? {
+        try db.scalarText("SELECT remote_etag FROM outbox WHERE id = ?", [.text(id)])
+    }
+
+    private func deciding(_ id: String, _ body: (Outbox.Edit) throws -> Void) throws(CacheError) -> Outbox.Edit {
+        do {
+            return try db.inTransaction {
+                let found = try self.edit(id)
+                try body(found)
+                return try self.edit(found.id)
+            }
+        } catch let error as CacheError { throw error } catch { throw .database(SyncEngine.databaseError(error)) }
+    }
+
+    // MARK: The overlay
+
+    /// Makes the row's overlay again from the upstream's record (`upstream`, when the upstream's
+    /// version was read apart from a sync; else `records`) and every open edit of it that is
+    /// shown, in order. With none left the overlay goes, unless `upstream` was given: then it
+    /// shows that until the next sync brings it.
+    func rebuildOverlay(_ source: Source, key: String, now: Date, upstream: String? = nil) throws {
+        let cached = try db.scalarText("SELECT record FROM records WHERE source = ? AND key = ?", [.text(source.name), .text(key)])
+        let edits = try db.query("SELECT op, body FROM outbox WHERE source = ? AND key = ? AND state IN \(Self.shown) ORDER BY seq",
+                                 [.text(source.name), .text(key)]) { (Outbox.Operation(rawValue: $0.text(0) ?? "") ?? .patch, $0.text(1)) }
+        guard !edits.isEmpty else {
+            if let upstream {
+                try settle(source.name, key: key, record: upstream, now: now)
+            } else {
+                try db.run("DELETE FROM record_overlay WHERE source = ? AND key = ? AND pending = 1", [.text(source.name), .text(key)])
+            }
+            return
+        }
+        var record: JSONValue? = try (upstream ?? cached).map { try Self.object($0) }
+        var created = false
+        for (operation, body) in edits {
+            let value = try body.map { try Self.object($0) }
+            switch operation {
+            case .patch: record = MergePatch.apply(value ?? .object([]), to: record)
+            case .replace: record = value
+            case .create: record = value; created = cached == nil
+            case .delete: record = nil
+            }
+        }
+        try db.run("""
+            INSERT INTO record_overlay (source, key, record, created, pending, settled_at, made_at) VALUES (?, ?, ?, ?, 1, NULL, ?)
+            ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, created = excluded.created, pending = 1, settled_at = NULL
+            """, [.text(source.name), .text(key), .optionalText(try record.map { try Self.canonical($0.compact, source: source).record }),
+                  .int(created ? 1 : 0), .text(Timestamp.format(now))])
+    }
+
+    /// The row shows `record` (nil: removed) as the upstream's, not pending, until a sync begun
+    /// after now brings the upstream's own version.
+    func settle(_ source: String, key: String, record: String?, now: Date) throws {
+        try db.run("""
+            INSERT INTO record_overlay (source, key, record, created, pending, settled_at, made_at) VALUES (?1, ?2, ?3,
+                NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 0, ?4, ?4)
+            ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, pending = 0, settled_at = excluded.settled_at
+            """, [.text(source), .text(key), .optionalText(record), .text(Timestamp.format(now))])
+    }
+
+    func log(_ edit: String, _ event: String, _ detail: String?, at now: Date) throws {
+        try db.run("INSERT INTO outbox_log (edit, at, event, detail) VALUES (?, ?, ?, ?)",
+                   [.text(edit), .text(Timestamp.format(now)), .text(event), .optionalText(detail)])
+    }
+}
