@@ -39,13 +39,16 @@ CREATE TABLE outbox_log (
 ) STRICT;
 CREATE INDEX outbox_log_by_edit ON outbox_log (edit);
 
--- The overlay: a row with edits shows `record` (NULL: removed once the delete applies); a record
--- made here and not yet at the upstream is `created`. `pending` is 0 once every edit of the row
--- applied and the row waits for the next sync to bring the upstream's version, which ends it.
+-- The overlay: a row with edits shows `record`; a `removed` one shows it while the removal is
+-- pending, and not at all once it applied. A record the upstream does not have in `records`
+-- (made here, or numbered by a write's answer) is `created`. `pending` is 0 once every edit of
+-- the row applied and the row waits for the next sync to bring the upstream's version, which
+-- ends it.
 CREATE TABLE record_overlay (
     source     TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
     key        TEXT NOT NULL,
-    record     TEXT,
+    record     TEXT NOT NULL,
+    removed    INTEGER NOT NULL DEFAULT 0 CHECK (removed IN (0, 1)),
     created    INTEGER NOT NULL CHECK (created IN (0, 1)),
     pending    INTEGER NOT NULL DEFAULT 1 CHECK (pending IN (0, 1)),
     settled_at TEXT,

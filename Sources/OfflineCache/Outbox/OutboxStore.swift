@@ -43,9 +43,9 @@ package struct OutboxStore {
                 switch change {
                 case .patch(let patch):
                     let merged = MergePatch.apply(try Self.object(patch), to: try Self.object(shown.record ?? "{}"))
-                    after = try Self.keep(merged.compact, source: source, key: key)
+                    after = try Self.keep(merged.compact, source: source, key: key, local: shown.local)
                 case .replace(let record):
-                    after = try Self.keep(record, source: source, key: key)
+                    after = try Self.keep(record, source: source, key: key, local: shown.local)
                 case .create(let record):
                     after = try Self.canonical(record, source: source).record
                 case .delete:
@@ -56,11 +56,7 @@ package struct OutboxStore {
                 // The version the edit is made on: the upstream's record, with the ETag a write's
                 // answer gave for that very record; an edit after open ones is made on their
                 // result, and takes its precondition from the last one's answer when it applies.
-                let upstream = try db.query("""
-                    SELECT r.record, e.etag FROM records r
-                    LEFT JOIN record_etags e ON e.source = r.source AND e.key = r.key AND e.record = r.record
-                    WHERE r.source = ? AND r.key = ?
-                    """, [.text(source.name), .text(key)]) { ($0.text(0), $0.text(1)) }.first
+                let upstream = try upstreamVersion(source.name, key: key)
                 let base = earlier > 0 ? shown.record : upstream?.0
                 let edit = Outbox.Edit(id: UUID().uuidString.lowercased(), source: source.name, key: key, operation: change.operation,
                                        body: try change.body.map { try Self.object($0).compact }, state: .queued, attempts: 0,
@@ -71,11 +67,12 @@ package struct OutboxStore {
                     """, [.text(edit.id), .text(edit.source), .text(key), .text(edit.operation.rawValue), .optionalText(edit.body),
                           .optionalText(base), .optionalText(earlier > 0 ? nil : upstream?.1), .text(edit.madeAt)])
                 try log(edit.id, "edited", edit.operation.rawValue + (edit.body.map { " " + $0 } ?? ""), at: now)
+                // A removal keeps showing the record it removes until it applies.
                 try db.run("""
-                    INSERT INTO record_overlay (source, key, record, created, pending, settled_at, made_at) VALUES (?, ?, ?, ?, 1, NULL, ?)
-                    ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, pending = 1, settled_at = NULL,
-                        created = record_overlay.created OR excluded.created
-                    """, [.text(source.name), .text(key), .optionalText(after), .int(change.operation == .create ? 1 : 0), .text(edit.madeAt)])
+                    INSERT INTO record_overlay (source, key, record, removed, created, pending, settled_at, made_at)
+                    VALUES (?1, ?2, ?3, ?4, NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 1, NULL, ?5)
+                    ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, pending = 1, settled_at = NULL
+                    """, [.text(source.name), .text(key), .text(after ?? shown.record ?? "{}"), .int(after == nil ? 1 : 0), .text(edit.madeAt)])
                 return edit
             }
         } catch let error as CacheError {
@@ -146,10 +143,11 @@ package struct OutboxStore {
         }
     }
 
-    /// `record` canonical, refused if its key is not `key` (an edit cannot change a record's key).
-    static func keep(_ record: String, source: Source, key: String) throws -> String {
+    /// `record` canonical, refused if its key is not `key` (an edit cannot change a record's key;
+    /// a record made here under a `local` key has none of its own yet).
+    static func keep(_ record: String, source: Source, key: String, local: Bool = false) throws -> String {
         let kept = try canonical(record, source: source)
-        guard kept.key == key else {
+        guard kept.key == key || (local && kept.key == nil) else {
             let fields = source.layout?.keyDescription ?? "key"
             throw CacheError.refusedEdit(kept.key == nil
                 ? "the edited record has no \(fields): an edit keeps the record's key fields"
@@ -158,17 +156,32 @@ package struct OutboxStore {
         return kept.record
     }
 
-    /// The row as the cache shows it now: whether there is one, and its record (nil: its
-    /// removal is pending).
-    func shownRecord(_ source: String, key: String) throws -> (exists: Bool, record: String?) {
-        if let overlay = try db.query("SELECT record FROM record_overlay WHERE source = ? AND key = ?", [.text(source), .text(key)], row: {
-            $0.text(0)
-        }).first {
-            let cached = try db.scalarInt("SELECT count(*) FROM records WHERE source = ? AND key = ?", [.text(source), .text(key)]) == 1
-            return (overlay != nil || cached, overlay)
+    /// The row as the cache shows it now: whether there is one, its record (nil: its removal is
+    /// pending), and whether it is a record made here that the upstream has not numbered yet.
+    func shownRecord(_ source: String, key: String) throws -> (exists: Bool, record: String?, local: Bool) {
+        if let (record, removed, created, pending) = try db.query("SELECT record, removed, created, pending FROM record_overlay WHERE source = ? AND key = ?",
+                                                                   [.text(source), .text(key)], row: { ($0.text(0), $0.int(1) != 0, $0.int(2) != 0, $0.int(3) != 0) }).first {
+            // A removal that applied is gone; one pending shows, but cannot be edited.
+            guard !removed || pending else { return (false, nil, false) }
+            let local = created && pending && key.hasPrefix("new-")
+            return (true, removed ? nil : record, local)
         }
         let record = try db.scalarText("SELECT record FROM records WHERE source = ? AND key = ?", [.text(source), .text(key)])
-        return (record != nil, record)
+        return (record != nil, record, false)
+    }
+
+    /// The upstream's version of a record as this cache knows it — a write's answer not yet
+    /// brought by a sync, else the synced record — with the ETag an answer gave for that very
+    /// version, if any.
+    func upstreamVersion(_ source: String, key: String) throws -> (String?, String?)? {
+        let settled = try db.query("SELECT record FROM record_overlay WHERE source = ? AND key = ? AND pending = 0 AND removed = 0",
+                                   [.text(source), .text(key)]) { $0.text(0) }.first
+        guard let record = try settled ?? db.scalarText("SELECT record FROM records WHERE source = ? AND key = ?", [.text(source), .text(key)]) else {
+            return nil
+        }
+        let etag = try db.scalarText("SELECT etag FROM record_etags WHERE source = ? AND key = ? AND record = ?",
+                                     [.text(source), .text(key), .text(record)])
+        return (record, etag)
     }
 
     // MARK: Reading
@@ -220,13 +233,23 @@ package struct OutboxStore {
             guard [.conflict, .rejected, .blocked, .queued].contains(edit.state) else {
                 throw CacheError.refusedEdit("edit \(edit.id) is \(edit.state.rawValue): only a queued, conflict, rejected or blocked edit is retried")
             }
-            // On a conflict, retried onto the upstream's version found then (as resolve --take local).
-            let onRemote = edit.state == .conflict
+            // A conflict goes onto the upstream's version found then (as resolve --take local); a
+            // rejected or blocked one onto the upstream's version as this cache knows it, when
+            // no open edit of the row comes before it.
+            let earlier = try db.scalarInt("""
+                SELECT count(*) FROM outbox WHERE source = ? AND key = ? AND state IN \(Self.open)
+                    AND seq < (SELECT seq FROM outbox WHERE id = ?)
+                """, [.text(edit.source), .text(edit.key), .text(edit.id)]) ?? 0
+            var base = (edit.base, try db.scalarText("SELECT base_etag FROM outbox WHERE id = ?", [.text(edit.id)]))
+            if edit.state == .conflict {
+                base = (edit.remote, try remoteETag(edit.id))
+            } else if earlier == 0, edit.state != .queued, let known = try upstreamVersion(edit.source, key: edit.key) {
+                base = known
+            }
             try db.run("""
-                UPDATE outbox SET state = 'queued', attempts = 0, next_at = NULL, request = NULL, claim = NULL,
-                    base = CASE WHEN ?2 THEN remote ELSE base END, base_etag = CASE WHEN ?2 THEN remote_etag ELSE base_etag END
+                UPDATE outbox SET state = 'queued', attempts = 0, next_at = NULL, request = NULL, claim = NULL, base = ?2, base_etag = ?3
                 WHERE id = ?1
-                """, [.text(edit.id), .int(onRemote ? 1 : 0)])
+                """, [.text(edit.id), .optionalText(base.0), .optionalText(base.1)])
             try log(edit.id, "retried", nil, at: now)
             try rebuildOverlay(source, key: edit.key, now: now)
         }
@@ -300,31 +323,32 @@ package struct OutboxStore {
             return
         }
         var record: JSONValue? = try (upstream ?? cached).map { try Self.object($0) }
-        var created = false
+        var removed = false
         for (operation, body) in edits {
             let value = try body.map { try Self.object($0) }
             switch operation {
             case .patch: record = MergePatch.apply(value ?? .object([]), to: record)
-            case .replace: record = value
-            case .create: record = value; created = cached == nil
-            case .delete: record = nil
+            case .replace, .create: record = value
+            case .delete: removed = true
             }
         }
         try db.run("""
-            INSERT INTO record_overlay (source, key, record, created, pending, settled_at, made_at) VALUES (?, ?, ?, ?, 1, NULL, ?)
-            ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, created = excluded.created, pending = 1, settled_at = NULL
-            """, [.text(source.name), .text(key), .optionalText(try record.map { try Self.canonical($0.compact, source: source).record }),
-                  .int(created ? 1 : 0), .text(Timestamp.format(now))])
+            INSERT INTO record_overlay (source, key, record, removed, created, pending, settled_at, made_at) VALUES (?, ?, ?, ?, ?, 1, NULL, ?)
+            ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, created = excluded.created,
+                pending = 1, settled_at = NULL
+            """, [.text(source.name), .text(key), .text(try Self.canonical((record ?? .object([])).compact, source: source).record),
+                  .int(removed ? 1 : 0), .int(cached == nil ? 1 : 0), .text(Timestamp.format(now))])
     }
 
     /// The row shows `record` (nil: removed) as the upstream's, not pending, until a sync begun
     /// after now brings the upstream's own version.
     func settle(_ source: String, key: String, record: String?, now: Date) throws {
         try db.run("""
-            INSERT INTO record_overlay (source, key, record, created, pending, settled_at, made_at) VALUES (?1, ?2, ?3,
-                NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 0, ?4, ?4)
-            ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, pending = 0, settled_at = excluded.settled_at
-            """, [.text(source), .text(key), .optionalText(record), .text(Timestamp.format(now))])
+            INSERT INTO record_overlay (source, key, record, removed, created, pending, settled_at, made_at) VALUES (?1, ?2, coalesce(?3, '{}'), ?4,
+                NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 0, ?5, ?5)
+            ON CONFLICT (source, key) DO UPDATE SET record = coalesce(?3, record_overlay.record), removed = ?4, pending = 0,
+                settled_at = excluded.settled_at
+            """, [.text(source), .text(key), .optionalText(record), .int(record == nil ? 1 : 0), .text(Timestamp.format(now))])
     }
 
     func log(_ edit: String, _ event: String, _ detail: String?, at now: Date) throws {

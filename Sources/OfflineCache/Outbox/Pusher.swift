@@ -150,7 +150,7 @@ private struct Worker {
             let now = Timestamp.now()
             guard let row = try db.query("""
                 SELECT \(OutboxStore.columns), request, base_etag,
-                       EXISTS (SELECT 1 FROM outbox_log l WHERE l.edit = o.id AND l.event = 'sent')
+                       EXISTS (SELECT 1 FROM outbox_log l WHERE l.edit = o.id AND l.event IN ('sent', 'retried'))
                 FROM outbox o
                 WHERE state = 'queued' AND source IN (SELECT value FROM json_each(?1)) AND source NOT IN (SELECT value FROM json_each(?2))
                   AND id NOT IN (SELECT value FROM json_each(?3)) AND (NOT ?4 OR next_at IS NULL OR next_at <= ?5)
@@ -205,7 +205,8 @@ private struct Worker {
     }
 
     /// The request for an edit not yet sent: its method, URL and body from the source's write
-    /// options, a new `Idempotency-Key` (the edit's id the first time), and the precondition —
+    /// options, a new `Idempotency-Key` (the edit's id the first time; after a retry or a
+    /// resolve, a new one), and the precondition —
     /// `If-Match` with the record's ETag, or else the record read first and compared with the
     /// version the edit was made on. Nil when that read settled the edit (a conflict; a removal
     /// of a record already gone).

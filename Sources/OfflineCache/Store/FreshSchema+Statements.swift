@@ -42,7 +42,7 @@ extension FreshSchema {
         "CREATE INDEX outbox_open ON outbox (source, seq) WHERE state NOT IN ('applied', 'dropped')",
         "CREATE TABLE outbox_log (\n    edit   TEXT NOT NULL REFERENCES outbox(id) ON DELETE CASCADE,\n    at     TEXT NOT NULL,\n    event  TEXT NOT NULL,\n    detail TEXT\n) STRICT",
         "CREATE INDEX outbox_log_by_edit ON outbox_log (edit)",
-        "CREATE TABLE record_overlay (\n    source     TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key        TEXT NOT NULL,\n    record     TEXT,\n    created    INTEGER NOT NULL CHECK (created IN (0, 1)),\n    pending    INTEGER NOT NULL DEFAULT 1 CHECK (pending IN (0, 1)),\n    settled_at TEXT,\n    made_at    TEXT NOT NULL,\n    PRIMARY KEY (source, key)\n) STRICT, WITHOUT ROWID",
+        "CREATE TABLE record_overlay (\n    source     TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key        TEXT NOT NULL,\n    record     TEXT NOT NULL,\n    removed    INTEGER NOT NULL DEFAULT 0 CHECK (removed IN (0, 1)),\n    created    INTEGER NOT NULL CHECK (created IN (0, 1)),\n    pending    INTEGER NOT NULL DEFAULT 1 CHECK (pending IN (0, 1)),\n    settled_at TEXT,\n    made_at    TEXT NOT NULL,\n    PRIMARY KEY (source, key)\n) STRICT, WITHOUT ROWID",
         "CREATE TABLE record_etags (\n    source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key    TEXT NOT NULL,\n    etag   TEXT NOT NULL,\n    record TEXT NOT NULL,\n    PRIMARY KEY (source, key)\n) STRICT, WITHOUT ROWID",
         "INSERT INTO sqlite_sequence (name, seq) VALUES ('sync_runs', 0)",
     ]

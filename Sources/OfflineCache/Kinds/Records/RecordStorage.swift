@@ -24,14 +24,14 @@ struct RecordStorage: StorageDefinition {
                   JOIN sources s ON s.name = r.source
                   LEFT JOIN sync_state st ON st.source = r.source
                   LEFT JOIN record_overlay o ON o.source = r.source AND o.key = r.key
-                  WHERE o.record IS NOT NULL OR o.key IS NULL OR o.pending = 1)
+                  WHERE o.key IS NULL OR o.removed = 0 OR o.pending = 1)
             """
         let created = """
             SELECT source, key, record, \(ViewDefinition.staleness), pending
             FROM (SELECT o.source, o.key, o.record, s.ttl_s, o.made_at AS seen_at, o.pending
                   FROM record_overlay o
                   JOIN sources s ON s.name = o.source
-                  WHERE o.created = 1 AND o.record IS NOT NULL
+                  WHERE o.created = 1 AND (o.removed = 0 OR o.pending = 1)
                     AND NOT EXISTS (SELECT 1 FROM records r WHERE r.source = o.source AND r.key = o.key))
             """
         let unedited = """

@@ -1,0 +1,289 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Local edits (`cache edit`, `cache push`, `cache outbox`) against the loopback upstream's
+/// writable collection (`/api/tasks`, held to the RFCs and the Idempotency-Key draft by
+/// `WritableUpstreamTests`), over real HTTP on loopback, each with the answer that decides it.
+@Suite(.gated) struct LocalEditsTests {
+    /// A sandbox with the source `tasks` over the upstream's tasks, writable, synced.
+    static func setUp(_ tasks: [[String: Any]], in box: Sandbox = try! Sandbox(), upstream given: LoopbackUpstream? = nil,
+                      extra: [String] = []) throws -> (LoopbackUpstream, Sandbox) {
+        let upstream = try given ?? LoopbackUpstream()
+        if given == nil { try upstream.tasks(["tasks": tasks]) }
+        let added = box.cacheInProcess(["sources", "add", "tasks", "--kind", "json", "--key", "id", "--url", upstream.baseURL + "/api/tasks",
+                                        "--write-url", upstream.baseURL + "/api/tasks/{key}", "--create-url", upstream.baseURL + "/api/tasks"] + extra)
+        #expect(added.status == 0, "\(added.stderr)")
+        let synced = box.cacheInProcess(["sync", "tasks"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        return (upstream, box)
+    }
+
+    static func task(_ id: Int, _ title: String? = nil, done: Bool = false) -> [String: Any] {
+        ["id": id, "title": title ?? "task \(id)", "done": done]
+    }
+
+    /// The rows `list --json` shows, by key.
+    static func shown(_ box: Sandbox) throws -> [String: [String: Any]] {
+        let list = box.cacheInProcess(["list", "tasks", "--offline", "--json"])
+        #expect(list.status == 0, "\(list.stderr)")
+        return Dictionary(uniqueKeysWithValues: try list.jsonArray().map { ($0["key"] as? String ?? "", $0) })
+    }
+
+    static func outbox(_ box: Sandbox, all: Bool = false) throws -> [[String: Any]] {
+        try box.cacheInProcess(["outbox", "--json"] + (all ? ["--all"] : [])).jsonArray()
+    }
+
+    static func writes(_ upstream: LoopbackUpstream) throws -> [[String: Any]] {
+        try upstream.taskLog()["writes"] as? [[String: Any]] ?? []
+    }
+
+    static func applied(_ upstream: LoopbackUpstream) throws -> [[String: Any]] {
+        try upstream.taskLog()["applied"] as? [[String: Any]] ?? []
+    }
+
+    static func upstreamTask(_ upstream: LoopbackUpstream, _ id: Int) throws -> [String: Any]? {
+        (try upstream.taskLog()["tasks"] as? [[String: Any]])?.first { $0["id"] as? Int == id }
+    }
+
+    /// An edit is shown at once, marked pending, and queued without the network; the push
+    /// applies it and the row is no longer pending; the next sync brings the upstream's own.
+    @Test func anEditShowsAtOnceAndAppliesWhenPushed() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1), Self.task(2)])
+        let edit = box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true", "--set", "note=call back"])
+        #expect(edit.status == 0 && edit.stdout.hasPrefix("queued: patch tasks 1"), "\(edit.stdout) \(edit.stderr)")
+        #expect(try Self.writes(upstream).isEmpty, "an edit never touches the network")
+        var shown = try Self.shown(box)
+        #expect(shown["1"]?["pending"] as? Bool == true && shown["2"]?["pending"] as? Bool == false)
+        #expect((shown["1"]?["record"] as? [String: Any])?["note"] as? String == "call back")
+        #expect((shown["1"]?["record"] as? [String: Any])?["done"] as? Bool == true, "a value that parses as JSON is JSON")
+        #expect(try rows(box.database, "SELECT pending FROM cached_tasks WHERE key = '1'").first?["pending"] == "1")
+        #expect(try Self.outbox(box).map { $0["state"] as? String } == ["queued"])
+
+        let push = box.cacheInProcess(["push"])
+        #expect(push.status == 0 && push.stdout.contains("applied"), "\(push.stdout) \(push.stderr)")
+        #expect(try Self.upstreamTask(upstream, 1)?["note"] as? String == "call back")
+        shown = try Self.shown(box)
+        #expect(shown["1"]?["pending"] as? Bool == false && (shown["1"]?["record"] as? [String: Any])?["note"] as? String == "call back")
+        #expect(try Self.outbox(box).isEmpty)
+        #expect(box.cacheInProcess(["sync", "tasks"]).status == 0)
+        #expect((try Self.shown(box)["1"]?["record"] as? [String: Any])?["note"] as? String == "call back")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM record_overlay").first?["n"] == "0", "the sync ended the overlay")
+    }
+
+    /// The case the Idempotency-Key is for: the upstream applies the write and the connection
+    /// drops before the answer. The retry is the same request, the same key
+    /// (draft-ietf-httpapi-idempotency-key-header-06 §2.6), and the record changes once.
+    @Test func aWriteAppliedThenCutOffIsSentAgainWithItsKeyAndAppliedOnce() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1)])
+        let edit = box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"])
+        let id = try #require(edit.stdout.firstMatch(of: /edit ([0-9a-f-]{36})/)?.1).description
+        try upstream.tasks(["apply_then_drop": 1])
+        let first = box.cacheInProcess(["push"])
+        #expect(first.status == 75, "a lost answer leaves the edit queued: \(first.stdout) \(first.stderr) \((try? Self.writes(upstream)) ?? [])")
+        #expect(try Self.outbox(box).first?["state"] as? String == "queued")
+        let second = box.cacheInProcess(["push"])
+        #expect(second.status == 0, "\(second.stdout) \(second.stderr)")
+        let writes = try Self.writes(upstream)
+        #expect(writes.count == 2 && Set(writes.map { $0["idempotency_key"] as? String }) == ["\"\(id)\""], "\(writes)")
+        #expect(writes.map { $0["if_match"] as? String } == ["\"v1\"", "\"v1\""], "the same precondition too")
+        #expect(writes.last?["replayed"] as? Bool == true)
+        #expect(try Self.applied(upstream).count == 1, "applied once")
+        #expect(try Self.outbox(box, all: true).first?["state"] as? String == "applied")
+    }
+
+    /// A change upstream between the edit and the push is never overwritten (RFC 9110 §13.1.1):
+    /// with the record's ETag known the write is 412; without, the push reads the record first and
+    /// finds it differs. Either way the edit is a conflict with base, local and remote kept, and
+    /// `resolve --take local` sends it again onto the upstream's version.
+    @Test func aChangeUpstreamIsAConflictKeptWholeAndResolvedByTakingLocal() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1), Self.task(2)])
+        // Read first: no ETag known for task 2's cached version.
+        #expect(box.cacheInProcess(["edit", "tasks", "2", "--set", "title=mine"]).status == 0)
+        _ = try WritableUpstreamTests.write(upstream, "PATCH", "/api/tasks/2", #"{"title": "theirs"}"#)
+        let push = box.cacheInProcess(["push"])
+        #expect(push.status == 1 && push.stdout.contains("conflict"), "\(push.stdout) \(push.stderr)")
+        #expect(try Self.upstreamTask(upstream, 2)?["title"] as? String == "theirs", "their change stands")
+        let conflict = try #require(try Self.outbox(box).first)
+        #expect(conflict["state"] as? String == "conflict")
+        let shown = try #require(try box.cacheInProcess(["outbox", "show", conflict["id"] as! String, "--json"]).json() as? [String: Any])
+        #expect((shown["base"] as? [String: Any])?["title"] as? String == "task 2")
+        #expect((shown["remote"] as? [String: Any])?["title"] as? String == "theirs")
+        #expect((shown["body"] as? [String: Any])?["title"] as? String == "mine")
+        #expect((try Self.shown(box)["2"]?["record"] as? [String: Any])?["title"] as? String == "mine", "the local edit stays shown")
+
+        let resolved = box.cacheInProcess(["outbox", "resolve", "tasks", "2", "--take", "local"])
+        #expect(resolved.status == 0, "\(resolved.stderr)")
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        #expect(try Self.upstreamTask(upstream, 2)?["title"] as? String == "mine")
+        let keys = try Self.writes(upstream).compactMap { $0["idempotency_key"] as? String }
+        #expect(keys.count == 1 && keys[0] != "\"\(conflict["id"] as! String)\"", "a resolved edit is a new request, a new key: \(keys)")
+
+        // ETag known (the answer to the last write gave "v3"): the write itself is refused, 412.
+        #expect(box.cacheInProcess(["edit", "tasks", "2", "--set", "done=true"]).status == 0)
+        _ = try WritableUpstreamTests.write(upstream, "PATCH", "/api/tasks/2", #"{"title": "theirs again"}"#)
+        #expect(box.cacheInProcess(["push"]).status == 1)
+        let last = try #require(try Self.writes(upstream).last)
+        #expect(last["if_match"] as? String == "\"v3\"" && last["status"] as? Int == 412, "\(last)")
+        #expect(try Self.outbox(box).first?["state"] as? String == "conflict")
+        #expect(try Self.upstreamTask(upstream, 2)?["done"] as? Bool == false)
+        #expect(box.cacheInProcess(["outbox", "resolve", "tasks", "2", "--take", "remote"]).status == 0)
+        let row = try #require(try Self.shown(box)["2"])
+        #expect(row["pending"] as? Bool == false && (row["record"] as? [String: Any])?["title"] as? String == "theirs again")
+        #expect(try Self.outbox(box).isEmpty)
+    }
+
+    /// A poison edit (422) never wedges the queue: the 100 edits of other records all apply;
+    /// the poisoned record's later edit is blocked, not sent, and its row shows the upstream's.
+    @Test func aPoisonedRecordBlocksOnlyItsOwnLaterEdits() throws {
+        let (upstream, box) = try Self.setUp((1...101).map { Self.task($0) })
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "title="]).status == 0)
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"]).status == 0)
+        for id in 2...101 { #expect(box.cacheInProcess(["edit", "tasks", String(id), "--set", "done=true"]).status == 0) }
+        let push = box.cacheInProcess(["push", "--json"])
+        #expect(push.status == 1, "\(push.stderr)")
+        let report = try #require(try push.json() as? [String: Any])
+        #expect(report["applied"] as? Int == 100 && report["rejected"] as? Int == 1, "\(report)")
+        #expect(try Self.writes(upstream).filter { $0["path"] as? String == "/api/tasks/1" }.count == 1, "the blocked edit is not sent")
+        let left = try Self.outbox(box)
+        #expect(left.map { $0["state"] as? String } == ["rejected", "blocked"])
+        #expect(left.first?["answer_status"] as? Int == 422 && (left.first?["answer"] as? String ?? "").contains("title"))
+        let row = try #require(try Self.shown(box)["1"])
+        #expect(row["pending"] as? Bool == false && (row["record"] as? [String: Any])?["title"] as? String == "task 1", "reverted")
+        // Dropping the poison and retrying the blocked edit sends it.
+        #expect(box.cacheInProcess(["outbox", "drop", left[0]["id"] as! String]).status == 0)
+        #expect(box.cacheInProcess(["outbox", "retry", left[1]["id"] as! String]).status == 0)
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        #expect(try Self.upstreamTask(upstream, 1)?["done"] as? Bool == true)
+    }
+
+    /// Three edits of one record go in order, each on the one before's answer (If-Match with its
+    /// ETag); a refresh between the edits and the push keeps showing them.
+    @Test func editsOfOneRecordGoInOrderAndARefreshKeepsThem() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1), Self.task(2)])
+        for title in ["a", "b", "c"] { #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "title=\(title)"]).status == 0) }
+        _ = try WritableUpstreamTests.write(upstream, "PATCH", "/api/tasks/2", #"{"title": "changed"}"#)
+        #expect(box.cacheInProcess(["sync", "tasks", "--no-push"]).status == 0)
+        var rows = try Self.shown(box)
+        #expect((rows["1"]?["record"] as? [String: Any])?["title"] as? String == "c" && rows["1"]?["pending"] as? Bool == true)
+        #expect((rows["2"]?["record"] as? [String: Any])?["title"] as? String == "changed", "the refresh landed")
+        #expect(try Self.writes(upstream).count == 1, "--no-push sent nothing")
+
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        let sent = try Self.writes(upstream).filter { $0["path"] as? String == "/api/tasks/1" }
+        #expect(sent.map { $0["if_match"] as? String } == ["\"v1\"", "\"v2\"", "\"v3\""], "\(sent)")
+        #expect(try Self.upstreamTask(upstream, 1)?["title"] as? String == "c")
+        rows = try Self.shown(box)
+        #expect(rows["1"]?["pending"] as? Bool == false && (rows["1"]?["record"] as? [String: Any])?["title"] as? String == "c")
+    }
+
+    /// Two caches (two machines' files) edit one record: the second push is a conflict, not a
+    /// lost update.
+    @Test func twoCachesEditingOneRecordMakeAConflictNotALostUpdate() throws {
+        let (upstream, first) = try Self.setUp([Self.task(1)])
+        let (_, second) = try Self.setUp([], upstream: upstream)
+        #expect(first.cacheInProcess(["edit", "tasks", "1", "--set", "title=from the first"]).status == 0)
+        #expect(second.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"]).status == 0)
+        #expect(first.cacheInProcess(["push"]).status == 0)
+        #expect(second.cacheInProcess(["push"]).status == 1)
+        let task = try #require(try Self.upstreamTask(upstream, 1))
+        #expect(task["title"] as? String == "from the first" && task["done"] as? Bool == false)
+        #expect(try Self.outbox(second).first?["state"] as? String == "conflict")
+    }
+
+    /// A record made here has a local key until the upstream numbers it; the key then follows.
+    @Test func aCreatedRecordTakesTheUpstreamsKey() throws {
+        let (upstream, box) = try Self.setUp([Self.task(7)])
+        let made = box.cacheInProcess(["edit", "tasks", "--create", #"{"title": "new", "done": false}"#])
+        let local = try #require(made.stdout.firstMatch(of: /(new-[0-9a-f]{8})/)?.1).description
+        #expect(try Self.shown(box)[local]?["pending"] as? Bool == true)
+        #expect(box.cacheInProcess(["edit", "tasks", local, "--set", "done=true"]).status == 0, "a made record can be edited before it is sent")
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        let rows = try Self.shown(box)
+        #expect(rows[local] == nil && (rows["8"]?["record"] as? [String: Any])?["done"] as? Bool == true, "\(rows.keys)")
+        #expect(try Self.upstreamTask(upstream, 8)?["done"] as? Bool == true)
+        #expect(box.cacheInProcess(["edit", "tasks", "8", "--delete"]).status == 0)
+        #expect(try Self.shown(box)["8"]?["pending"] as? Bool == true, "a removal is shown pending until it applies")
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        #expect(try Self.shown(box)["8"] == nil && (try Self.upstreamTask(upstream, 8)) == nil)
+    }
+
+    /// Failures that may pass keep the edit queued, with backoff (the upstream's Retry-After
+    /// honoured): `sync --if-stale` leaves it until then, `cache push` sends it now. Credentials
+    /// refused stop the source's push (77); the edit stays queued.
+    @Test func retryableFailuresWaitAndRefusedCredentialsStop() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1)])
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"]).status == 0)
+        try upstream.tasks(["status": 503, "retry_after": "120"])
+        #expect(box.cacheInProcess(["push"]).status == 75)
+        let queued = try #require(try Self.outbox(box).first)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let nextAt = try #require((queued["next_at"] as? String).flatMap { formatter.date(from: $0) })
+        #expect(nextAt.timeIntervalSinceNow > 100, "Retry-After: 120 honoured: \(queued)")
+        #expect(box.cacheInProcess(["sync", "--if-stale"]).status == 0)
+        #expect(try Self.writes(upstream).count == 1, "its backoff has not passed")
+        try upstream.tasks(["status": 401])
+        #expect(box.cacheInProcess(["push"]).status == 77)
+        #expect(try Self.outbox(box).first?["state"] as? String == "queued")
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        #expect(try Self.upstreamTask(upstream, 1)?["done"] as? Bool == true)
+    }
+
+    /// Bad input is refused with a clear error, and nothing is queued or shown.
+    @Test func badEditsAreRefusedAndChangeNothing() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1)])
+        #expect(box.cacheInProcess(["sources", "add", "ro", "--kind", "json", "--key", "id", "--url", upstream.baseURL + "/api/tasks"]).status == 0)
+        #expect(box.cacheInProcess(["sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account"]).status == 0)
+        #expect(box.cacheInProcess(["sources", "set", "tasks", "--max-bytes", "200"]).status == 0)
+        let cases: [([String], Int32, String)] = [
+            (["edit", "nope", "1", "--set", "done=true"], 66, "no source named 'nope'"),
+            (["edit", "tasks", "99", "--set", "done=true"], 66, "99"),
+            (["edit", "tasks", "1", "--json", "[1, 2]"], 64, "one JSON object"),
+            (["edit", "tasks", "1", "--json", "{\"done\": tru"], 64, "not JSON"),
+            (["edit", "tasks", "1", "--json", "{\"a\": 1, \"a\": 2}"], 64, "named twice"),
+            (["edit", "tasks", "1", "--set", "id=5"], 64, "changes the key"),
+            (["edit", "tasks", "1", "--replace", "{\"title\": \"no id\"}"], 64, "key fields"),
+            (["edit", "tasks", "1", "--set", "note=" + String(repeating: "x", count: 300)], 64, "--max-bytes"),
+            (["edit", "ro", "1", "--set", "done=true"], 64, "--write-url"),
+            (["edit", "ro", "--create", "{\"title\": \"x\"}"], 64, "--create-url"),
+            (["edit", "bank", "1", "--set", "done=true"], 64, "cannot be edited"),
+            (["edit", "tasks", "1"], 64, "say what to change"),
+            (["--read-only", "edit", "tasks", "1", "--set", "done=true"], 78, "read-only"),
+        ]
+        for (arguments, status, message) in cases {
+            let result = box.cacheInProcess(arguments)
+            #expect(result.status == status && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr) \(message)")
+        }
+        #expect(try rows(box.database, "SELECT (SELECT count(*) FROM outbox) + (SELECT count(*) FROM record_overlay) AS n").first?["n"] == "0")
+        #expect(try Self.shown(box)["1"]?["pending"] as? Bool == false)
+    }
+
+    /// A kill at any moment of a push loses nothing and applies nothing twice: 50 `SIGKILL`s at
+    /// random moments of `cache push` (the binary), against an upstream that honours the key;
+    /// then one push to the end. Every edit is applied exactly once: one applied write per
+    /// Idempotency-Key, and every record as its edits left it.
+    @Test func killedPushesLoseNothingAndApplyNothingTwice() async throws {
+        let (upstream, box) = try Self.setUp((1...20).map { Self.task($0) })
+        for id in 1...20 {
+            for note in ["one", "two"] { #expect(box.cacheInProcess(["edit", "tasks", String(id), "--set", "note=\(note) \(id)"]).status == 0) }
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<50 {
+            let push = try box.start(["push"])
+            // A moment anywhere from before the first request to after the last.
+            usleep(UInt32.random(in: 0...60_000, using: &generator))
+            kill(push.process.processIdentifier, SIGKILL)
+            _ = await push.finished()
+        }
+        let last = try await box.cache("push")
+        #expect(last.status == 0, "\(last.stdout) \(last.stderr)")
+        let outbox = try Self.outbox(box, all: true)
+        #expect(outbox.count == 40 && outbox.allSatisfy { $0["state"] as? String == "applied" }, "\(outbox.filter { $0["state"] as? String != "applied" })")
+        let applied = try Self.applied(upstream)
+        let keys = applied.compactMap { $0["key"] as? String }
+        #expect(keys.count == 40 && Set(keys).count == 40, "each edit applied once: \(applied.count) applied for 40 edits")
+        for id in 1...20 { #expect(try Self.upstreamTask(upstream, id)?["note"] as? String == "two \(id)") }
+    }
+}
+
