@@ -230,6 +230,30 @@ import Testing
         #expect(try Self.upstreamTask(upstream, 1)?["done"] as? Bool == true)
     }
 
+    /// The outbox is in `status` (and `--max-pending` for monitors), in `metrics`, and in the
+    /// row's `log`: edited, sent, applied.
+    @Test func theOutboxIsInStatusMetricsAndTheLog() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1)])
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"]).status == 0)
+        let status = try #require(try box.cacheInProcess(["status", "tasks", "--json"]).jsonArray().first)
+        #expect(status["edits_queued"] as? Int == 1 && status["edits_conflict"] as? Int == 0 && status["oldest_edit_at"] is String, "\(status)")
+        #expect(box.cacheInProcess(["status"]).stdout.contains("tasks: local edits: 1 queued"))
+        #expect(box.cacheInProcess(["status", "--max-pending", "1h"]).status == 0)
+        try age(box.database, by: 7200)
+        let late = box.cacheInProcess(["status", "--max-pending", "1h"])
+        #expect(late.status == 1 && late.stderr.contains("tasks: local edits: 1 queued"), "\(late.stderr)")
+        let metrics = box.cacheInProcess(["metrics"]).stdout
+        #expect(metrics.contains(#"cache_outbox_edits{source="tasks",state="queued"} 1"#), "\(metrics)")
+        #expect(metrics.contains(#"cache_outbox_oldest_edit_age_seconds{source="tasks"} 72"#))
+        let push = box.cacheInProcess(["push"])
+        #expect(push.status == 0, "\(push.stdout) \(push.stderr)")
+        let log = box.cacheInProcess(["log", "tasks", "1"]).stdout
+        let events = log.split(separator: "\n").filter { $0.contains("· edit ") }.map { $0.split(separator: "·").last!.trimmingCharacters(in: .whitespaces) }
+        #expect(events.map { $0.split(separator: ":").first.map(String.init) ?? "" } == ["edited", "sent", "applied"], "\(log)")
+        #expect(box.cacheInProcess(["status", "--max-pending", "1h"]).status == 0, "an applied edit no longer waits")
+        #expect(try Self.applied(upstream).count == 1)
+    }
+
     /// Bad input is refused with a clear error, and nothing is queued or shown.
     @Test func badEditsAreRefusedAndChangeNothing() throws {
         let (upstream, box) = try Self.setUp([Self.task(1)])

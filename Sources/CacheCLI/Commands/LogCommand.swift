@@ -6,8 +6,23 @@ enum LogCommand {
     static func run(_ name: String, key: String, json: Bool, _ context: Context) throws -> Int32 {
         let database = try context.openForReading(source: name)
         let source = try SourceStore(database).named(name)
-        let shown = try HistoryStore(database).log(of: source, key: key)
+        // The row's local edits, each with its life: edited, sent, applied (or conflict, …).
+        let edits = source.kind.keepsRecords ? (try? OutboxStore(database).history(source: name, key: key)) ?? [] : []
+        let shown: [RowVersion]
+        do {
+            shown = try HistoryStore(database).log(of: source, key: key)
+        } catch CacheError.noSuchRow(_, _) where !edits.isEmpty {
+            shown = []  // a record made here, not yet at the upstream
+        }
         let console = context.console
+        defer {
+            if !json && !edits.isEmpty {
+                console.out("local edits:\n")
+                for event in edits {
+                    console.out(TerminalSafe.escapeControl("  \(InspectCommands.when(event.at)) · edit \(event.edit.prefix(8)) · \(event.event)\(event.detail.map { ": " + $0 } ?? "")") + "\n")
+                }
+            }
+        }
         let cut = try HistoryStore(database).cut(source: name)
         if json {
             console.out(JSONValue.lines(shown.map(\.json)))

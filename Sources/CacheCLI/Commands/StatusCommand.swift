@@ -35,7 +35,8 @@ enum StatusCommand {
         // No database yet: no sources, the same as an empty one (nothing is created). Except for
         // a monitor's check, which must not pass on a path that holds no cache.
         let files = try context.openEveryFileIfPresent()
-        if files.isEmpty && (options.maxAge != nil || options.maxLag != nil) { throw CacheError.noDatabase(path: context.databasePath) }
+        let checking = options.maxAge != nil || options.maxLag != nil || options.maxPending != nil
+        if files.isEmpty && checking { throw CacheError.noDatabase(path: context.databasePath) }
         var statuses: [(status: SourceStatus, file: Shards.File)] = []
         for file in files { statuses += try CacheReader(file.database).status().map { ($0, file) } }
         if !options.names.isEmpty {
@@ -44,7 +45,7 @@ enum StatusCommand {
             statuses = statuses.filter { options.names.contains($0.status.source.name) }
         }
         let databases = context.databasePaths.joined(separator: ", ")
-        if options.maxAge != nil || options.maxLag != nil {
+        if checking {
             var code = ExitCode.success
             if let maxAge = options.maxAge { code = check(statuses.map(\.status), maxAge: maxAge, json: options.json, database: databases, context.console) }
             if let maxLag = options.maxLag {
@@ -53,6 +54,10 @@ enum StatusCommand {
                     let lagCode = checkLag(file.lag, maxLag: maxLag, json: options.json, file: context.isSharded ? file.path : nil, context.console)
                     if code == ExitCode.success { code = lagCode }
                 }
+            }
+            if let maxPending = options.maxPending {
+                let pendingCode = checkPending(statuses.map(\.status), maxPending: maxPending, context.console)
+                if code == ExitCode.success { code = pendingCode }
             }
             return code
         }
@@ -98,6 +103,7 @@ enum StatusCommand {
                 console.out(fit("\(status.source.name): rows synced, but the search index is out of step since \(age) ago "
                     + "(\(TerminalSafe.escapeControl(status.indexDamage ?? "damaged"))); 'cache reindex \(status.source.name)' mends it") + "\n")
             }
+            if let line = editsLine(status) { console.out(fit(line) + "\n") }
             if let incremental = status.source.layout?.incremental {
                 let sweep = status.lastFullAt.flatMap(Timestamp.parse).map { "last full sync \(DurationText.age(max(0, Int(-$0.timeIntervalSinceNow)))) ago" }
                 console.out(fit("\(status.source.name): incremental on \(incremental.cursorField.dotted), watermark "
@@ -121,6 +127,29 @@ enum StatusCommand {
             }
         }
         return ExitCode.success
+    }
+
+    /// A source's local edits not yet applied, in a sentence; nil when there are none.
+    static func editsLine(_ status: SourceStatus) -> String? {
+        let open = status.queuedEdits + status.conflictedEdits + status.rejectedEdits
+        guard open > 0 else { return nil }
+        let waited = status.oldestEditAt.flatMap(Timestamp.parse).map { ", the oldest made \(DurationText.age(max(0, Int(-$0.timeIntervalSinceNow)))) ago" } ?? ""
+        return "\(status.source.name): local edits: \(status.queuedEdits) queued, \(status.conflictedEdits) in conflict, \(status.rejectedEdits) rejected or blocked\(waited); 'cache outbox \(status.source.name)' lists them"
+    }
+
+    /// `status --max-pending DUR`, for monitors: no local edit not yet applied may be older
+    /// than DUR (a queue stuck behind an upstream that refuses, or a conflict nobody resolved).
+    static func checkPending(_ statuses: [SourceStatus], maxPending: Int, _ console: Console) -> Int32 {
+        let limit = DurationText.format(maxPending)
+        let late = statuses.filter { status in
+            status.oldestEditAt.flatMap(Timestamp.parse).map { -$0.timeIntervalSinceNow > Double(maxPending) } ?? false
+        }
+        guard !late.isEmpty else {
+            console.out("ok: no local edit has waited more than \(limit)\n")
+            return ExitCode.success
+        }
+        for status in late { console.err("cache: " + (editsLine(status) ?? status.source.name) + " (more than \(limit))") }
+        return tooOld
     }
 
     /// `status --max-age DUR`, for monitors: every source (or those named) must have succeeded

@@ -13,6 +13,8 @@ enum Command: Equatable {
         var maxAge: Int?
         /// `--max-lag`: on a follower, check that its primary's heartbeat is at most this old.
         var maxLag: Int?
+        /// `--max-pending`: check that no local edit has waited longer than this.
+        var maxPending: Int?
     }
 
     struct Sync: Equatable {

@@ -219,6 +219,7 @@ enum CommandTable {
                 .flag("--json", help: "Print a JSON array.", \.json),
                 .value("--max-age", "duration", help: "Exit 1, naming each source and since when, if any has not synced successfully within this (or its own --alert-after); else print one line and exit 0.", \.maxAge, .duration()),
                 .value("--max-lag", "duration", help: "On a read-only follower: exit 1, saying by how much, if its primary's newest heartbeat (stamped by every 'cache sync' there) is older than this; a primary always passes.", \.maxLag, .duration()),
+                .value("--max-pending", "duration", help: "Exit 1, naming each source, if a local edit not yet applied (queued, in conflict or rejected) was made longer ago than this.", \.maxPending, .duration()),
             ]) { status, positionals, _ throws(UsageError) in
             status.names = positionals
             return .status(status)

@@ -105,10 +105,19 @@ package struct CacheReader {
             SELECT count(*), coalesce(sum(max(seen_at, ?2) < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?3 || ' seconds')), 0)
             FROM \(table) WHERE source = ?1
             """, [.text(source.name), .text(state?.7 ?? ""), .int(source.ttlSeconds)]) { ($0.int(0), $0.int(1)) }.first ?? (0, 0)
-        return SourceStatus(source: source, rows: counts.0, staleRows: counts.1, stale: state?.6 ?? true,
-                            lastSuccessAt: state?.0, lastAttemptAt: state?.1, lastOutcome: state?.2,
-                            lastError: state?.3, nextAttemptAt: state?.4, ageSeconds: state?.5,
-                            watermark: state?.8, lastFullAt: state?.9,
-                            indexDamagedAt: state?.10 ?? nil, indexDamage: state?.11 ?? nil)
+        var status = SourceStatus(source: source, rows: counts.0, staleRows: counts.1, stale: state?.6 ?? true,
+                                  lastSuccessAt: state?.0, lastAttemptAt: state?.1, lastOutcome: state?.2,
+                                  lastError: state?.3, nextAttemptAt: state?.4, ageSeconds: state?.5,
+                                  watermark: state?.8, lastFullAt: state?.9,
+                                  indexDamagedAt: state?.10 ?? nil, indexDamage: state?.11 ?? nil)
+        // (A read-only file of an older schema has no outbox: nothing waits.)
+        if source.kind.keepsRecords, let edits = try? db.query("""
+            SELECT count(*) FILTER (WHERE state IN ('queued', 'in_flight')), count(*) FILTER (WHERE state = 'conflict'),
+                   count(*) FILTER (WHERE state IN ('rejected', 'blocked')), min(made_at)
+            FROM outbox WHERE source = ? AND state NOT IN ('applied', 'dropped')
+            """, [.text(source.name)], row: { ($0.int(0), $0.int(1), $0.int(2), $0.text(3)) }).first {
+            (status.queuedEdits, status.conflictedEdits, status.rejectedEdits, status.oldestEditAt) = edits
+        }
+        return status
     }
 }

@@ -34,6 +34,15 @@ public struct SourceStatus: Sendable {
     /// What went wrong with its search index, when something did.
     public var indexDamage: String?
 
+    /// Local edits waiting to reach the upstream: queued or in flight (`cache outbox` lists them).
+    public var queuedEdits = 0
+    /// Local edits in conflict with a change upstream, waiting for `cache outbox resolve`.
+    public var conflictedEdits = 0
+    /// Local edits the upstream refused, and those blocked behind them.
+    public var rejectedEdits = 0
+    /// When the oldest local edit not yet applied was made (ISO 8601, UTC).
+    public var oldestEditAt: String?
+
     /// The removal guard held the last sync: it waits for a person (`--accept-removals`).
     public var isHeld: Bool { lastOutcome == "held" }
 }

@@ -17,6 +17,8 @@ extension SourceStatus {
             ("next_attempt_at", .optional(nextAttemptAt)),
             ("watermark", .optional(watermark)), ("last_full_at", .optional(lastFullAt)),
             ("index_damaged_at", .optional(indexDamagedAt)), ("index_damage", .optional(indexDamage)),
+            ("edits_queued", .int(queuedEdits)), ("edits_conflict", .int(conflictedEdits)), ("edits_rejected", .int(rejectedEdits)),
+            ("oldest_edit_at", .optional(oldestEditAt)),
             ("read_only", .bool(readOnly)), ("database", .string(database)),
         ]
         if let lag = replicaLag.json { fields.append(("replica_lag_s", lag)) }

@@ -54,6 +54,15 @@ package enum MetricsExposition {
         gauge("search_index_damaged", "1 when a sync could not update the source's search index ('cache reindex' mends it).") {
             $0.status.indexDamagedAt == nil ? 0 : 1
         }
+        family("outbox_edits", "gauge", "Local edits not yet applied, by state: queued (or in flight), conflict, rejected (or blocked).",
+               metrics.filter { $0.status.source.kind.keepsRecords }.flatMap { m in
+            [("queued", m.status.queuedEdits), ("conflict", m.status.conflictedEdits), ("rejected", m.status.rejectedEdits)].map { state, count in
+                (label("source", m.status.source.name) + "," + label("state", state), Double(count))
+            }
+        })
+        gauge("outbox_oldest_edit_age_seconds", "How long the oldest local edit not yet applied has waited.") { m in
+            m.status.oldestEditAt.flatMap(Timestamp.parse).map { max(0, -$0.timeIntervalSinceNow) }
+        }
         gauge("last_sync_duration_seconds", "How long the source's last sync took.") { $0.lastSyncSeconds }
         gauge("last_sync_bytes", "Body bytes of the source's last sync.") { $0.lastSyncBytes.map(Double.init) }
         gauge("last_http_status", "HTTP status of the source's last sync.") { $0.lastHTTPStatus.map(Double.init) }
