@@ -66,6 +66,17 @@ CREATE TABLE record_etags (
     PRIMARY KEY (source, key)
 ) STRICT, WITHOUT ROWID;
 
+-- The Idempotency-Keys clients of `cache serve` sent with their edits (draft-ietf-httpapi-
+-- idempotency-key-header): the request's fingerprint and the first answer, kept a day, so a
+-- retry gets that answer and the same key with another request is refused.
+CREATE TABLE edit_requests (
+    key         TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    status      INTEGER NOT NULL,
+    answer      TEXT NOT NULL,
+    at          TEXT NOT NULL
+) STRICT;
+
 -- `pending` is a column of every record view now: a field of that name keeps its value in
 -- `record`, as a field named `stale` does.
 DELETE FROM record_fields WHERE lower(name) = 'pending';

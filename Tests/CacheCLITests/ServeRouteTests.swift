@@ -98,6 +98,74 @@ import Testing
             #expect(served.get("/sources/jokes/changes").status == 200)
             #expect(served.get("/sources/jokes/changes?since=x").status == 400)
         },
+        "PATCH /sources/{name}/rows/{key}": { served in
+            served.addTasks()
+            let queued = served.send("PATCH", "/sources/tasks/rows/1", #"{"done": true}"#)
+            let edit = try queued.json()
+            #expect(queued.status == 202 && edit["state"] as? String == "queued" && edit["op"] as? String == "patch", "\(queued.text)")
+            #expect(queued.header("Location") == "/outbox/\(edit["id"] as! String)")
+            let row = try served.get("/sources/tasks/rows/1").json()
+            #expect(row["pending"] as? Bool == true && (row["record"] as? [String: Any])?["done"] as? Bool == true, "\(row)")
+            // If-Match (RFC 9110 §13.1.1): the row's version as the last answer gave it, else 412.
+            let tag = try #require(queued.header("ETag"))
+            #expect(served.send("PATCH", "/sources/tasks/rows/1", #"{"title": "x"}"#, headers: [("If-Match", "\"other\"")]).status == 412)
+            #expect(served.send("PATCH", "/sources/tasks/rows/1", #"{"title": "x"}"#, headers: [("If-Match", "W/" + tag)]).status == 412, "a weak tag never matches")
+            #expect(served.send("PATCH", "/sources/tasks/rows/1", #"{"title": "x"}"#, headers: [("If-Match", tag)]).status == 202)
+            // Idempotency-Key (draft §2.6, §2.7): a retry gets the first answer; another body 422.
+            let key = [("Idempotency-Key", "\"abc-1\"")]
+            let first = served.send("PATCH", "/sources/tasks/rows/2", #"{"done": true}"#, headers: key)
+            let again = served.send("PATCH", "/sources/tasks/rows/2", #"{"done": true}"#, headers: key)
+            #expect(first.status == 202 && again.status == 202 && again.text == first.text, "\(first.text) \(again.text)")
+            #expect(served.send("PATCH", "/sources/tasks/rows/2", #"{"done": false}"#, headers: key).status == 422)
+            #expect(served.send("PATCH", "/sources/tasks/rows/2", #"{"done": true}"#, headers: [("Idempotency-Key", "abc")]).status == 400)
+            #expect(try served.get("/outbox").jsonArray().count == 3)
+            // Not JSON, not JSON-typed, another origin's page, an unknown row: nothing queued.
+            #expect(served.send("PATCH", "/sources/tasks/rows/1", "[1]").status == 400)
+            #expect(served.request("PATCH", "/sources/tasks/rows/1", headers: [("Content-Type", "text/plain")], body: "{}").status == 415)
+            #expect(served.send("PATCH", "/sources/tasks/rows/1", "{}", headers: [("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")]).status == 403)
+            #expect(served.send("PATCH", "/sources/tasks/rows/9", "{}").status == 404)
+            #expect(served.send("PATCH", "/sources/jokes/rows/1", "{}").status == 400, "a jokes source cannot be edited")
+            #expect(try served.get("/outbox").jsonArray().count == 3)
+        },
+        "PUT /sources/{name}/rows/{key}": { served in
+            served.addTasks()
+            let put = served.send("PUT", "/sources/tasks/rows/1", #"{"id": 1, "title": "whole"}"#)
+            let op = try put.json()["op"] as? String
+            #expect(put.status == 202 && op == "replace", "\(put.text)")
+            #expect(served.send("PUT", "/sources/tasks/rows/1", #"{"id": 5, "title": "whole"}"#).status == 400, "an edit cannot change the key")
+            // Prefer: wait=N sends it now and answers with what the upstream made of it.
+            let waited = served.send("PUT", "/sources/tasks/rows/1", #"{"id": 1, "title": "one", "done": false}"#, headers: [("Prefer", "wait=5")])
+            #expect(waited.status == 200 && waited.header("Preference-Applied") == "wait=5", "\(waited.text)")
+            #expect(served.upstream.requests.contains("/tasks/1"))
+        },
+        "DELETE /sources/{name}/rows/{key}": { served in
+            served.addTasks()
+            #expect(served.request("DELETE", "/sources/tasks/rows/2").status == 202)
+            let row = try served.get("/sources/tasks/rows/2").json()
+            #expect(row["pending"] as? Bool == true, "shown pending removal until it applies")
+        },
+        "POST /sources/{name}/rows": { served in
+            served.addTasks()
+            let made = served.send("POST", "/sources/tasks/rows", #"{"title": "three"}"#)
+            let key = try #require(try made.json()["key"] as? String)
+            #expect(made.status == 202 && key.hasPrefix("new-"), "\(made.text)")
+            #expect(try served.get("/sources/tasks/rows/" + key).json()["pending"] as? Bool == true)
+            #expect(served.send("POST", "/sources/tasks/rows", "\"text\"").status == 400)
+        },
+        "GET /outbox": { served in
+            served.addTasks()
+            #expect(try served.get("/outbox").jsonArray().isEmpty)
+            _ = served.send("PATCH", "/sources/tasks/rows/1", #"{"done": true}"#)
+            let edits = try served.get("/outbox?source=tasks").jsonArray()
+            #expect(edits.count == 1 && edits[0]["source"] as? String == "tasks" && edits[0]["state"] as? String == "queued")
+            #expect(served.get("/outbox?source=nope").status == 404)
+        },
+        "GET /outbox/{id}": { served in
+            served.addTasks()
+            let id = try #require(try served.send("PATCH", "/sources/tasks/rows/1", #"{"done": true}"#).json()["id"] as? String)
+            #expect(try served.get("/outbox/" + id).json()["key"] as? String == "1")
+            #expect(served.get("/outbox/nothing-like-it").status == 404)
+        },
         "POST /sources/{name}/refresh": { served in
             // Just synced: within the refresh interval, the last sync is the answer.
             let recent = served.request("POST", "/sources/jokes/refresh")

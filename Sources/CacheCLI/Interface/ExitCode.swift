@@ -59,6 +59,7 @@ enum ExitCode {
         case .cannotCreate, .cannotWrite: return cannotCreate
         case .newerSchema, .invalidSource, .notACache, .readOnly, .replica: return configuration
         case .sourceExists, .refusedEdit: return usage
+        case .versionMismatch: return dataError
         case .sourceReplaced: return temporaryFailure
         case .database(let error): return of(error)
         }

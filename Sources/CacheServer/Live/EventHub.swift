@@ -70,10 +70,11 @@ package final class EventHub: Sendable {
         for (file, path) in databasePaths.enumerated() {
             let database = try CacheDatabase(path: path, access: access)
             let latest = try HistoryStore(database).runs(limit: 1).first?.id ?? 0
+            let latestEdit = OutboxStore(database).lastEvent()
             // Watched from now, not from when its thread first runs (late, on a loaded machine):
             // a change made in between is then its first look's.
             nonisolated(unsafe) let watch = CommitWatch(path: path, access: access, opened: database)
-            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in self.watch(watch, file: file, after: latest) }
+            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in self.watch(watch, file: file, after: latest, edits: latestEdit) }
         }
     }
 
@@ -214,10 +215,11 @@ package final class EventHub: Sendable {
 
     /// Looks for new runs in one file whenever it changes (`CommitWatch`: a kept connection's
     /// `data_version`, or a snapshot's marks, and the file's identity).
-    private func watch(_ watch: CommitWatch, file: Int, after latest: Int) {
+    private func watch(_ watch: CommitWatch, file: Int, after latest: Int, edits latestEdit: Int) {
         defer { watching.signal() }
         var watch = watch
         var lastRun = latest
+        var lastEdit = latestEdit
         // Each source's lease as last seen: a new hold is a sync that began since, even where
         // another ended in between (a source's lease taken again within one look).
         var syncing: [String: SyncLease.Hold] = [:]
@@ -232,13 +234,15 @@ package final class EventHub: Sendable {
                 // Another file at the path: its runs are numbered on their own. Start from its
                 // newest, and end every stream, whose clients reconnect and resume from it.
                 lastRun = (try? HistoryStore(database).runs(limit: 1).first?.id ?? 0) ?? 0
+                lastEdit = OutboxStore(database).lastEvent()
                 generation.withLock { $0 += 1 }
                 for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.arrived.signal() }
             }
             // The runs and the leases as of one snapshot (failing, both at the next look).
-            guard let (runs, holds) = try? database.connection.inReadTransaction({
+            guard let (runs, holds, edits) = try? database.connection.inReadTransaction({
                 (try HistoryStore(database).runs(limit: Self.replayLimit, after: lastRun),
-                 announcesLeases ? try SyncLease(database).holds() : [:])
+                 announcesLeases ? try SyncLease(database).holds() : [:],
+                 (try? OutboxStore(database).events(after: lastEdit)) ?? [])
             }) else {
                 watch.retry()
                 continue
@@ -259,8 +263,22 @@ package final class EventHub: Sendable {
             }
             syncing = holds
             events += begun.sorted().map(Self.refreshingEvent)
+            // Local edits: queued, applied, conflict, rejected, blocked, dropped (not replayed on
+            // reconnection: GET /outbox has their state).
+            events += edits.compactMap(Self.editEvent)
+            lastEdit = edits.last?.rowid ?? lastEdit
             publish(events)
         }
+    }
+
+    /// An entry of the outbox's log as its event; nil for the steps between (sent, failed).
+    static func editEvent(_ entry: (rowid: Int, source: String, key: String, edit: String, event: String, state: String)) -> Event? {
+        let names = ["edited": "queued", "retried": "queued", "applied": "applied", "conflict": "conflict", "rejected": "rejected",
+                     "blocked": "blocked", "dropped": "dropped", "resolved": "dropped"]
+        guard let name = names[entry.event] else { return nil }
+        let data = JSONValue.object([("source", .string(entry.source)), ("key", .string(entry.key)), ("id", .string(entry.edit)),
+                                     ("state", .string(entry.state))])
+        return Event(name: name, run: nil, data: data.compact)
     }
 
     /// A run as its event; nil for runs no reader waits on (a `--plan`, a skip).

@@ -71,6 +71,31 @@ extension CacheServer {
               answers: [Route.Answer(200, "The changes", [("application/json", Schema.array(Schema.object([:])))])]) { server, request in
             try server.changes(request, request.parameter("name"))
         },
+        Route(.patch, "/sources/{name}/rows/{key}", "Queues a local edit of the row: a JSON merge patch (RFC 7396) of its record",
+              answers: editAnswers) { server, request in
+            try server.edit(request, request.parameter("name"), key: request.parameter("key"), .patch)
+        },
+        Route(.put, "/sources/{name}/rows/{key}", "Queues a local edit of the row: the whole record in place of it",
+              answers: editAnswers) { server, request in
+            try server.edit(request, request.parameter("name"), key: request.parameter("key"), .replace)
+        },
+        Route(.delete, "/sources/{name}/rows/{key}", "Queues the row's removal (shown pending until it applies)",
+              answers: editAnswers) { server, request in
+            try server.edit(request, request.parameter("name"), key: request.parameter("key"), .delete)
+        },
+        Route(.post, "/sources/{name}/rows", "Queues a new record (posted to the source's --create-url)",
+              answers: editAnswers) { server, request in
+            try server.edit(request, request.parameter("name"), key: nil, .create)
+        },
+        Route(.get, "/outbox", "The local edits not yet applied, oldest first, as 'outbox --json'",
+              query: [Route.Parameter("source", "Only this source's edits (repeatable)")],
+              answers: [Route.Answer(200, "The edits", [("application/json", Schema.array(Schema.edit))])]) { server, request in
+            try server.outbox(request)
+        },
+        Route(.get, "/outbox/{id}", "One edit, applied or not",
+              answers: [Route.Answer(200, "The edit", [("application/json", Schema.edit)])]) { server, request in
+            try server.outboxEdit(request.parameter("id"))
+        },
         Route(.post, "/sources/{name}/refresh", "Starts a sync (joining one in flight; honouring backoff and Retry-After)",
               answers: [Route.Answer(202, "Started or joined", [("application/json", Schema.object(["source": Schema.string, "refreshing": Schema.boolean]))], headers: ["Location"]),
                         Route.Answer(200, "With Prefer: wait=N, the sync's report when it ended within N seconds; or the last one, when it is recent",

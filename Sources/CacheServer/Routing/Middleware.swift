@@ -127,13 +127,13 @@ struct Middleware: Sendable {
                 guard named else { return HTTPResponse(status: 204, headers: [("Vary", "Origin")]) }
                 return HTTPResponse(status: 204, headers: [
                     ("Access-Control-Allow-Origin", origin!), ("Vary", "Origin"), ("Access-Control-Allow-Credentials", "true"),
-                    ("Access-Control-Allow-Methods", "GET, HEAD, POST"),
-                    ("Access-Control-Allow-Headers", "Authorization, If-None-Match, Prefer, Last-Event-ID, Content-Type"),
+                    ("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE"),
+                    ("Access-Control-Allow-Headers", "Authorization, If-None-Match, If-Match, Idempotency-Key, Prefer, Last-Event-ID, Content-Type"),
                     ("Access-Control-Max-Age", "600"),
                 ])
             }
             var response = next(request)
-            let answered = named ? origin : origins.contains("*") && request.method != "POST" ? "*" : nil
+            let answered = named ? origin : origins.contains("*") && route?.changes != true ? "*" : nil
             response.headers.append(("Vary", "Origin"))
             if let answered {
                 response.headers += [("Access-Control-Allow-Origin", answered),

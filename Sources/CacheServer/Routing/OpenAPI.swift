@@ -27,6 +27,9 @@ enum Schema {
     static let health = object(["ok": boolean, "sources": array(object(["source": string, "ok": boolean, "max_age_s": integer()]))])
     /// One row, whatever the kind (`RowRecordBytes`).
     static let row = object(["key": nullableString, "seen_at": nullableString, "stale": boolean, "pending": boolean, "record": .object([])])
+    /// A local edit, as the write routes and `GET /outbox` give it.
+    static let edit = object(["id": string, "source": string, "key": string, "op": string, "state": string, "attempts": integer(),
+                              "made_at": string, "answer_status": nullableInteger, "answer": nullableString])
     static let rows = object(["source": string, "stale": boolean, "refreshing": boolean, "rows": array(row), "next": nullableString])
 }
 

@@ -6,7 +6,7 @@ import OfflineCache
 /// `GET /openapi.json` are all derived from these declarations.
 package struct Route: Sendable {
     package enum Method: String, Sendable {
-        case get = "GET", post = "POST"
+        case get = "GET", post = "POST", put = "PUT", patch = "PATCH", delete = "DELETE"
     }
 
     /// A query parameter, as `/openapi.json` describes it.
@@ -50,7 +50,7 @@ package struct Route: Sendable {
     package let query: [Parameter]
     package let answers: [Answer]
     /// Whether it changes anything (a refresh; writes): refused from a page of another origin.
-    package var changes: Bool { method == .post }
+    package var changes: Bool { method != .get }
     /// Served without the token (the live page, which holds no data and asks for the token).
     package let open: @Sendable (HTTPRequest) -> Bool
     package let handler: Handler

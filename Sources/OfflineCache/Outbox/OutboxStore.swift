@@ -20,11 +20,16 @@ package struct OutboxStore {
     /// at once, in one transaction. Refused with nothing written: a kind that cannot be written,
     /// a source without the write URL the change needs, a body that is not one JSON object or is
     /// past the source's size limit, a record that is not cached, a change of the key.
-    package func queue(_ change: Outbox.Change, source: Source, key: String?, now: Date = Date()) throws(CacheError) -> Outbox.Edit {
+    /// `precondition` sees the row as it shows before the edit (nil: none), and may refuse it
+    /// (`versionMismatch`); `recorded` sees the edit queued: both inside the transaction.
+    package func queue(_ change: Outbox.Change, source: Source, key: String?, now: Date = Date(),
+                       precondition: ((String?) throws(CacheError) -> Void)? = nil,
+                       recorded: ((Outbox.Edit) throws -> Void)? = nil) throws(CacheError) -> Outbox.Edit {
         let made = try Self.check(change, source: source, key: key)
         do {
             return try db.inTransaction {
                 let shown = try shownRecord(source.name, key: key ?? made.key ?? "")
+                try precondition?(shown.record)
                 var given = key ?? made.key
                 switch change {
                 case .create:
@@ -73,6 +78,7 @@ package struct OutboxStore {
                     VALUES (?1, ?2, ?3, ?4, NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 1, NULL, ?5)
                     ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, pending = 1, settled_at = NULL
                     """, [.text(source.name), .text(key), .text(after ?? shown.record ?? "{}"), .int(after == nil ? 1 : 0), .text(edit.madeAt)])
+                try recorded?(edit)
                 return edit
             }
         } catch let error as CacheError {
@@ -182,6 +188,45 @@ package struct OutboxStore {
         let etag = try db.scalarText("SELECT etag FROM record_etags WHERE source = ? AND key = ? AND record = ?",
                                      [.text(source), .text(key), .text(record)])
         return (record, etag)
+    }
+
+    /// A row's record as a strong entity-tag (RFC 9110 §8.8.3): what a client's `If-Match`
+    /// names to change the version it read.
+    package static func entityTag(_ record: String) -> String {
+        "\"" + BodyHash.of(Data(record.utf8)) + "\""
+    }
+
+    /// The strong entity-tag of the row as it shows now, if there is one.
+    package func shownRecordTag(_ source: String, key: String) throws -> String? {
+        try shownRecord(source, key: key).record.map(Self.entityTag)
+    }
+
+    /// A client's earlier request with this Idempotency-Key: its fingerprint and first answer.
+    package func earlierRequest(_ key: String) throws -> (fingerprint: String, status: Int, answer: String)? {
+        try db.query("SELECT fingerprint, status, answer FROM edit_requests WHERE key = ? AND at > ?",
+                     [.text(key), .text(Timestamp.format(Date().addingTimeInterval(-86_400)))]) {
+            ($0.text(0) ?? "", $0.int(1), $0.text(2) ?? "")
+        }.first
+    }
+
+    /// Keeps a client's Idempotency-Key with its request's fingerprint and answer (a day).
+    package func keep(request key: String, fingerprint: String, status: Int, answer: String) throws {
+        try db.run("DELETE FROM edit_requests WHERE at < ?", [.text(Timestamp.format(Date().addingTimeInterval(-86_400)))])
+        try db.run("INSERT INTO edit_requests (key, fingerprint, status, answer, at) VALUES (?, ?, ?, ?, ?)",
+                   [.text(key), .text(fingerprint), .int(status), .text(answer), .text(Timestamp.now())])
+    }
+
+    /// The outbox's log after `rowid`, oldest first: for `cache serve`'s events.
+    package func events(after rowid: Int) throws -> [(rowid: Int, source: String, key: String, edit: String, event: String, state: String)] {
+        try db.query("""
+            SELECT l.rowid, o.source, o.key, o.id, l.event, o.state FROM outbox_log l JOIN outbox o ON o.id = l.edit
+            WHERE l.rowid > ? ORDER BY l.rowid LIMIT 1000
+            """, [.int(rowid)]) { ($0.int(0), $0.text(1) ?? "", $0.text(2) ?? "", $0.text(3) ?? "", $0.text(4) ?? "", $0.text(5) ?? "") }
+    }
+
+    /// The newest entry of the outbox's log (0: none, or no outbox in an older file).
+    package func lastEvent() -> Int {
+        (try? db.scalarInt("SELECT coalesce(max(rowid), 0) FROM outbox_log")).flatMap { $0.map(Int.init) } ?? 0
     }
 
     // MARK: Reading

@@ -143,9 +143,11 @@ private struct Worker {
     /// pushing, not failed already in this push, its backoff passed (or ignored). Edits whose
     /// push died are queued again first.
     mutating func claim() throws -> Claimed? {
-        let stopped = JSONValue.array(run.report.withLock { $0.stopped.keys.map { .string($0) } }).compact
-        let tried = JSONValue.array(run.tried.withLock { $0.map { .string($0) } }).compact
-        return try writing {
+        try writing {
+            // Read under the write lock: a worker marks an edit tried (or its source stopped)
+            // before it takes the lock to queue the edit again, so none is taken back at once.
+            let stopped = JSONValue.array(run.report.withLock { $0.stopped.keys.map { .string($0) } }).compact
+            let tried = JSONValue.array(run.tried.withLock { $0.map { .string($0) } }).compact
             try requeueAbandoned()
             let now = Timestamp.now()
             guard let row = try db.query("""
@@ -296,13 +298,14 @@ private struct Worker {
         case 409 where claimed.sentBefore || claimed.request != nil && claimed.edit.attempts > 0:
             try again(claimed, status: status, answer: response, why: "the first send of this request is still in flight upstream (409)", source: source)
         case 401, 403:
+            // The source stops before its edit is queued again: no other worker sends it.
+            run.report.withLock {
+                $0.stopped[source.name] = "HTTP \(status) from \(Source.redacted(URL(string: claimed.request?.url ?? "") ?? source.url)): the upstream refused the credentials; \(source.name)'s edits stay queued"
+            }
             try writing {
                 try db.run("UPDATE outbox SET state = 'queued', claim = NULL, answer_status = ?, answer = ? WHERE id = ?",
                            [.int(status), .text(Self.kept(response.body)), .text(claimed.edit.id)])
                 try store.log(claimed.edit.id, "refused", "HTTP \(status): the upstream refused the credentials; the edit stays queued", at: Date())
-            }
-            run.report.withLock {
-                $0.stopped[source.name] = "HTTP \(status) from \(Source.redacted(URL(string: claimed.request?.url ?? "") ?? source.url)): the upstream refused the credentials; \(source.name)'s edits stay queued"
             }
         case 408, 425, 429, 500..<600:
             try again(claimed, status: status, answer: response, why: "HTTP \(status)", source: source)
@@ -328,10 +331,10 @@ private struct Worker {
         if case .httpStatus(let status, _, _) = error, status == 401 || status == 403 {
             return try settle(claimed, response: FetchResponse(status: status, body: Data()), source: source)
         }
+        run.report.withLock { $0.stopped[source.name] = "\(error)" }
         try writing {
             try db.run("UPDATE outbox SET state = 'queued', claim = NULL, answer = ? WHERE id = ?", [.text("\(error)"), .text(claimed.edit.id)])
         }
-        run.report.withLock { $0.stopped[source.name] = "\(error)" }
     }
 
     /// A 2xx: the edit applied. The answer's body, when it is the record, is what the row shows
@@ -436,6 +439,8 @@ private struct Worker {
                                 why: "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") ('--push-attempts'); the last: \(why)")
         }
         let wait = answer?.retryAfter ?? pusher.backoff.delay(afterFailures: attempts)
+        // Marked tried before it is queued again: another worker must not take it back at once.
+        run.tried.withLock { _ = $0.insert(edit.id) }
         try writing {
             let now = Date()
             try db.run("""
@@ -444,7 +449,6 @@ private struct Worker {
                       .text(Timestamp.format(now.addingTimeInterval(wait))), .text(edit.id)])
             try store.log(edit.id, "failed", "\(why); sent again after \(DurationText.format(Int(wait.rounded(.up)))) with the same request", at: now)
         }
-        run.tried.withLock { _ = $0.insert(edit.id) }
         run.report.withLock { $0.lines.append("retrying  \(edit.source) \(edit.key)  \(edit.operation.rawValue): \(why)") }
     }
 }

@@ -39,6 +39,8 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     /// A local edit that cannot be queued (`cache edit`), or a decision about one that cannot be
     /// made (`cache outbox`): nothing was written.
     case refusedEdit(String)
+    /// An edit made on a version of the row it no longer has (an HTTP client's `If-Match`).
+    case versionMismatch(String)
 
     public var description: String {
         switch self {
@@ -50,7 +52,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
             Migrator.NewerSchemaError(databaseVersion: databaseVersion, knownVersion: knownVersion).description
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"
-        case let .refusedEdit(reason): reason
+        case let .refusedEdit(reason), let .versionMismatch(reason): reason
         case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
         case let .sourceReplaced(name): "the source '\(name)' was removed or changed during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"

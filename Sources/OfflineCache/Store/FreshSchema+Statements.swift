@@ -44,6 +44,7 @@ extension FreshSchema {
         "CREATE INDEX outbox_log_by_edit ON outbox_log (edit)",
         "CREATE TABLE record_overlay (\n    source     TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key        TEXT NOT NULL,\n    record     TEXT NOT NULL,\n    removed    INTEGER NOT NULL DEFAULT 0 CHECK (removed IN (0, 1)),\n    created    INTEGER NOT NULL CHECK (created IN (0, 1)),\n    pending    INTEGER NOT NULL DEFAULT 1 CHECK (pending IN (0, 1)),\n    settled_at TEXT,\n    made_at    TEXT NOT NULL,\n    PRIMARY KEY (source, key)\n) STRICT, WITHOUT ROWID",
         "CREATE TABLE record_etags (\n    source TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,\n    key    TEXT NOT NULL,\n    etag   TEXT NOT NULL,\n    record TEXT NOT NULL,\n    PRIMARY KEY (source, key)\n) STRICT, WITHOUT ROWID",
+        "CREATE TABLE edit_requests (\n    key         TEXT PRIMARY KEY,\n    fingerprint TEXT NOT NULL,\n    status      INTEGER NOT NULL,\n    answer      TEXT NOT NULL,\n    at          TEXT NOT NULL\n) STRICT",
         "INSERT INTO sqlite_sequence (name, seq) VALUES ('sync_runs', 0)",
     ]
 }

@@ -29,8 +29,26 @@ final class InProcessServer {
     }
 
     /// `method target` with these headers (a `Host` of the server's own unless given).
-    func request(_ method: String, _ target: String, headers: [(String, String)] = [], host: String? = "127.0.0.1:8765") -> HTTPResponse {
-        server.respond(to: Self.request(method, target, headers: headers, host: host))
+    func request(_ method: String, _ target: String, headers: [(String, String)] = [], host: String? = "127.0.0.1:8765",
+                 body: String? = nil) -> HTTPResponse {
+        var request = Self.request(method, target, headers: headers, host: host)
+        request.body = Array((body ?? "").utf8)
+        return server.respond(to: request)
+    }
+
+    /// A json source `tasks` of two records, writable at the canned upstream's `/tasks/{key}`
+    /// (and `/tasks` for new ones), synced.
+    func addTasks() {
+        upstream.answer("/tasks", json: [["id": 1, "title": "one", "done": false], ["id": 2, "title": "two", "done": false]])
+        upstream.answer("/tasks/1", json: ["id": 1, "title": "one", "done": false])
+        #expect(box.cli("sources", "add", "tasks", "--kind", "json", "--key", "id", "--url", upstream.baseURL + "/tasks",
+                        "--write-url", upstream.baseURL + "/tasks/{key}", "--create-url", upstream.baseURL + "/tasks", upstream: upstream).status == 0)
+        #expect(box.cli("sync", "tasks", upstream: upstream).status == 0)
+    }
+
+    /// `method target` with a JSON body.
+    func send(_ method: String, _ target: String, _ body: String? = nil, headers: [(String, String)] = []) -> HTTPResponse {
+        request(method, target, headers: (body == nil ? [] : [("Content-Type", "application/json")]) + headers, body: body)
     }
 
     func get(_ target: String, headers: [(String, String)] = []) -> HTTPResponse {
@@ -70,5 +88,8 @@ extension HTTPResponse {
     var text: String { String(decoding: bytes, as: UTF8.self) }
     func json() throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], "\(text)")
+    }
+    func jsonArray() throws -> [[String: Any]] {
+        try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [[String: Any]], "\(text)")
     }
 }
