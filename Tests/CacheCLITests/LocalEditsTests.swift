@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OfflineCache
 import Testing
 
 /// Local edits (`cache edit`, `cache push`, `cache outbox`) against the loopback upstream's
@@ -59,6 +60,10 @@ import Testing
         #expect((shown["1"]?["record"] as? [String: Any])?["done"] as? Bool == true, "a value that parses as JSON is JSON")
         #expect(try rows(box.database, "SELECT pending FROM cached_tasks WHERE key = '1'").first?["pending"] == "1")
         #expect(try Self.outbox(box).map { $0["state"] as? String } == ["queued"])
+        // The library's typed rows say the same.
+        struct Task: Decodable { var id: Int; var done: Bool }
+        let typed = try Cache(path: box.database).rows(of: "tasks", as: Task.self).rows
+        #expect(typed.map(\.isPending) == [true, false] && typed.first?.value.done == true)
 
         let push = box.cacheInProcess(["push"])
         #expect(push.status == 0 && push.stdout.contains("applied"), "\(push.stdout) \(push.stderr)")

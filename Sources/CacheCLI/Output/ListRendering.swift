@@ -199,7 +199,7 @@ struct ListRendering {
             let keyField = rendering.keyField
             let candidates = rendering.fieldChoice.map { choice in choice.compactMap { fields.firstIndex(of: $0) } }
                 ?? fields.indices.filter { fields[$0] != keyField }
-            let suffix = records.map { DisplayWidth.of(rendering.staleText($0.stale, $0.ageSeconds)) }.max() ?? 0
+            let suffix = records.map { DisplayWidth.of(rendering.staleText($0.stale, $0.ageSeconds) + Self.pendingText($0)) }.max() ?? 0
             var used = 2 + (rendering.changes == nil ? 0 : 2) + keyWidth + max(suffix, rendering.changes == nil ? 0 : 9)
             var shown: [Int] = [], widths: [Int] = []
             for index in candidates {
@@ -227,9 +227,12 @@ struct ListRendering {
                 line += "  " + DisplayWidth.pad(DisplayWidth.fit(rendering.clean(record.fields[index] ?? ""), width), width)
             }
             line = String(line.reversed().drop { $0 == " " }.reversed())
-            line += mark == .removed ? "  removed" : rendering.staleText(record.stale, record.ageSeconds)
+            line += mark == .removed ? "  removed" : rendering.staleText(record.stale, record.ageSeconds) + Self.pendingText(record)
             return rendering.dimIf(record.stale || mark == .removed, line)
         }
+
+        /// `  pending`: a local edit of the row waits to reach the upstream ('cache outbox').
+        static func pendingText(_ record: CachedRecord) -> String { record.pending ? "  pending" : "" }
     }
 
     // MARK: Colour

@@ -19,6 +19,9 @@ public struct Cached<Value> {
     public var seenAt: Date
     /// How long ago that was, when the row was read.
     public var age: Duration
+    /// A local edit of the row (`cache edit`, or a write route of `cache serve`) waits to reach
+    /// the upstream: `value` shows it (a row being removed shows its last version).
+    public var isPending = false
 }
 
 extension Cached: Sendable where Value: Sendable {}
@@ -84,6 +87,7 @@ struct CachedRowText {
     var seenAt: Date
     var ageSeconds: Int
     var stale: Bool
+    var pending: Bool
 
     /// The columns the cache adds to a kind's own fields.
     private static let bookkeeping = RowRecordBytes.bookkeeping
@@ -107,12 +111,13 @@ struct CachedRowText {
         seenAt = index("seen_at").flatMap(row.text).flatMap(Timestamp.parse) ?? Date(timeIntervalSince1970: 0)
         ageSeconds = index("age_s").map(row.int) ?? 0
         stale = index("stale").map { row.int($0) != 0 } ?? false
+        pending = index("pending").map { row.int($0) != 0 } ?? false
     }
 
     func decoded<Value: Decodable>(as type: Value.Type, _ decoder: JSONDecoder) -> Result<Cached<Value>, UndecodableRow> {
         do {
             let value = try decoder.decode(type, from: Data(json.utf8))
-            return .success(Cached(value: value, key: key, isStale: stale, seenAt: seenAt, age: .seconds(ageSeconds)))
+            return .success(Cached(value: value, key: key, isStale: stale, seenAt: seenAt, age: .seconds(ageSeconds), isPending: pending))
         } catch {
             return .failure(UndecodableRow(key: key, reason: "\(error)"))
         }
