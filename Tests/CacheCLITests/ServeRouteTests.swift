@@ -166,6 +166,39 @@ import Testing
             #expect(try served.get("/outbox/" + id).json()["key"] as? String == "1")
             #expect(served.get("/outbox/nothing-like-it").status == 404)
         },
+        "POST /outbox/{id}/retry": { served in
+            served.addTasks()
+            served.upstream.answer("/tasks/2", status: 422)
+            let rejected = try served.send("PATCH", "/sources/tasks/rows/2", #"{"done": true}"#, headers: [("Prefer", "wait=5")]).json()
+            #expect(rejected["state"] as? String == "rejected" && rejected["answer_status"] as? Int == 422, "\(rejected)")
+            let retried = served.request("POST", "/outbox/\(rejected["id"] as! String)/retry")
+            let state = try retried.json()["state"] as? String
+            #expect(retried.status == 200 && state == "queued", "\(retried.text)")
+            #expect(served.request("POST", "/outbox/nothing-like-it/retry").status == 404)
+        },
+        "POST /outbox/{id}/drop": { served in
+            served.addTasks()
+            let id = try #require(try served.send("PATCH", "/sources/tasks/rows/1", #"{"done": true}"#).json()["id"] as? String)
+            let dropped = served.request("POST", "/outbox/\(id)/drop")
+            let state = try dropped.json()["state"] as? String
+            #expect(dropped.status == 200 && state == "dropped", "\(dropped.text)")
+            #expect(served.request("POST", "/outbox/\(id)/drop").status == 400, "dropped already")
+            #expect(try served.get("/sources/tasks/rows/1").json()["pending"] as? Bool == false)
+        },
+        "POST /sources/{name}/rows/{key}/resolve": { served in
+            served.addTasks()
+            #expect(served.request("POST", "/sources/tasks/rows/1/resolve?take=local").status == 400, "no conflict")
+            // The upstream's record changed since the sync: the push reads it first, and finds it.
+            served.upstream.answer("/tasks/1", json: ["id": 1, "title": "theirs", "done": false])
+            let conflict = try served.send("PATCH", "/sources/tasks/rows/1", #"{"done": true}"#, headers: [("Prefer", "wait=5")]).json()
+            #expect(conflict["state"] as? String == "conflict", "\(conflict)")
+            #expect(served.request("POST", "/sources/tasks/rows/1/resolve").status == 400, "take= is needed")
+            let resolved = served.request("POST", "/sources/tasks/rows/1/resolve?take=remote")
+            let state = try resolved.json()["state"] as? String
+            #expect(resolved.status == 200 && state == "dropped", "\(resolved.text)")
+            let row = try served.get("/sources/tasks/rows/1").json()
+            #expect((row["record"] as? [String: Any])?["title"] as? String == "theirs" && row["pending"] as? Bool == false, "\(row)")
+        },
         "POST /sources/{name}/refresh": { served in
             // Just synced: within the refresh interval, the last sync is the answer.
             let recent = served.request("POST", "/sources/jokes/refresh")

@@ -118,7 +118,7 @@ import Testing
         let servedRow = try #require((try reply.json()["rows"] as? [[String: Any]])?.first)
         #expect(Set(shownRow.keys) == Set(servedRow.keys))
         let routes = try #require(try served.server.get("/").json()["routes"] as? [String])
-        #expect(routes.count == 21)
+        #expect(routes.count == 24)
         for route in routes { #expect(readme.contains("`\(route)`"), "\(route) is not in the README") }
     }
 

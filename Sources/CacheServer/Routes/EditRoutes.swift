@@ -106,6 +106,41 @@ extension CacheServer {
                                      + (wait.map { [("Preference-Applied", "wait=\(Int($0))")] } ?? []))
     }
 
+    /// What a decision about an edit answers when it cannot be made.
+    static let decisionRefused = Route.Answer(400, "The edit is not in a state this decision takes, or the row has no conflict", [("application/json", Schema.error)])
+
+    /// `POST /outbox/{id}/retry` and `/drop`: a decision about one edit, as `cache outbox` makes it.
+    func decide(_ id: String, _ decision: (OutboxStore, Outbox.Edit, Source) throws(CacheError) -> Outbox.Edit) throws -> HTTPResponse {
+        guard !settings.readOnly else { throw Refusal(status: 409, message: "this server is read-only: decide about edits where the cache is written, its primary") }
+        let database = try CacheDatabase(path: settings.databasePath, access: .write)
+        let store = OutboxStore(database)
+        let edit: Outbox.Edit
+        do { edit = try store.edit(id) } catch { throw Refusal(status: 404, message: "no edit \(id) in the outbox (GET /outbox lists them)") }
+        let source = try SourceStore(database).named(edit.source)
+        return try Self.answer(Result { () throws(CacheError) in try decision(store, edit, source) })
+    }
+
+    /// A decision's edit as the answer, or its refusal as a 400. (A `catch` of one case of a
+    /// typed error here crashes this compiler: the result is switched on instead.)
+    static func answer(_ result: Result<Outbox.Edit, CacheError>) throws -> HTTPResponse {
+        switch result {
+        case .success(let edit): return HTTPResponse.json(200, editJSON(edit))
+        case .failure(.refusedEdit(let reason)): throw Refusal(status: 400, message: reason)
+        case .failure(let failure): throw failure
+        }
+    }
+
+    /// `POST /sources/{name}/rows/{key}/resolve?take=local|remote`.
+    func resolve(_ request: HTTPRequest, _ name: String, key: String) throws -> HTTPResponse {
+        guard !settings.readOnly else { throw Refusal(status: 409, message: "this server is read-only: resolve conflicts where the cache is written, its primary") }
+        let take = try arguments(request).first { $0.name == "take" }?.value
+        guard take == "local" || take == "remote" else { throw Refusal(status: 400, message: "say whose version wins: take=local or take=remote") }
+        let database = try CacheDatabase(path: settings.databasePath, access: .write)
+        let source = try SourceStore(database).named(name)
+        let store = OutboxStore(database)
+        return try Self.answer(Result { () throws(CacheError) in try store.resolve(source: source, key: key, takeLocal: take == "local") })
+    }
+
     /// The first answer to a request with this Idempotency-Key, or 422 for another request.
     static func replay(_ earlier: (fingerprint: String, status: Int, answer: String), fingerprint: String) throws -> HTTPResponse {
         guard earlier.fingerprint == fingerprint else {

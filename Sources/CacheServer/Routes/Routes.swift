@@ -96,6 +96,19 @@ extension CacheServer {
               answers: [Route.Answer(200, "The edit", [("application/json", Schema.edit)])]) { server, request in
             try server.outboxEdit(request.parameter("id"))
         },
+        Route(.post, "/outbox/{id}/retry", "Queues a conflict, rejected or blocked edit again, as a new request ('outbox retry')",
+              answers: [Route.Answer(200, "The edit, queued", [("application/json", Schema.edit)]), decisionRefused]) { server, request in
+            try server.decide(request.parameter("id")) { store, edit, source throws(CacheError) in try store.retry(edit.id, source: source) }
+        },
+        Route(.post, "/outbox/{id}/drop", "Drops an edit not yet applied: it is never sent ('outbox drop')",
+              answers: [Route.Answer(200, "The edit, dropped", [("application/json", Schema.edit)]), decisionRefused]) { server, request in
+            try server.decide(request.parameter("id")) { store, edit, source throws(CacheError) in try store.drop(edit.id, source: source) }
+        },
+        Route(.post, "/sources/{name}/rows/{key}/resolve", "Resolves the row's conflict: take=local sends the edit again onto the upstream's version, take=remote drops it ('outbox resolve')",
+              query: [Route.Parameter("take", "Whose version wins", .object([("type", .string("string")), ("enum", .array([.string("local"), .string("remote")]))]))],
+              answers: [Route.Answer(200, "The edit, queued again or dropped", [("application/json", Schema.edit)]), decisionRefused]) { server, request in
+            try server.resolve(request, request.parameter("name"), key: request.parameter("key"))
+        },
         Route(.post, "/sources/{name}/refresh", "Starts a sync (joining one in flight; honouring backoff and Retry-After)",
               answers: [Route.Answer(202, "Started or joined", [("application/json", Schema.object(["source": Schema.string, "refreshing": Schema.boolean]))], headers: ["Location"]),
                         Route.Answer(200, "With Prefer: wait=N, the sync's report when it ended within N seconds; or the last one, when it is recent",

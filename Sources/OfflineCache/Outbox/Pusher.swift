@@ -328,8 +328,11 @@ private struct Worker {
             try again(claimed, status: nil, answer: nil, why: "\(error)", source: source)
             return
         }
-        if case .httpStatus(let status, _, _) = error, status == 401 || status == 403 {
-            return try settle(claimed, response: FetchResponse(status: status, body: Data()), source: source)
+        // A status thrown (a fetcher that throws for any status, as an app's may): judged as answered.
+        if case .httpStatus(let status, _, let retryAfter) = error {
+            var response = FetchResponse(status: status, body: Data())
+            response.retryAfter = retryAfter
+            return try settle(claimed, response: response, source: source)
         }
         run.report.withLock { $0.stopped[source.name] = "\(error)" }
         try writing {

@@ -18,7 +18,7 @@ extension SourceStatus {
             ("watermark", .optional(watermark)), ("last_full_at", .optional(lastFullAt)),
             ("index_damaged_at", .optional(indexDamagedAt)), ("index_damage", .optional(indexDamage)),
             ("edits_queued", .int(queuedEdits)), ("edits_conflict", .int(conflictedEdits)), ("edits_rejected", .int(rejectedEdits)),
-            ("oldest_edit_at", .optional(oldestEditAt)),
+            ("oldest_edit_at", .optional(oldestEditAt)), ("writable", .bool(source.writing.recordURL != nil)),
             ("read_only", .bool(readOnly)), ("database", .string(database)),
         ]
         if let lag = replicaLag.json { fields.append(("replica_lag_s", lag)) }
