@@ -284,6 +284,43 @@ def main():
         until("the removed row to go", lambda: page.locator(bank + " .row", has_text="Whole Foods").count() == 0)
         check(abs(on_screen() - seen_at) <= 2, f"what was on screen moved when the removed row went: from {seen_at} px to {on_screen()} px")
 
+        # Local edits: a field edited in place is shown at once, pending; pushed, it is applied.
+        tasks = 'section[data-source="tasks"]'
+        row = lambda key: tasks + f' .row[data-key="{key}"]'
+        page.wait_for_selector(row(1))
+        check(attribute(page, tasks, "data-writable") == "true", "tasks: not writable")
+        page.locator(row(1) + ' td[data-column="title"]').dblclick()
+        page.locator(row(1) + " input[data-action=edit-cell]").fill("from the page")
+        page.locator(row(1) + " input[data-action=edit-cell]").press("Enter")
+        until("the edited row, pending", lambda: attribute(page, row(1), "data-pending") == "true"
+              and text(page, row(1) + ' td[data-column="title"]') == "from the page",
+              explain=lambda: f"the row {page.locator(row(1)).inner_html()!r}, the notes {page.locator(tasks + ' .note').all_inner_texts()}, "
+                              f"the outbox {get_json(origin + '/outbox')}")
+        page.screenshot(path=os.path.join(SHOTS, "pending.png"))
+        cache("push", "tasks")
+        until("the edit applied", lambda: attribute(page, row(1), "data-pending") == "false")
+        check(get_json(UPSTREAM + "/api/tasks/1")["title"] == "from the page", "the upstream does not have the page's edit")
+        # A change upstream meanwhile: the push finds it, and the page offers the choice.
+        request = urllib.request.Request(UPSTREAM + "/api/tasks/2", data=b'{"title": "theirs"}', method="PATCH",
+                                         headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request, timeout=10).read()
+        page.locator(row(2) + ' td[data-column="title"]').dblclick()
+        page.locator(row(2) + " input[data-action=edit-cell]").fill("mine")
+        page.locator(row(2) + " input[data-action=edit-cell]").press("Enter")
+        until("the second edit, pending", lambda: attribute(page, row(2), "data-pending") == "true")
+        pushed = subprocess.run([CACHE, "push", "tasks"], capture_output=True, text=True, timeout=60)
+        check(pushed.returncode == 1 and "conflict" in pushed.stdout, f"the push met no conflict: {pushed.returncode} {pushed.stdout} {pushed.stderr}")
+        conflict = tasks + ' [data-role=outbox] .alert[data-state="conflict"]'
+        until("the conflict and its controls", lambda: page.locator(conflict + " [data-action=take-local]").count() == 1
+              and page.locator(conflict + " [data-action=take-remote]").count() == 1)
+        check(text(page, row(2) + ' td[data-column="title"]') == "mine", "the conflicted edit is not shown")
+        page.screenshot(path=os.path.join(SHOTS, "conflict.png"))
+        page.locator(conflict + " [data-action=take-local]").click()
+        until("the conflict to go", lambda: page.locator(conflict).count() == 0)
+        cache("push", "tasks")
+        until("the resolved edit applied", lambda: attribute(page, row(2), "data-pending") == "false")
+        check(get_json(UPSTREAM + "/api/tasks/2")["title"] == "mine", "the upstream does not have the kept edit")
+
         # The Refresh control: the upstream is asked, the section shows it refreshing until the event.
         before = upstream_count("/jokes/ten")
         post("/_control", {"delay": 1.5})

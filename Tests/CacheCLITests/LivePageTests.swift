@@ -86,7 +86,11 @@ import Testing
         try await add("vault", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id")
         // Never synced: its URL names a variable nobody set, so no refresh starts.
         try await add("pending", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten?key=${LIVE_PAGE_NEVER_SET}")
-        #expect(try await box.cache("sync", "bank", "jokes", "vault").status == 0)
+        // Writable: local edits are made in the page, pushed, and met with a conflict.
+        try upstream.tasks(["tasks": [["id": 1, "title": "one", "done": false], ["id": 2, "title": "two", "done": false]]])
+        try await add("tasks", "--kind", "json", "--url", upstream.baseURL + "/api/tasks", "--key", "id",
+                      "--write-url", upstream.baseURL + "/api/tasks/{key}")
+        #expect(try await box.cache("sync", "bank", "jokes", "vault", "tasks").status == 0)
         // Held: the vault's upstream now lists 10 of its 300 records.
         try upstream.setItems(count: 10)
         #expect(try await box.cache("sync", "vault").status == 65)

@@ -61,7 +61,7 @@ import Testing
         let after = try Self.contents(db, like: before)
         // Every table and view kept, and only the tables later migrations add are new.
         let added = ["run_totals", "record_lists", "record_list_fields", "history_horizon", "unconfirmations", "search_docs", "search_index", "heartbeat", "search_built",
-                     "outbox", "outbox_log", "record_overlay", "record_etags", "edit_requests"]
+                     "outbox", "outbox_log", "record_overlay", "record_etags", "edit_requests", "overlay_versions"]
             + ["data", "idx", "docsize", "config"].map { "search_index_" + $0 }  // FTS5's own tables (its text is in search_docs)
         // (and the views local edits read: the rows the upstream has, and the records made here).
         #expect(Set(after.keys).subtracting(before.keys) == Set(added.flatMap { ["columns \($0)", "table \($0)"] })

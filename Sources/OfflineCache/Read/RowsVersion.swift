@@ -4,7 +4,8 @@ import FoundationEssentials
 /// `Last-Modified`, `Age` and `Cache-Control`), read in one query and never from the rows.
 package struct RowsVersion: Sendable, Equatable {
     /// Changes whenever the rows could: another source of the name, a change of settings that
-    /// decides what syncs write, a run that changed them, an unconfirmation (`sources set`).
+    /// decides what syncs write, a run that changed them, an unconfirmation (`sources set`), a
+    /// local edit (its overlay's version).
     /// Not a run that only confirmed them, nor the clock: `cache serve`'s validator adds the
     /// confirmation and the staleness to it (`Freshness.etag`), and its headers (`Age`,
     /// `Cache-Control`, `Cache-Status`) say how fresh the rows are.
@@ -34,13 +35,15 @@ extension CacheReader {
                    (SELECT max(id) FROM sync_runs WHERE source = ?1),
                    CAST((julianday('now') - julianday(st.last_success_at)) * 86400 AS INTEGER),
                    st.last_success_at IS NULL OR (julianday('now') - julianday(st.last_success_at)) * 86400 > ?2,
-                   st.last_success_at
+                   st.last_success_at,
+                   (SELECT version FROM overlay_versions WHERE source = ?1)
             FROM (SELECT 1) LEFT JOIN sync_state st ON st.source = ?1
             """, [.text(source.name), .int(source.ttlSeconds)]) { row in
             (written: row.isNull(0) ? nil : row.int(0), changedAt: row.text(1), unconfirmed: row.int(2),
-             lastRun: row.isNull(3) ? nil : row.int(3), age: row.isNull(4) ? nil : row.int(4), stale: row.isNull(5) || row.int(5) != 0, lastSuccessAt: row.text(6))
+             lastRun: row.isNull(3) ? nil : row.int(3), age: row.isNull(4) ? nil : row.int(4), stale: row.isNull(5) || row.int(5) != 0, lastSuccessAt: row.text(6),
+             edited: row.int(7))
         }.first!
-        let tag = [source.identity ?? source.name, String(row.written ?? 0), String(row.unconfirmed)].joined(separator: "|")
+        let tag = [source.identity ?? source.name, String(row.written ?? 0), String(row.unconfirmed), String(row.edited)].joined(separator: "|")
         return RowsVersion(tag: tag, changedAt: row.changedAt, lastSuccessAt: row.lastSuccessAt, ageSeconds: row.age, ttlSeconds: source.ttlSeconds,
                            stale: row.stale, lastRun: row.lastRun)
     }

@@ -653,6 +653,23 @@ CREATE TABLE record_overlay (
     PRIMARY KEY (source, key)
 ) STRICT, WITHOUT ROWID;
 
+-- Each source's overlay version, moved by every change of its overlay: part of the validator
+-- `cache serve` gives its rows, so a page revalidating them sees an edit at once. (No foreign
+-- key: a source's removal deletes its overlay rows, whose triggers still count.)
+CREATE TABLE overlay_versions (
+    source  TEXT PRIMARY KEY,
+    version INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER overlay_inserted AFTER INSERT ON record_overlay BEGIN
+    INSERT INTO overlay_versions (source, version) VALUES (NEW.source, 1) ON CONFLICT (source) DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER overlay_updated AFTER UPDATE ON record_overlay BEGIN
+    INSERT INTO overlay_versions (source, version) VALUES (NEW.source, 1) ON CONFLICT (source) DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER overlay_deleted AFTER DELETE ON record_overlay BEGIN
+    INSERT INTO overlay_versions (source, version) VALUES (OLD.source, 1) ON CONFLICT (source) DO UPDATE SET version = version + 1;
+END;
+
 -- The ETag the upstream gave a record in a write's answer, with the record it named: an edit
 -- made on that very record sends it as If-Match.
 CREATE TABLE record_etags (
