@@ -184,8 +184,9 @@ import Testing
                 == ["tokenEnv", "oauthTokenURL", "clientIDEnv", "noCACert", "noOAuth", "maxDelete", "url"])
     }
 
-    /// At most 50 public types (48 since typed rows, search, a row's log, the run history and
-    /// the screen's model), and none of the engine's inner ones: an app sees what it needs.
+    /// At most 52 public types (48 since typed rows, search, a row's log, the run history and
+    /// the screen's model; 52 with local edits: `LocalEdit`, its `State` and `Change`), and none
+    /// of the engine's inner ones: an app sees what it needs.
     @Test func thePublicSurfaceIsSmall() throws {
         let root = URL(fileURLWithPath: Paths.repository + "/Sources/OfflineCache")
         let files = (FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".swift") }
@@ -197,7 +198,7 @@ import Testing
             }
         }
         print("public types: \(names.count): \(names.sorted().joined(separator: ", "))")
-        #expect(names.count <= 50, "\(names.count) public types")
+        #expect(names.count <= 52, "\(names.count) public types")
         #expect(names.count > 10)
         for inner in ["Connection", "Statement", "PayloadDecoder", "RecordDecoder", "JSONCursor", "SyncEngine", "CacheDatabase"] {
             #expect(!names.contains(inner), "\(inner) is public")

@@ -259,6 +259,24 @@ import Testing
         #expect(try Self.applied(upstream).count == 1)
     }
 
+    /// The library edits, lists the outbox and pushes, typed, in the file the command line reads.
+    @Test func theLibraryEditsPushesAndListsTheOutbox() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1), Self.task(2)])
+        let cache = try Cache(path: box.database)
+        let edit = try cache.edit("tasks", key: "2", .patch(#"{"title": "from an app"}"#))
+        #expect(edit.state == .queued && edit.key == "2")
+        guard case .patch(let body) = edit.change else { Issue.record("not a patch: \(edit.change)"); return }
+        #expect(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? NSDictionary == ["title": "from an app"])
+        #expect(try cache.outbox().map(\.id) == [edit.id])
+        struct Task: Decodable { var id: Int; var title: String }
+        #expect(try cache.rows(of: "tasks", as: Task.self).rows.map { "\($0.value.title) \($0.isPending)" } == ["task 1 false", "from an app true"])
+        #expect(throws: CacheError.self) { try cache.edit("tasks", key: "2", .patch("[1]")) }
+        let sent = try cache.push("tasks")
+        #expect(sent.map(\.id) == [edit.id] && sent.first?.state == .applied && sent.first?.answerStatus == 200)
+        #expect(try Self.upstreamTask(upstream, 2)?["title"] as? String == "from an app")
+        #expect(try cache.outbox().isEmpty && cache.outbox(all: true).first?.state == .applied)
+    }
+
     /// Bad input is refused with a clear error, and nothing is queued or shown.
     @Test func badEditsAreRefusedAndChangeNothing() throws {
         let (upstream, box) = try Self.setUp([Self.task(1)])

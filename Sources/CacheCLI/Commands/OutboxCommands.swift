@@ -3,7 +3,7 @@ import OfflineCache
 
 /// `cache edit`, `cache push` and `cache outbox`: local edits, from the queue to the upstream.
 enum OutboxCommands {
-    typealias Change = OfflineCache.Outbox.Change
+    typealias Change = LocalEdit.Change
 
     static func edit(_ edit: Command.Edit, _ context: Context) throws -> Int32 {
         let database = try context.open(create: false)
@@ -75,7 +75,7 @@ enum OutboxCommands {
 
     /// Prints what a push did and gives its exit status: 77 when an upstream refused the
     /// credentials, 1 for a conflict or a rejection, 75 when edits stay queued after a failure.
-    static func finish(_ report: OfflineCache.Outbox.PushReport, json: Bool, quiet: Bool, _ context: Context) -> Int32 {
+    static func finish(_ report: LocalEdit.PushReport, json: Bool, quiet: Bool, _ context: Context) -> Int32 {
         let console = context.console
         if json {
             console.out(JSONValue.object([
@@ -148,7 +148,7 @@ enum OutboxCommands {
             let store = OutboxStore(database)
             let edit = try store.edit(id)
             let source = try SourceStore(database).named(edit.source)
-            let now: OfflineCache.Outbox.Edit
+            let now: LocalEdit
             if case .retry = action { now = try store.retry(edit.id, source: source) } else { now = try store.drop(edit.id, source: source) }
             console.out("\(now.state == .dropped ? "dropped" : "queued again"): \(now.operation.rawValue) \(now.source) \(TerminalSafe.escapeControl(now.key)) (edit \(now.id))\n")
         case .resolve(let name, let key, let takeLocal):
@@ -162,12 +162,12 @@ enum OutboxCommands {
         return ExitCode.success
     }
 
-    static func answerLine(_ edit: OfflineCache.Outbox.Edit) -> String {
+    static func answerLine(_ edit: LocalEdit) -> String {
         let answer = (edit.answer ?? "").split(whereSeparator: \.isNewline).joined(separator: " ")
         return [edit.answerStatus.map { "HTTP \($0)" }, answer.isEmpty ? nil : String(answer.prefix(200))].compactMap { $0 }.joined(separator: " ")
     }
 
-    static func json(_ edit: OfflineCache.Outbox.Edit) -> JSONValue {
+    static func json(_ edit: LocalEdit) -> JSONValue {
         .object([("source", .string(edit.source)), ("key", .string(edit.key)), ("id", .string(edit.id)), ("op", .string(edit.operation.rawValue)),
                  ("state", .string(edit.state.rawValue)), ("attempts", .int(edit.attempts)), ("made_at", .string(edit.madeAt)),
                  ("next_at", .optional(edit.nextAt)), ("answer_status", .optional(edit.answerStatus)), ("answer", .optional(edit.answer))])

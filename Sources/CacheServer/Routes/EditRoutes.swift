@@ -23,7 +23,7 @@ extension CacheServer {
         Route.Answer(422, "The Idempotency-Key was used for another request", [("application/json", Schema.error)]),
     ]
 
-    func edit(_ request: HTTPRequest, _ name: String, key: String?, _ operation: Outbox.Operation) throws -> HTTPResponse {
+    func edit(_ request: HTTPRequest, _ name: String, key: String?, _ operation: LocalEdit.Operation) throws -> HTTPResponse {
         guard !settings.readOnly else {
             _ = try withReader(of: name) { try SourceStore($0).named(name) }
             throw Refusal(status: 409, message: "this server is read-only (--read-only, CACHE_READ_ONLY or a Litestream replica): edit where the cache is written, its primary")
@@ -35,7 +35,7 @@ extension CacheServer {
                 throw Refusal(status: 415, message: "an edit is a JSON object: send it with Content-Type: application/json (or application/merge-patch+json for PATCH)")
             }
         }
-        let change: Outbox.Change = switch operation {
+        let change: LocalEdit.Change = switch operation {
         case .patch: .patch(body)
         case .replace: .replace(body)
         case .delete: .delete
@@ -68,15 +68,15 @@ extension CacheServer {
                 throw .versionMismatch("the row is not the version If-Match names (it is \(current ?? "gone")): read it again, and edit that")
             }
         }
-        let recorded = { (edit: Outbox.Edit) throws -> Void in
+        let recorded = { (edit: LocalEdit) throws -> Void in
             if let clientKey {
                 try store.keep(request: clientKey, fingerprint: fingerprint, status: 202, answer: Self.editJSON(edit).compact)
             }
         }
-        let result = Result { () throws(CacheError) -> Outbox.Edit in
+        let result = Result { () throws(CacheError) -> LocalEdit in
             try store.queue(change, source: source, key: key, precondition: precondition, recorded: recorded)
         }
-        var queued: Outbox.Edit
+        var queued: LocalEdit
         switch result {
         case .success(let edit):
             queued = edit
@@ -110,11 +110,11 @@ extension CacheServer {
     static let decisionRefused = Route.Answer(400, "The edit is not in a state this decision takes, or the row has no conflict", [("application/json", Schema.error)])
 
     /// `POST /outbox/{id}/retry` and `/drop`: a decision about one edit, as `cache outbox` makes it.
-    func decide(_ id: String, _ decision: (OutboxStore, Outbox.Edit, Source) throws(CacheError) -> Outbox.Edit) throws -> HTTPResponse {
+    func decide(_ id: String, _ decision: (OutboxStore, LocalEdit, Source) throws(CacheError) -> LocalEdit) throws -> HTTPResponse {
         guard !settings.readOnly else { throw Refusal(status: 409, message: "this server is read-only: decide about edits where the cache is written, its primary") }
         let database = try CacheDatabase(path: settings.databasePath, access: .write)
         let store = OutboxStore(database)
-        let edit: Outbox.Edit
+        let edit: LocalEdit
         do { edit = try store.edit(id) } catch { throw Refusal(status: 404, message: "no edit \(id) in the outbox (GET /outbox lists them)") }
         let source = try SourceStore(database).named(edit.source)
         return try Self.answer(Result { () throws(CacheError) in try decision(store, edit, source) })
@@ -122,7 +122,7 @@ extension CacheServer {
 
     /// A decision's edit as the answer, or its refusal as a 400. (A `catch` of one case of a
     /// typed error here crashes this compiler: the result is switched on instead.)
-    static func answer(_ result: Result<Outbox.Edit, CacheError>) throws -> HTTPResponse {
+    static func answer(_ result: Result<LocalEdit, CacheError>) throws -> HTTPResponse {
         switch result {
         case .success(let edit): return HTTPResponse.json(200, editJSON(edit))
         case .failure(.refusedEdit(let reason)): throw Refusal(status: 400, message: reason)
@@ -149,7 +149,7 @@ extension CacheServer {
         return HTTPResponse(status: earlier.status, headers: [("Content-Type", "application/json")], body: .bytes(Array((earlier.answer + "\n").utf8)))
     }
 
-    static func editJSON(_ edit: Outbox.Edit) -> JSONValue {
+    static func editJSON(_ edit: LocalEdit) -> JSONValue {
         .object([("id", .string(edit.id)), ("source", .string(edit.source)), ("key", .string(edit.key)),
                  ("op", .string(edit.operation.rawValue)), ("state", .string(edit.state.rawValue)), ("attempts", .int(edit.attempts)),
                  ("made_at", .string(edit.madeAt)), ("answer_status", .optional(edit.answerStatus)), ("answer", .optional(edit.answer))])
@@ -172,7 +172,7 @@ extension CacheServer {
 
     /// `GET /outbox/{id}`: one edit, applied or not.
     func outboxEdit(_ id: String) throws -> HTTPResponse {
-        let found = try withEveryReader { database -> Outbox.Edit? in try? OutboxStore(database).edit(id) }.compactMap { $0 }
+        let found = try withEveryReader { database -> LocalEdit? in try? OutboxStore(database).edit(id) }.compactMap { $0 }
         guard let edit = found.first else { throw Refusal(status: 404, message: "no edit \(id) in the outbox (GET /outbox lists them)") }
         return HTTPResponse.json(200, Self.editJSON(edit))
     }

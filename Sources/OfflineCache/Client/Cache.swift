@@ -59,7 +59,7 @@ public struct Cache: Sendable {
     }
 
     /// A connection for a call that writes: refused when opened read-only.
-    private func writable() throws(CacheError) -> CacheDatabase {
+    func writable() throws(CacheError) -> CacheDatabase {
         if readOnly { throw .readOnly(path: path, reason: "it was opened with readOnly: true, and this call writes") }
         return try CacheDatabase(path: path, access: .write)
     }

@@ -1,24 +1,24 @@
 import FoundationEssentials
 
-/// Local edits: a change made to a cached record here, shown at once, and sent to the upstream
-/// by a push. The types an app holds: what it asks for (`Outbox.Change`), and each edit as the
-/// outbox keeps it (`Outbox.Edit`) with its state.
+/// A local edit: a change made to a cached record here, shown at once (the row is pending),
+/// and sent to the upstream by a push (`Cache.push`, `cache push`, every `cache sync`). The
+/// outbox keeps each one with its state until it applies; nothing in it expires by itself.
 ///
 /// ```swift
 /// let edit = try cache.edit("tasks", key: "7", .patch(#"{"done": true}"#))
-/// print(edit.id, edit.state)            // …, queued
-/// let report = try cache.push("tasks")  // sends it; the row's `pending` clears once applied
+/// print(edit.id, edit.state)                       // …, queued
+/// for sent in try cache.push("tasks") { print(sent.key, sent.state) }   // 7 applied
 /// ```
-package enum Outbox {
-    /// An edit as asked for.
-    package enum Change: Sendable, Equatable {
+public struct LocalEdit: Sendable, Equatable {
+    /// A change as asked for.
+    public enum Change: Sendable, Equatable {
         /// A JSON merge patch (RFC 7396) of the record: `{"done": true, "note": null}`.
         case patch(String)
         /// The whole record in place of the cached one.
         case replace(String)
         /// The record's removal.
         case delete
-        /// A new record (`key` is nil: the upstream may number it).
+        /// A new record (with no key given, the upstream may number it).
         case create(String)
 
         var operation: Operation {
@@ -38,15 +38,15 @@ package enum Outbox {
         }
     }
 
-    /// What an edit does.
+    /// What an edit does, as the outbox stores it.
     package enum Operation: String, Sendable, CaseIterable {
         case create, patch, replace, delete
     }
 
-    /// Where an edit is in its life. `queued` and `in_flight` are on their way; `conflict`,
+    /// Where an edit is in its life. `queued` and `inFlight` are on their way; `conflict`,
     /// `rejected` and `blocked` wait for someone (`cache outbox retry`, `drop`, `resolve`);
     /// `applied` and `dropped` are done.
-    package enum State: String, Sendable, CaseIterable {
+    public enum State: String, Sendable, CaseIterable {
         /// Waiting to be sent (perhaps after a backoff).
         case queued
         /// Sent by a push that has not yet recorded the answer.
@@ -57,38 +57,50 @@ package enum Outbox {
         case rejected
         /// Made on an edit of the same record that was rejected: not sent until retried.
         case blocked
+        /// The upstream took it.
         case applied
+        /// Dropped by someone: never sent again.
         case dropped
 
         /// Still in the outbox: not applied, not dropped.
-        package var isOpen: Bool { self != .applied && self != .dropped }
+        public var isOpen: Bool { self != .applied && self != .dropped }
     }
 
-    /// One edit as the outbox keeps it.
-    package struct Edit: Sendable, Equatable {
-        /// A UUID made when the edit was made: the `Idempotency-Key` of its first request.
-        package var id: String
-        package var source: String
-        /// The record's key (a record made here and numbered by the upstream has a local key,
-        /// `new-…`, until the upstream's answer gives its own).
-        package var key: String
-        package var operation: Operation
-        /// The merge patch, whole record or new record as given; nil for a removal.
-        package var body: String?
-        package var state: State
-        /// Requests answered (a push killed before the answer is not an attempt).
-        package var attempts: Int
-        /// When it was made (ISO 8601, UTC).
-        package var madeAt: String
-        /// A queued edit is not sent before this (backoff, or the upstream's `Retry-After`).
-        package var nextAt: String?
-        /// The last answer's status (nil: none yet, or a network error) and its body or error.
-        package var answerStatus: Int?
-        package var answer: String?
-        /// The record the edit was made on (nil: none, or a record made here).
-        package var base: String?
-        /// A conflict's upstream record (nil: gone) when it was found.
-        package var remote: String?
+    /// A UUID made when the edit was made: the `Idempotency-Key` of its first request.
+    public var id: String
+    /// The source of the record.
+    public var source: String
+    /// The record's key (a record made here and numbered by the upstream has a local key,
+    /// `new-…`, until the upstream's answer gives its own).
+    public var key: String
+    package var operation: Operation
+    /// The merge patch, whole record or new record as given; nil for a removal.
+    package var body: String?
+    /// Where it is in its life.
+    public var state: State
+    /// Requests answered (a push killed before the answer is not an attempt).
+    public var attempts: Int
+    /// When it was made (ISO 8601, UTC).
+    public var madeAt: String
+    /// A queued edit is not sent before this (backoff, or the upstream's `Retry-After`).
+    public var nextAt: String?
+    /// The last answer's status (nil: none yet, or a network error).
+    public var answerStatus: Int?
+    /// The last answer's body, or the error.
+    public var answer: String?
+    /// The record the edit was made on (nil: none, or a record made here).
+    public var base: String?
+    /// A conflict's upstream record when it was found (nil: gone, or no conflict).
+    public var remote: String?
+
+    /// The change, as asked for.
+    public var change: Change {
+        switch operation {
+        case .patch: .patch(body ?? "{}")
+        case .replace: .replace(body ?? "{}")
+        case .delete: .delete
+        case .create: .create(body ?? "{}")
+        }
     }
 
     /// What one push did.
@@ -103,5 +115,7 @@ package enum Outbox {
         package var stopped: [String: String] = [:]
         /// One line per edit sent: what happened.
         package var lines: [String] = []
+        /// The ids of the edits sent, in the order their answers came.
+        package var sent: [String] = []
     }
 }

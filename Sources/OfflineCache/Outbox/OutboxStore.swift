@@ -22,9 +22,9 @@ package struct OutboxStore {
     /// past the source's size limit, a record that is not cached, a change of the key.
     /// `precondition` sees the row as it shows before the edit (nil: none), and may refuse it
     /// (`versionMismatch`); `recorded` sees the edit queued: both inside the transaction.
-    package func queue(_ change: Outbox.Change, source: Source, key: String?, now: Date = Date(),
+    package func queue(_ change: LocalEdit.Change, source: Source, key: String?, now: Date = Date(),
                        precondition: ((String?) throws(CacheError) -> Void)? = nil,
-                       recorded: ((Outbox.Edit) throws -> Void)? = nil) throws(CacheError) -> Outbox.Edit {
+                       recorded: ((LocalEdit) throws -> Void)? = nil) throws(CacheError) -> LocalEdit {
         let made = try Self.check(change, source: source, key: key)
         do {
             return try db.inTransaction {
@@ -63,7 +63,7 @@ package struct OutboxStore {
                 // result, and takes its precondition from the last one's answer when it applies.
                 let upstream = try upstreamVersion(source.name, key: key)
                 let base = earlier > 0 ? shown.record : upstream?.0
-                let edit = Outbox.Edit(id: UUID().uuidString.lowercased(), source: source.name, key: key, operation: change.operation,
+                let edit = LocalEdit(id: UUID().uuidString.lowercased(), source: source.name, key: key, operation: change.operation,
                                        body: try change.body.map { try Self.object($0).compact }, state: .queued, attempts: 0,
                                        madeAt: Timestamp.format(now), base: base)
                 try db.run("""
@@ -90,7 +90,7 @@ package struct OutboxStore {
 
     /// What can be refused before the cache is read: the kind, the write URL, the body's form
     /// and size; and a new record's own key, if it has one.
-    static func check(_ change: Outbox.Change, source: Source, key: String?) throws(CacheError) -> (key: String?, Void) {
+    static func check(_ change: LocalEdit.Change, source: Source, key: String?) throws(CacheError) -> (key: String?, Void) {
         guard source.kind.keepsRecords else {
             throw .refusedEdit("\(source.name) is of the kind \(source.kind.rawValue), whose rows cannot be edited: only sources that keep records (json, csv, ndjson) can")
         }
@@ -233,16 +233,16 @@ package struct OutboxStore {
 
     static let columns = "id, source, key, op, body, state, attempts, made_at, next_at, answer_status, answer, base, remote"
 
-    static func edit(_ row: Statement) -> Outbox.Edit {
-        Outbox.Edit(id: row.text(0) ?? "", source: row.text(1) ?? "", key: row.text(2) ?? "",
-                    operation: Outbox.Operation(rawValue: row.text(3) ?? "") ?? .patch, body: row.text(4),
-                    state: Outbox.State(rawValue: row.text(5) ?? "") ?? .queued, attempts: Int(row.int(6)),
+    static func edit(_ row: Statement) -> LocalEdit {
+        LocalEdit(id: row.text(0) ?? "", source: row.text(1) ?? "", key: row.text(2) ?? "",
+                    operation: LocalEdit.Operation(rawValue: row.text(3) ?? "") ?? .patch, body: row.text(4),
+                    state: LocalEdit.State(rawValue: row.text(5) ?? "") ?? .queued, attempts: Int(row.int(6)),
                     madeAt: row.text(7) ?? "", nextAt: row.text(8), answerStatus: row.isNull(9) ? nil : Int(row.int(9)),
                     answer: row.text(10), base: row.text(11), remote: row.text(12))
     }
 
     /// The edits not yet applied (every edit with `all`), oldest first; of the sources named, or all.
-    package func edits(of sources: [String] = [], all: Bool = false) throws -> [Outbox.Edit] {
+    package func edits(of sources: [String] = [], all: Bool = false) throws -> [LocalEdit] {
         let only = sources.isEmpty ? "" : " AND source IN (SELECT value FROM json_each(?))"
         let values: [SQLValue] = sources.isEmpty ? [] : [.text(JSONValue.array(sources.map { .string($0) }).compact)]
         return try db.query("SELECT \(Self.columns) FROM outbox WHERE \(all ? "1" : "state NOT IN ('applied', 'dropped')")\(only) ORDER BY seq",
@@ -250,7 +250,7 @@ package struct OutboxStore {
     }
 
     /// The edit with this id (or the one id it begins with, 8 characters at least).
-    package func edit(_ id: String) throws(CacheError) -> Outbox.Edit {
+    package func edit(_ id: String) throws(CacheError) -> LocalEdit {
         do {
             let found = try db.query("SELECT \(Self.columns) FROM outbox WHERE id = ?1 OR (length(?1) >= 8 AND substr(id, 1, length(?1)) = ?1) LIMIT 2",
                                      [.text(id.lowercased())], row: Self.edit)
@@ -273,7 +273,7 @@ package struct OutboxStore {
 
     /// `cache outbox retry`: a conflict, rejected or blocked edit (or a queued one waiting out
     /// its backoff) is queued again, as a new request with a new `Idempotency-Key`.
-    package func retry(_ id: String, source: Source, now: Date = Date()) throws(CacheError) -> Outbox.Edit {
+    package func retry(_ id: String, source: Source, now: Date = Date()) throws(CacheError) -> LocalEdit {
         try deciding(id) { edit in
             guard [.conflict, .rejected, .blocked, .queued].contains(edit.state) else {
                 throw CacheError.refusedEdit("edit \(edit.id) is \(edit.state.rawValue): only a queued, conflict, rejected or blocked edit is retried")
@@ -301,7 +301,7 @@ package struct OutboxStore {
     }
 
     /// `cache outbox drop`: the edit will never be sent; the row shows what is left.
-    package func drop(_ id: String, source: Source, now: Date = Date()) throws(CacheError) -> Outbox.Edit {
+    package func drop(_ id: String, source: Source, now: Date = Date()) throws(CacheError) -> LocalEdit {
         try deciding(id) { edit in
             guard edit.state.isOpen, edit.state != .inFlight else {
                 throw CacheError.refusedEdit("edit \(edit.id) is \(edit.state.rawValue): only an edit not yet sent, or one that failed, is dropped")
@@ -314,7 +314,7 @@ package struct OutboxStore {
 
     /// `cache outbox resolve NAME KEY --take local|remote`, for the row's conflict: `local` sends
     /// the edit again onto the upstream's version; `remote` drops it and shows the upstream's.
-    package func resolve(source: Source, key: String, takeLocal: Bool, now: Date = Date()) throws(CacheError) -> Outbox.Edit {
+    package func resolve(source: Source, key: String, takeLocal: Bool, now: Date = Date()) throws(CacheError) -> LocalEdit {
         let id: String
         do {
             guard let found = try db.scalarText("SELECT id FROM outbox WHERE source = ? AND key = ? AND state = 'conflict' ORDER BY seq LIMIT 1",
@@ -339,7 +339,7 @@ package struct OutboxStore {
         try db.scalarText("SELECT remote_etag FROM outbox WHERE id = ?", [.text(id)])
     }
 
-    private func deciding(_ id: String, _ body: (Outbox.Edit) throws -> Void) throws(CacheError) -> Outbox.Edit {
+    private func deciding(_ id: String, _ body: (LocalEdit) throws -> Void) throws(CacheError) -> LocalEdit {
         do {
             return try db.inTransaction {
                 let found = try self.edit(id)
@@ -358,7 +358,7 @@ package struct OutboxStore {
     func rebuildOverlay(_ source: Source, key: String, now: Date, upstream: String? = nil) throws {
         let cached = try db.scalarText("SELECT record FROM records WHERE source = ? AND key = ?", [.text(source.name), .text(key)])
         let edits = try db.query("SELECT op, body FROM outbox WHERE source = ? AND key = ? AND state IN \(Self.shown) ORDER BY seq",
-                                 [.text(source.name), .text(key)]) { (Outbox.Operation(rawValue: $0.text(0) ?? "") ?? .patch, $0.text(1)) }
+                                 [.text(source.name), .text(key)]) { (LocalEdit.Operation(rawValue: $0.text(0) ?? "") ?? .patch, $0.text(1)) }
         guard !edits.isEmpty else {
             if let upstream {
                 try settle(source.name, key: key, record: upstream, now: now)

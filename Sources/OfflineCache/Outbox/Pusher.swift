@@ -33,7 +33,7 @@ package struct Pusher {
 
     /// Pushes the open edits of `sources`. `dueOnly` leaves edits whose backoff has not passed
     /// (`sync --if-stale`); otherwise every queued edit is sent now, once in this push.
-    package func push(_ sources: [Source], dueOnly: Bool = false) throws -> Outbox.PushReport {
+    package func push(_ sources: [Source], dueOnly: Bool = false) throws -> LocalEdit.PushReport {
         let run = Run(sources: Dictionary(sources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }), dueOnly: dueOnly)
         Self.live.insert(run.token)
         defer { Self.live.remove(run.token) }
@@ -71,7 +71,7 @@ package struct Pusher {
         let started = Date()
         /// Edits that failed in this push, not sent again by it.
         let tried = Locked<Set<String>>([])
-        let report = Locked(Outbox.PushReport())
+        let report = Locked(LocalEdit.PushReport())
         /// One write at a time among this process's workers (SQLite would serialise them by
         /// polling its busy timeout).
         let writes = Condition()
@@ -127,7 +127,7 @@ private struct Worker {
 
     /// A claimed edit: the edit, its stored request (nil: not prepared yet), its precondition.
     struct Claimed {
-        var edit: Outbox.Edit
+        var edit: LocalEdit
         var request: Pusher.StoredRequest?
         var baseETag: String?
         var sentBefore: Bool
@@ -300,6 +300,7 @@ private struct Worker {
         case 401, 403:
             // The source stops before its edit is queued again: no other worker sends it.
             run.report.withLock {
+                $0.sent.append(claimed.edit.id)
                 $0.stopped[source.name] = "HTTP \(status) from \(Source.redacted(URL(string: claimed.request?.url ?? "") ?? source.url)): the upstream refused the credentials; \(source.name)'s edits stay queued"
             }
             try writing {
@@ -384,6 +385,7 @@ private struct Worker {
             }
         }
         run.report.withLock {
+            $0.sent.append(edit.id)
             $0.applied += 1
             $0.lines.append("applied   \(edit.source) \(key)  \(edit.operation.rawValue) (\(note ?? "HTTP \(response.status)"))")
         }
@@ -402,6 +404,7 @@ private struct Worker {
             try store.log(edit.id, "conflict", why, at: Date())
         }
         run.report.withLock {
+            $0.sent.append(edit.id)
             $0.conflicts += 1
             $0.lines.append("conflict  \(edit.source) \(edit.key)  \(edit.operation.rawValue): \(why)")
         }
@@ -427,6 +430,7 @@ private struct Worker {
             try store.rebuildOverlay(source, key: edit.key, now: now)
         }
         run.report.withLock {
+            $0.sent.append(edit.id)
             $0.rejected += 1
             $0.lines.append("rejected  \(edit.source) \(edit.key)  \(edit.operation.rawValue): \(why)")
         }
@@ -452,7 +456,10 @@ private struct Worker {
                       .text(Timestamp.format(now.addingTimeInterval(wait))), .text(edit.id)])
             try store.log(edit.id, "failed", "\(why); sent again after \(DurationText.format(Int(wait.rounded(.up)))) with the same request", at: now)
         }
-        run.report.withLock { $0.lines.append("retrying  \(edit.source) \(edit.key)  \(edit.operation.rawValue): \(why)") }
+        run.report.withLock {
+            $0.sent.append(edit.id)
+            $0.lines.append("retrying  \(edit.source) \(edit.key)  \(edit.operation.rawValue): \(why)")
+        }
     }
 }
 
