@@ -34,6 +34,9 @@ let package = Package(
         // Argument parsing, commands and output; testable without a process.
         .target(name: "CacheCLI", dependencies: ["OfflineCache", "CacheServer"]),
         .executableTarget(name: "cache", dependencies: ["CacheCLI"]),
+        // What Scripts/bench measures through the library rather than the command line
+        // (queueing local edits). Not a product: nothing installs it.
+        .executableTarget(name: "cache-bench", dependencies: ["OfflineCache"]),
         .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"], exclude: ["Fixtures"]),
         .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "CacheServer", "OfflineCache", "cache"]),
     ],

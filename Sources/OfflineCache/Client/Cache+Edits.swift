@@ -16,9 +16,14 @@ extension Cache {
     ///   `writeURL`, a kind that keeps no records), a body that is not one JSON object, an edit
     ///   of the key or past the size limit; `.noSuchRow` for a record not cached; `.readOnly`.
     public func edit(_ name: String, key: String?, _ change: LocalEdit.Change) throws(CacheError) -> LocalEdit {
-        let database = try writable()
-        let source = try SourceStore(database).named(name)
-        return try OutboxStore(database).queue(change, source: source, key: key)
+        if readOnly { _ = try writable() }  // refused, as every call that writes
+        // On the connection this cache keeps for edits: an app queues them as its user types,
+        // and opening the file each time (its schema checked, its views compared) costs more
+        // than the edit.
+        return try editor.with(path: path) { database throws(CacheError) in
+            let source = try SourceStore(database).named(name)
+            return try OutboxStore(database).queue(change, source: source, key: key)
+        }
     }
 
     /// Sends the queued edits of the sources named (default: every source) now, and returns the

@@ -35,6 +35,8 @@ public struct Cache: Sendable {
     public var environment: [String: String]
     /// How syncs reach upstream: libcurl by default; a test may hand in canned answers.
     public var fetcher: any Fetching
+    /// The connection edits are queued on, kept between calls (see `KeptConnection`).
+    let editor = KeptConnection()
 
     /// Opens the cache at `path`, creating the file (and its folder) when there is none, and
     /// migrating an older one; with `readOnly`, opens it as `cache --read-only` does, writing

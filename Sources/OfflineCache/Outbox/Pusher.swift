@@ -131,6 +131,8 @@ private struct Worker {
         var request: Pusher.StoredRequest?
         var baseETag: String?
         var sentBefore: Bool
+        /// Its request was stored (and logged sent) when it was claimed.
+        var recorded = false
     }
 
     func writing<T>(_ body: () throws -> T) throws -> T {
@@ -163,9 +165,22 @@ private struct Worker {
                     Claimed(edit: OutboxStore.edit(row), request: row.text(13).flatMap { Pusher.StoredRequest(json: $0) },
                             baseETag: row.text(14), sentBefore: row.int(15) != 0)
                 }).first else { return nil }
+            var claimed = row
             try db.run("UPDATE outbox SET state = 'in_flight', claim = ? WHERE id = ?", [.text(run.claim), .text(row.edit.id)])
-            return row
+            // A request that needs no read first is made and stored in this same transaction.
+            if claimed.request == nil, let source = run.sources[row.edit.source], let planned = try plan(row, source: source) {
+                try record(planned, of: row.edit)
+                claimed.request = planned
+                claimed.recorded = true
+            }
+            return claimed
         }
+    }
+
+    /// Stores the request with its edit and logs it sent, before it is.
+    func record(_ request: Pusher.StoredRequest, of edit: LocalEdit) throws {
+        try db.run("UPDATE outbox SET request = ? WHERE id = ?", [.text(request.json), .text(edit.id)])
+        try store.log(edit.id, "sent", "\(request.method) \(request.url)", at: Date())
     }
 
     /// In-flight edits whose push is gone (its process died, or ended in this one without the
@@ -193,12 +208,12 @@ private struct Worker {
             if claimed.request == nil {
                 guard let prepared = try prepare(claimed, source: source) else { return }
                 claimed.request = prepared
-                try writing {
-                    try db.run("UPDATE outbox SET request = ? WHERE id = ?", [.text(prepared.json), .text(claimed.edit.id)])
-                }
+                claimed.recorded = true
+                try writing { try record(prepared, of: claimed.edit) }
             }
             let request = claimed.request!
-            try writing { try store.log(claimed.edit.id, "sent", "\(request.method) \(request.url)", at: Date()) }
+            // A request stored by an earlier push (its answer lost) is sent again, and logged so.
+            if !claimed.recorded { try writing { try store.log(claimed.edit.id, "sent", "\(request.method) \(request.url) (again)", at: Date()) } }
             let response = try fetch(request, source: source)
             try settle(claimed, response: response, source: source)
         } catch let error as UpstreamError {
@@ -206,13 +221,49 @@ private struct Worker {
         }
     }
 
-    /// The request for an edit not yet sent: its method, URL and body from the source's write
-    /// options, a new `Idempotency-Key` (the edit's id the first time; after a retry or a
-    /// resolve, a new one), and the precondition —
-    /// `If-Match` with the record's ETag, or else the record read first and compared with the
-    /// version the edit was made on. Nil when that read settled the edit (a conflict; a removal
-    /// of a record already gone).
+    /// The request for an edit whose precondition needs a read (`plan` made the others): the
+    /// record is read first and compared with the version the edit was made on, and `If-Match`
+    /// carries the ETag that read returned. Nil when the read settled the edit (a conflict; a
+    /// removal of a record already gone).
     func prepare(_ claimed: Claimed, source: Source) throws -> Pusher.StoredRequest? {
+        let edit = claimed.edit
+        let url = source.writing.url(of: edit.key) ?? ""
+        // No ETag known for the version the edit was made on: read the record, compare.
+        let read = try fetch(Pusher.StoredRequest(method: "GET", url: url, idempotencyKey: "", ifMatch: nil, body: nil), source: source)
+        if read.status == 404 || read.status == 410 {
+            if edit.operation == .delete {
+                try applied(claimed, response: read, source: source, note: "the record was already gone")
+            } else {
+                try conflict(claimed, remote: nil, remoteETag: nil, status: read.status, why: "the record is gone upstream")
+            }
+            return nil
+        }
+        guard (200..<300).contains(read.status) else { throw UpstreamError.httpStatus(read.status, url: url, retryAfter: read.retryAfter) }
+        let remote = String(decoding: read.body, as: UTF8.self)
+        let remoteCanonical = try? OutboxStore.canonical(remote, source: source).record
+        let baseCanonical = try edit.base.map { try OutboxStore.canonical($0, source: source).record }
+        if remoteCanonical != baseCanonical {
+            try conflict(claimed, remote: remoteCanonical ?? remote, remoteETag: read.etag, status: read.status,
+                         why: "the record changed upstream since the edit was made")
+            return nil
+        }
+        var request = try request(claimed, source: source)
+        request.ifMatch = read.etag
+        return request
+    }
+
+    /// The request for an edit that needs no read first — a new record, a source that lets the
+    /// last write win, a version whose ETag is known — or nil when it needs one (`prepare`).
+    func plan(_ claimed: Claimed, source: Source) throws -> Pusher.StoredRequest? {
+        guard claimed.edit.operation == .create || source.writing.conflictCheck == .none || claimed.baseETag != nil else { return nil }
+        var request = try request(claimed, source: source)
+        if claimed.edit.operation != .create, source.writing.conflictCheck == .ifMatch { request.ifMatch = claimed.baseETag }
+        return request
+    }
+
+    /// The edit's method, URL and body from the source's write options, with a new
+    /// `Idempotency-Key` (the edit's id the first time; after a retry or a resolve, a new one).
+    func request(_ claimed: Claimed, source: Source) throws -> Pusher.StoredRequest {
         let edit = claimed.edit
         let writing = source.writing
         let key = claimed.sentBefore ? UUID().uuidString.lowercased() : edit.id
@@ -221,7 +272,6 @@ private struct Worker {
         guard edit.operation != .create else {
             return Pusher.StoredRequest(method: "POST", url: writing.createURL ?? "", idempotencyKey: key, ifMatch: nil, body: body?.compact)
         }
-        let url = writing.url(of: edit.key) ?? ""
         var sent: JSONValue?
         var method = "DELETE"
         switch (edit.operation, writing.method) {
@@ -231,34 +281,7 @@ private struct Worker {
         case (.replace, .patch): (method, sent) = ("PATCH", base.map { MergePatch.diff(from: $0, to: body ?? .object([])) } ?? body)
         default: break
         }
-        var ifMatch: String?
-        if writing.conflictCheck == .ifMatch {
-            if let etag = claimed.baseETag {
-                ifMatch = etag
-            } else {
-                // No ETag known for the version the edit was made on: read the record, compare.
-                let read = try fetch(Pusher.StoredRequest(method: "GET", url: url, idempotencyKey: "", ifMatch: nil, body: nil), source: source)
-                if read.status == 404 || read.status == 410 {
-                    if edit.operation == .delete {
-                        try applied(claimed, response: read, source: source, note: "the record was already gone")
-                    } else {
-                        try conflict(claimed, remote: nil, remoteETag: nil, status: read.status, why: "the record is gone upstream")
-                    }
-                    return nil
-                }
-                guard (200..<300).contains(read.status) else { throw UpstreamError.httpStatus(read.status, url: url, retryAfter: read.retryAfter) }
-                let remote = String(decoding: read.body, as: UTF8.self)
-                let remoteCanonical = try? OutboxStore.canonical(remote, source: source).record
-                let baseCanonical = try edit.base.map { try OutboxStore.canonical($0, source: source).record }
-                if remoteCanonical != baseCanonical {
-                    try conflict(claimed, remote: remoteCanonical ?? remote, remoteETag: read.etag, status: read.status,
-                                 why: "the record changed upstream since the edit was made")
-                    return nil
-                }
-                ifMatch = read.etag
-            }
-        }
-        return Pusher.StoredRequest(method: method, url: url, idempotencyKey: key, ifMatch: ifMatch, body: sent?.compact)
+        return Pusher.StoredRequest(method: method, url: writing.url(of: edit.key) ?? "", idempotencyKey: key, ifMatch: nil, body: sent?.compact)
     }
 
     /// One request with the source's headers, token (or OAuth2 token) and CA, and the write's own

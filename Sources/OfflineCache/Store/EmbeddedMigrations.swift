@@ -626,6 +626,9 @@ CREATE TABLE outbox (
 ) STRICT;
 CREATE INDEX outbox_by_key ON outbox (source, key, seq);
 CREATE INDEX outbox_open ON outbox (source, seq) WHERE state NOT IN ('applied', 'dropped');
+-- A push takes the oldest queued edit, and finds the in-flight ones, without reading the
+-- applied ones before them.
+CREATE INDEX outbox_by_state ON outbox (state, seq);
 
 -- Each edit's life, for `cache log NAME KEY`: edited, sent, applied, conflict, rejected, …
 CREATE TABLE outbox_log (
