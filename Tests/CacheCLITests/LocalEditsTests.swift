@@ -95,6 +95,18 @@ import Testing
         #expect(writes.last?["replayed"] as? Bool == true)
         #expect(try Self.applied(upstream).count == 1, "applied once")
         #expect(try Self.outbox(box, all: true).first?["state"] as? String == "applied")
+
+        // `outbox retry` of an edit whose answer was lost sends that same request, its key and
+        // all (a new key could apply it twice).
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "title=again"]).status == 0)
+        try upstream.tasks(["apply_then_drop": 1])
+        #expect(box.cacheInProcess(["push"]).status == 75)
+        let queued = try #require(try Self.outbox(box).first)
+        #expect(box.cacheInProcess(["outbox", "retry", queued["id"] as! String]).status == 0)
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        let keys = try Self.writes(upstream).suffix(2).map { $0["idempotency_key"] as? String }
+        #expect(keys.count == 2 && keys[0] == keys[1] && keys[0] == "\"\(queued["id"] as! String)\"", "\(keys)")
+        #expect(try Self.applied(upstream).count == 2, "each edit applied once")
     }
 
     /// A change upstream between the edit and the push is never overwritten (RFC 9110 §13.1.1):
@@ -180,6 +192,36 @@ import Testing
         #expect(try Self.upstreamTask(upstream, 1)?["title"] as? String == "c")
         rows = try Self.shown(box)
         #expect(rows["1"]?["pending"] as? Bool == false && (rows["1"]?["record"] as? [String: Any])?["title"] as? String == "c")
+
+        // An edit made on the applied version and then dropped leaves the row as the upstream's
+        // answer gave it, not as the last sync did (that sync came before the edits).
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "title=d"]).status == 0)
+        let d = try #require(try Self.outbox(box).first?["id"] as? String)
+        #expect(box.cacheInProcess(["outbox", "drop", d]).status == 0)
+        rows = try Self.shown(box)
+        #expect((rows["1"]?["record"] as? [String: Any])?["title"] as? String == "c" && rows["1"]?["pending"] as? Bool == false, "\(rows["1"] ?? [:])")
+        // The next edit is made on that version, with the ETag its answer gave: no read first.
+        let before = try Self.writes(upstream).count
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"]).status == 0)
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        #expect(try Self.writes(upstream).count == before + 1 && (try Self.writes(upstream).last?["if_match"] as? String) == "\"v4\"")
+    }
+
+    /// A precondition whose read the upstream refuses (405: the record URL takes no GET) sends
+    /// nothing: the source's push stops and says how to go on; the edit stays queued.
+    @Test func aRefusedReadSendsNothingAndSaysWhy() throws {
+        let box = try Sandbox()
+        let upstream = CannedUpstream()
+        upstream.answer("/tasks", json: [["id": 1, "title": "one"]])
+        upstream.answer("/tasks/1", status: 405)
+        #expect(box.cli("sources", "add", "tasks", "--kind", "json", "--key", "id", "--url", upstream.baseURL + "/tasks",
+                        "--write-url", upstream.baseURL + "/tasks/{key}", upstream: upstream).status == 0)
+        #expect(box.cli("sync", "tasks", upstream: upstream).status == 0)
+        #expect(box.cli("edit", "tasks", "1", "--set", "title=x", upstream: upstream).status == 0)
+        let push = box.cli("push", upstream: upstream)
+        #expect(push.status == 77 && push.stderr.contains("--conflict-check none"), "\(push.stderr)")
+        #expect(upstream.requests.filter { $0 == "/tasks/1" }.count == 1, "the read alone")
+        #expect(try Self.outbox(box).first?["state"] as? String == "queued")
     }
 
     /// Two caches (two machines' files) edit one record: the second push is a conflict, not a
@@ -306,31 +348,46 @@ import Testing
         #expect(try Self.shown(box)["1"]?["pending"] as? Bool == false)
     }
 
-    /// A kill at any moment of a push loses nothing and applies nothing twice: 50 `SIGKILL`s at
-    /// random moments of `cache push` (the binary), against an upstream that honours the key;
-    /// then one push to the end. Every edit is applied exactly once: one applied write per
-    /// Idempotency-Key, and every record as its edits left it.
+    /// A kill at any moment of a push loses nothing and applies nothing twice: 50 `SIGKILL`s of
+    /// `cache push` (the binary), against an upstream that honours the key — every other one
+    /// while the upstream holds the writes in flight (they apply after the push is gone: the
+    /// answer lost), the rest at a random moment after its first write; then one push to the
+    /// end. Every edit is applied exactly once: one applied write per Idempotency-Key, and every
+    /// record as its edits left it.
     @Test func killedPushesLoseNothingAndApplyNothingTwice() async throws {
-        let (upstream, box) = try Self.setUp((1...20).map { Self.task($0) })
-        for id in 1...20 {
-            for note in ["one", "two"] { #expect(box.cacheInProcess(["edit", "tasks", String(id), "--set", "note=\(note) \(id)"]).status == 0) }
+        let (upstream, box) = try Self.setUp((1...150).map { Self.task($0) })
+        // 1,500 edits (queued through the library): enough that each of the 50 pushes is cut
+        // off with edits still to send.
+        let cache = try Cache(path: box.database)
+        for round in 1...10 {
+            for id in 1...150 { _ = try cache.edit("tasks", key: String(id), .patch(#"{"note": "\#(round) \#(id)"}"#)) }
         }
         var generator = SystemRandomNumberGenerator()
-        for _ in 0..<50 {
+        var midPush = 0
+        for round in 0..<50 {
+            let held = round % 2 == 0
+            if held { try upstream.tasks(["hold": true]) }
+            let seen = try Self.writes(upstream).count
             let push = try box.start(["push"])
-            // A moment anywhere from before the first request to after the last.
-            usleep(UInt32.random(in: 0...60_000, using: &generator))
+            // Once the upstream has seen this push's first write (or the push ended): a kill
+            // among the requests in flight, not before the process starts.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while push.process.isRunning, try Self.writes(upstream).count == seen, ContinuousClock.now < deadline { usleep(2_000) }
+            if !held { usleep(UInt32.random(in: 0...3_000, using: &generator)) }
+            if push.process.isRunning { midPush += 1 }
             kill(push.process.processIdentifier, SIGKILL)
             _ = await push.finished()
+            if held { try upstream.tasks(["release": true]) }
         }
+        #expect(midPush >= 40, "only \(midPush) of 50 kills landed while the push ran")
         let last = try await box.cache("push")
         #expect(last.status == 0, "\(last.stdout) \(last.stderr)")
         let outbox = try Self.outbox(box, all: true)
-        #expect(outbox.count == 40 && outbox.allSatisfy { $0["state"] as? String == "applied" }, "\(outbox.filter { $0["state"] as? String != "applied" })")
+        #expect(outbox.count == 1500 && outbox.allSatisfy { $0["state"] as? String == "applied" }, "\(outbox.filter { $0["state"] as? String != "applied" })")
         let applied = try Self.applied(upstream)
         let keys = applied.compactMap { $0["key"] as? String }
-        #expect(keys.count == 40 && Set(keys).count == 40, "each edit applied once: \(applied.count) applied for 40 edits")
-        for id in 1...20 { #expect(try Self.upstreamTask(upstream, id)?["note"] as? String == "two \(id)") }
+        #expect(keys.count == 1500 && Set(keys).count == 1500, "each edit applied once: \(applied.count) applied for 1500 edits")
+        for id in 1...150 { #expect(try Self.upstreamTask(upstream, id)?["note"] as? String == "10 \(id)") }
     }
 }
 

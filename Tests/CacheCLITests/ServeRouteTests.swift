@@ -135,8 +135,10 @@ import Testing
             #expect(served.send("PUT", "/sources/tasks/rows/1", #"{"id": 5, "title": "whole"}"#).status == 400, "an edit cannot change the key")
             // Prefer: wait=N sends it now and answers with what the upstream made of it.
             let waited = served.send("PUT", "/sources/tasks/rows/1", #"{"id": 1, "title": "one", "done": false}"#, headers: [("Prefer", "wait=5")])
-            #expect(waited.status == 200 && waited.header("Preference-Applied") == "wait=5", "\(waited.text)")
-            #expect(served.upstream.requests.contains("/tasks/1"))
+            let state = try waited.json()["state"] as? String
+            #expect(waited.status == 200 && waited.header("Preference-Applied") == "wait=5" && state == "applied", "\(waited.text)")
+            // Both edits of the row went, each read first (no ETag known), then written.
+            #expect(served.upstream.requests.filter { $0 == "/tasks/1" }.count == 4)
         },
         "DELETE /sources/{name}/rows/{key}": { served in
             served.addTasks()
@@ -167,7 +169,8 @@ import Testing
             #expect(served.get("/outbox/nothing-like-it").status == 404)
         },
         "POST /outbox/{id}/retry": { served in
-            served.addTasks()
+            // No read first: the write itself is answered 422.
+            served.addTasks(conflictCheck: "none")
             served.upstream.answer("/tasks/2", status: 422)
             let rejected = try served.send("PATCH", "/sources/tasks/rows/2", #"{"done": true}"#, headers: [("Prefer", "wait=5")]).json()
             #expect(rejected["state"] as? String == "rejected" && rejected["answer_status"] as? Int == 422, "\(rejected)")

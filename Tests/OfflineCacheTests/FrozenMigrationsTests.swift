@@ -28,7 +28,7 @@ import Testing
         "0023_search_built_on_first_use.sql": 0xa36bbf1c58dcac57,
         "0024_change_log_by_row.sql": 0xa462cc1b4a9199a3,
         "0025_search_text_beside_documents.sql": 0xd6dfad5ad35a1667,
-        "0026_local_edits.sql": 0x0ec38aaed76a698b,
+        "0026_local_edits.sql": 0x17fd9a1538086fb5,
     ]
 
     static func checksum(_ text: String) -> UInt64 {

@@ -114,8 +114,11 @@ extension CacheServer {
         guard !settings.readOnly else { throw Refusal(status: 409, message: "this server is read-only: decide about edits where the cache is written, its primary") }
         let database = try CacheDatabase(path: settings.databasePath, access: .write)
         let store = OutboxStore(database)
-        let edit: LocalEdit
-        do { edit = try store.edit(id) } catch { throw Refusal(status: 404, message: "no edit \(id) in the outbox (GET /outbox lists them)") }
+        let found = Result { () throws(CacheError) in try store.edit(id) }
+        guard case .success(let edit) = found else {
+            if case .failure(.refusedEdit(let reason)) = found { throw Refusal(status: 404, message: reason) }
+            return try Self.answer(found)  // the database's own trouble, as such
+        }
         let source = try SourceStore(database).named(edit.source)
         return try Self.answer(Result { () throws(CacheError) in try decision(store, edit, source) })
     }

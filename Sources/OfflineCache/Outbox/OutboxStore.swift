@@ -76,7 +76,7 @@ package struct OutboxStore {
                 try db.run("""
                     INSERT INTO record_overlay (source, key, record, removed, created, pending, settled_at, made_at)
                     VALUES (?1, ?2, ?3, ?4, NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 1, NULL, ?5)
-                    ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, pending = 1, settled_at = NULL
+                    ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, pending = 1
                     """, [.text(source.name), .text(key), .text(after ?? shown.record ?? "{}"), .int(after == nil ? 1 : 0), .text(edit.madeAt)])
                 try recorded?(edit)
                 return edit
@@ -180,14 +180,21 @@ package struct OutboxStore {
     /// brought by a sync, else the synced record — with the ETag an answer gave for that very
     /// version, if any.
     func upstreamVersion(_ source: String, key: String) throws -> (String?, String?)? {
-        let settled = try db.query("SELECT record FROM record_overlay WHERE source = ? AND key = ? AND pending = 0 AND removed = 0",
-                                   [.text(source), .text(key)]) { $0.text(0) }.first
-        guard let record = try settled ?? db.scalarText("SELECT record FROM records WHERE source = ? AND key = ?", [.text(source), .text(key)]) else {
-            return nil
-        }
+        guard let record = try upstreamRecord(source, key: key) else { return nil }
         let etag = try db.scalarText("SELECT etag FROM record_etags WHERE source = ? AND key = ? AND record = ?",
                                      [.text(source), .text(key), .text(record)])
         return (record, etag)
+    }
+
+    /// The upstream's record as this cache knows it: the version a write's answer gave, not yet
+    /// brought by a sync, else the synced one; nil when there is none (or the upstream removed it).
+    func upstreamRecord(_ source: String, key: String) throws -> String? {
+        if let (upstream, gone) = try db.query("SELECT upstream, upstream_gone FROM record_overlay WHERE source = ? AND key = ? AND settled_at IS NOT NULL",
+                                               [.text(source), .text(key)], row: { ($0.text(0), $0.int(1) != 0) }).first {
+            if gone { return nil }
+            if let upstream { return upstream }
+        }
+        return try db.scalarText("SELECT record FROM records WHERE source = ? AND key = ?", [.text(source), .text(key)])
     }
 
     /// A row's record as a strong entity-tag (RFC 9110 §8.8.3): what a client's `If-Match`
@@ -219,14 +226,14 @@ package struct OutboxStore {
     /// The outbox's log after `rowid`, oldest first: for `cache serve`'s events.
     package func events(after rowid: Int) throws -> [(rowid: Int, source: String, key: String, edit: String, event: String, state: String)] {
         try db.query("""
-            SELECT l.rowid, o.source, o.key, o.id, l.event, o.state FROM outbox_log l JOIN outbox o ON o.id = l.edit
-            WHERE l.rowid > ? ORDER BY l.rowid LIMIT 1000
+            SELECT l.id, o.source, o.key, o.id, l.event, o.state FROM outbox_log l JOIN outbox o ON o.id = l.edit
+            WHERE l.id > ? ORDER BY l.id LIMIT 1000
             """, [.int(rowid)]) { ($0.int(0), $0.text(1) ?? "", $0.text(2) ?? "", $0.text(3) ?? "", $0.text(4) ?? "", $0.text(5) ?? "") }
     }
 
     /// The newest entry of the outbox's log (0: none, or no outbox in an older file).
     package func lastEvent() -> Int {
-        (try? db.scalarInt("SELECT coalesce(max(rowid), 0) FROM outbox_log")).flatMap { $0.map(Int.init) } ?? 0
+        (try? db.scalarInt("SELECT coalesce(max(id), 0) FROM outbox_log")).flatMap { $0.map(Int.init) } ?? 0
     }
 
     // MARK: Reading
@@ -265,14 +272,17 @@ package struct OutboxStore {
     package func history(source: String, key: String) throws -> [(at: String, edit: String, event: String, detail: String?)] {
         try db.query("""
             SELECT l.at, l.edit, l.event, l.detail FROM outbox_log l JOIN outbox o ON o.id = l.edit
-            WHERE o.source = ? AND o.key = ? ORDER BY l.rowid
+            WHERE o.source = ? AND o.key = ? ORDER BY l.id
             """, [.text(source), .text(key)]) { ($0.text(0) ?? "", $0.text(1) ?? "", $0.text(2) ?? "", $0.text(3)) }
     }
 
     // MARK: Deciding
 
     /// `cache outbox retry`: a conflict, rejected or blocked edit (or a queued one waiting out
-    /// its backoff) is queued again, as a new request with a new `Idempotency-Key`.
+    /// its backoff) is queued again. One whose last request may have reached the upstream without
+    /// its answer coming back (queued, or rejected after failures that may pass) keeps that very
+    /// request, its `Idempotency-Key` and all, so it cannot apply twice; any other goes as a new
+    /// request with a new key.
     package func retry(_ id: String, source: Source, now: Date = Date()) throws(CacheError) -> LocalEdit {
         try deciding(id) { edit in
             guard [.conflict, .rejected, .blocked, .queued].contains(edit.state) else {
@@ -291,11 +301,19 @@ package struct OutboxStore {
             } else if earlier == 0, edit.state != .queued, let known = try upstreamVersion(edit.source, key: edit.key) {
                 base = known
             }
-            try db.run("""
-                UPDATE outbox SET state = 'queued', attempts = 0, next_at = NULL, request = NULL, claim = NULL, base = ?2, base_etag = ?3
-                WHERE id = ?1
-                """, [.text(edit.id), .optionalText(base.0), .optionalText(base.1)])
-            try log(edit.id, "retried", nil, at: now)
+            let stored = try db.scalarText("SELECT request FROM outbox WHERE id = ?", [.text(edit.id)])
+            let unanswered = edit.state == .queued
+                || (edit.state == .rejected && (edit.answerStatus.map(Self.mayPass) ?? true) && stored != nil)
+            if unanswered {
+                try db.run("UPDATE outbox SET state = 'queued', attempts = 0, next_at = NULL, claim = NULL WHERE id = ?", [.text(edit.id)])
+                try log(edit.id, "retried", "the same request again: its last answer was lost or may pass", at: now)
+            } else {
+                try db.run("""
+                    UPDATE outbox SET state = 'queued', attempts = 0, next_at = NULL, request = NULL, claim = NULL, base = ?2, base_etag = ?3
+                    WHERE id = ?1
+                    """, [.text(edit.id), .optionalText(base.0), .optionalText(base.1)])
+                try log(edit.id, "retried", nil, at: now)
+            }
             try rebuildOverlay(source, key: edit.key, now: now)
         }
     }
@@ -331,9 +349,14 @@ package struct OutboxStore {
             try db.run("""
                 UPDATE outbox SET base = ?3, base_etag = ?4 WHERE source = ?1 AND key = ?2 AND state IN \(Self.open) AND id <> ?5
                 """, [.text(source.name), .text(key), .optionalText(edit.remote), .optionalText(try remoteETag(edit.id)), .text(edit.id)])
-            try rebuildOverlay(source, key: key, now: now, upstream: edit.remote)
+            try settle(source.name, key: key, record: edit.remote, now: now)
+            try rebuildOverlay(source, key: key, now: now)
         }
     }
+
+    /// An answer after which the same request may succeed (and may have applied): 408, 409 to
+    /// a retry, 425, 429, 5xx.
+    static func mayPass(_ status: Int) -> Bool { [408, 409, 425, 429].contains(status) || (500...599).contains(status) }
 
     private func remoteETag(_ id: String) throws -> String? {
         try db.scalarText("SELECT remote_etag FROM outbox WHERE id = ?", [.text(id)])
@@ -351,48 +374,51 @@ package struct OutboxStore {
 
     // MARK: The overlay
 
-    /// Makes the row's overlay again from the upstream's record (`upstream`, when the upstream's
-    /// version was read apart from a sync; else `records`) and every open edit of it that is
-    /// shown, in order. With none left the overlay goes, unless `upstream` was given: then it
-    /// shows that until the next sync brings it.
-    func rebuildOverlay(_ source: Source, key: String, now: Date, upstream: String? = nil) throws {
-        let cached = try db.scalarText("SELECT record FROM records WHERE source = ? AND key = ?", [.text(source.name), .text(key)])
+    /// Makes the row's overlay again: the upstream's record as this cache knows it
+    /// (`upstreamRecord`) with every open edit of it that is shown, in order. With none left, the
+    /// overlay shows the version a write's answer gave until a sync brings it, or goes.
+    func rebuildOverlay(_ source: Source, key: String, now: Date) throws {
+        let cached = try db.scalarInt("SELECT count(*) FROM records WHERE source = ? AND key = ?", [.text(source.name), .text(key)]) == 1
+        let settled = try db.query("SELECT upstream, upstream_gone FROM record_overlay WHERE source = ? AND key = ? AND settled_at IS NOT NULL",
+                                   [.text(source.name), .text(key)], row: { ($0.text(0), $0.int(1) != 0) }).first
         let edits = try db.query("SELECT op, body FROM outbox WHERE source = ? AND key = ? AND state IN \(Self.shown) ORDER BY seq",
                                  [.text(source.name), .text(key)]) { (LocalEdit.Operation(rawValue: $0.text(0) ?? "") ?? .patch, $0.text(1)) }
+        let upstream = try upstreamRecord(source.name, key: key)
         guard !edits.isEmpty else {
-            if let upstream {
-                try settle(source.name, key: key, record: upstream, now: now)
+            if let settled {
+                try db.run("""
+                    UPDATE record_overlay SET record = coalesce(?3, record), removed = ?4, pending = 0 WHERE source = ?1 AND key = ?2
+                    """, [.text(source.name), .text(key), .optionalText(settled.0), .int(settled.1 ? 1 : 0)])
             } else {
-                try db.run("DELETE FROM record_overlay WHERE source = ? AND key = ? AND pending = 1", [.text(source.name), .text(key)])
+                try db.run("DELETE FROM record_overlay WHERE source = ? AND key = ?", [.text(source.name), .text(key)])
             }
             return
         }
-        var record: JSONValue? = try (upstream ?? cached).map { try Self.object($0) }
+        var record: JSONValue? = try upstream.map { try Self.object($0) }
         var removed = false
         for (operation, body) in edits {
             let value = try body.map { try Self.object($0) }
             switch operation {
             case .patch: record = MergePatch.apply(value ?? .object([]), to: record)
-            case .replace, .create: record = value
+            case .replace, .create: record = value; removed = false
             case .delete: removed = true
             }
         }
         try db.run("""
             INSERT INTO record_overlay (source, key, record, removed, created, pending, settled_at, made_at) VALUES (?, ?, ?, ?, ?, 1, NULL, ?)
-            ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, created = excluded.created,
-                pending = 1, settled_at = NULL
+            ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, created = excluded.created, pending = 1
             """, [.text(source.name), .text(key), .text(try Self.canonical((record ?? .object([])).compact, source: source).record),
-                  .int(removed ? 1 : 0), .int(cached == nil ? 1 : 0), .text(Timestamp.format(now))])
+                  .int(removed ? 1 : 0), .int(cached ? 0 : 1), .text(Timestamp.format(now))])
     }
 
-    /// The row shows `record` (nil: removed) as the upstream's, not pending, until a sync begun
-    /// after now brings the upstream's own version.
+    /// An edit of the row applied: `record` is the upstream's version now (nil: it removed the
+    /// record), which the row shows — with its open edits on it (`rebuildOverlay`) — until a sync
+    /// begun after now brings the upstream's own.
     func settle(_ source: String, key: String, record: String?, now: Date) throws {
         try db.run("""
-            INSERT INTO record_overlay (source, key, record, removed, created, pending, settled_at, made_at) VALUES (?1, ?2, coalesce(?3, '{}'), ?4,
-                NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 0, ?5, ?5)
-            ON CONFLICT (source, key) DO UPDATE SET record = coalesce(?3, record_overlay.record), removed = ?4, pending = 0,
-                settled_at = excluded.settled_at
+            INSERT INTO record_overlay (source, key, record, removed, created, pending, upstream, upstream_gone, settled_at, made_at)
+            VALUES (?1, ?2, coalesce(?3, '{}'), ?4, NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 0, ?3, ?4, ?5, ?5)
+            ON CONFLICT (source, key) DO UPDATE SET upstream = ?3, upstream_gone = ?4, settled_at = ?5
             """, [.text(source), .text(key), .optionalText(record), .int(record == nil ? 1 : 0), .text(Timestamp.format(now))])
     }
 

@@ -11,7 +11,7 @@ import Glibc
 /// The request — method, URL, `Idempotency-Key`, `If-Match`, body — is stored with the edit before
 /// it is sent: an answer that was lost (a dropped connection, a timeout, a kill) is followed by
 /// the very same request. The answer decides the state (see `settle`); none blocks another row.
-package struct Pusher {
+package struct Pusher: Sendable {
     let open: @Sendable () throws -> CacheDatabase
     let fetcher: any Fetching
     let environment: [String: String]
@@ -41,20 +41,30 @@ package struct Pusher {
         guard try first.connection.scalarInt("SELECT count(*) FROM outbox WHERE state IN ('queued', 'in_flight') AND source IN (SELECT value FROM json_each(?))",
                                              [.text(run.names)]) ?? 0 > 0 else { return run.report.value }
         let failure = Locked<Error?>(nil)
-        // Each worker on its own connection (one connection is one transaction at a time).
-        DispatchQueue.concurrentPerform(iterations: workers) { _ in
-            do {
-                let database = try open()
-                var worker = Worker(pusher: self, run: run, db: database.connection)
-                while let edit = try worker.claim() { try worker.send(edit) }
-            } catch {
-                failure.withLock { if $0 == nil { $0 = error } }
+        // Each worker a thread of its own (they wait on the network, not the CPU) and a
+        // connection of its own (one connection is one transaction at a time).
+        let pusher = self
+        let threads = (0..<workers).map { _ in
+            JoinedThread {
+                do {
+                    let database = try pusher.open()
+                    var worker = Worker(pusher: pusher, run: run, db: database.connection)
+                    while let edit = try worker.claim() { try worker.send(edit) }
+                } catch {
+                    failure.withLock { if $0 == nil { $0 = error } }
+                }
             }
         }
+        for thread in threads { thread.join() }
         if let error = failure.withLock({ $0 }) { throw error }
         var report = run.report.value
-        report.queued = try first.connection.scalarInt(
-            "SELECT count(*) FROM outbox WHERE state = 'queued' AND source IN (SELECT value FROM json_each(?))", [.text(run.names)]).map(Int.init) ?? 0
+        // Still to go: queued edits that lead their row (one behind a conflict or a rejection
+        // waits for a person, which the exit status of this push does not say again).
+        report.queued = try first.connection.scalarInt("""
+            SELECT count(*) FROM outbox o WHERE state = 'queued' AND source IN (SELECT value FROM json_each(?))
+              AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.source = o.source AND p.key = o.key AND p.seq < o.seq
+                                                      AND p.state IN \(OutboxStore.open))
+            """, [.text(run.names)]).map(Int.init) ?? 0
         return report
     }
 
@@ -348,8 +358,25 @@ private struct Worker {
     /// The network failed (or the request could not be made): a retryable failure goes again
     /// later with the same request; a missing token stops the source's push.
     func failed(_ claimed: Claimed, error: UpstreamError, source: Source) throws {
+        if case .httpStatus(let status, _, _) = error, status != 408, status != 429, !(500...599).contains(status), claimed.request == nil {
+            // The read a precondition needs was refused (405: the record cannot be read; 400…):
+            // nothing was sent, and nothing is, until the source says how to check (its
+            // --conflict-check) or the upstream reads.
+            run.report.withLock { $0.stopped[source.name] = "the upstream refused to read \(source.name)'s record \(claimed.edit.key) before a change (\(error)); its edits stay queued ('--conflict-check none' sends them without that read)" }
+            try writing {
+                try db.run("UPDATE outbox SET state = 'queued', claim = NULL, answer = ? WHERE id = ?", [.text("\(error)"), .text(claimed.edit.id)])
+            }
+            return
+        }
         if error.isRetryable || { if case .unreachable = error { return true }; return false }() {
-            try again(claimed, status: nil, answer: nil, why: "\(error)", source: source)
+            // The upstream's own word on when to ask again (Retry-After, a rate limit's reset) is kept.
+            var answer: FetchResponse?
+            if let wait = error.retryAfter {
+                answer = FetchResponse(status: 0, body: Data("\(error)".utf8))
+                answer?.retryAfter = wait
+            }
+            let status: Int? = if case .httpStatus(let code, _, _) = error { code } else { nil }
+            try again(claimed, status: status, answer: answer, why: "\(error)", source: source)
             return
         }
         // A status thrown (a fetcher that throws for any status, as an app's may): judged as answered.
@@ -399,13 +426,8 @@ private struct Worker {
                 UPDATE outbox SET base = coalesce(?3, base), base_etag = ?4
                 WHERE id = (SELECT id FROM outbox WHERE source = ?1 AND key = ?2 AND state IN \(OutboxStore.open) ORDER BY seq LIMIT 1)
                 """, [.text(edit.source), .text(key), .optionalText(record?.record), .optionalText(response.etag)])
-            let later = try db.scalarInt("SELECT count(*) FROM outbox WHERE source = ? AND key = ? AND state IN \(OutboxStore.shown)",
-                                         [.text(edit.source), .text(key)]) ?? 0
-            if later == 0 {
-                try store.settle(edit.source, key: key, record: result, now: now)
-            } else {
-                try store.rebuildOverlay(source, key: key, now: now, upstream: result)
-            }
+            try store.settle(edit.source, key: key, record: result, now: now)
+            try store.rebuildOverlay(source, key: key, now: now)
         }
         run.report.withLock {
             $0.sent.append(edit.id)

@@ -632,6 +632,7 @@ CREATE INDEX outbox_by_state ON outbox (state, seq);
 
 -- Each edit's life, for `cache log NAME KEY`: edited, sent, applied, conflict, rejected, …
 CREATE TABLE outbox_log (
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: the server's events follow it
     edit   TEXT NOT NULL REFERENCES outbox(id) ON DELETE CASCADE,
     at     TEXT NOT NULL,
     event  TEXT NOT NULL,
@@ -640,19 +641,22 @@ CREATE TABLE outbox_log (
 CREATE INDEX outbox_log_by_edit ON outbox_log (edit);
 
 -- The overlay: a row with edits shows `record`; a `removed` one shows it while the removal is
--- pending, and not at all once it applied. A record the upstream does not have in `records`
--- (made here, or numbered by a write's answer) is `created`. `pending` is 0 once every edit of
--- the row applied and the row waits for the next sync to bring the upstream's version, which
--- ends it.
+-- pending, and not at all once it applied. A record made here, not yet at the upstream, is
+-- `created`. `pending` is 0 once every edit of the row applied. Since an edit applied
+-- (`settled_at`), `upstream` is the version the upstream's answer gave (`upstream_gone`: it
+-- removed the record): what the row's open edits are shown on, until a sync begun after then
+-- brings the upstream's own version, which ends it (and the row's overlay, if nothing is pending).
 CREATE TABLE record_overlay (
-    source     TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
-    key        TEXT NOT NULL,
-    record     TEXT NOT NULL,
-    removed    INTEGER NOT NULL DEFAULT 0 CHECK (removed IN (0, 1)),
-    created    INTEGER NOT NULL CHECK (created IN (0, 1)),
-    pending    INTEGER NOT NULL DEFAULT 1 CHECK (pending IN (0, 1)),
-    settled_at TEXT,
-    made_at    TEXT NOT NULL,
+    source        TEXT NOT NULL REFERENCES sources(name) ON DELETE CASCADE,
+    key           TEXT NOT NULL,
+    record        TEXT NOT NULL,
+    removed       INTEGER NOT NULL DEFAULT 0 CHECK (removed IN (0, 1)),
+    created       INTEGER NOT NULL CHECK (created IN (0, 1)),
+    pending       INTEGER NOT NULL DEFAULT 1 CHECK (pending IN (0, 1)),
+    upstream      TEXT,
+    upstream_gone INTEGER NOT NULL DEFAULT 0 CHECK (upstream_gone IN (0, 1)),
+    settled_at    TEXT,
+    made_at       TEXT NOT NULL,
     PRIMARY KEY (source, key)
 ) STRICT, WITHOUT ROWID;
 

@@ -275,6 +275,10 @@ package struct SyncEngine {
                         if source.kind.keepsRecords {
                             try db.run("DELETE FROM record_overlay WHERE source = ? AND pending = 0 AND settled_at < ?",
                                        [.text(source.name), .text(run.startedAt)])
+                            try db.run("""
+                                UPDATE record_overlay SET upstream = NULL, upstream_gone = 0, settled_at = NULL
+                                WHERE source = ? AND pending = 1 AND settled_at < ?
+                                """, [.text(source.name), .text(run.startedAt)])
                         }
                         if let incremental = source.layout?.incremental {
                             try source.kind.storage.definition.recordWatermark(db, incremental, source: source.name, fullSync: since == nil, at: now)

@@ -38,11 +38,12 @@ final class InProcessServer {
 
     /// A json source `tasks` of two records, writable at the canned upstream's `/tasks/{key}`
     /// (and `/tasks` for new ones), synced.
-    func addTasks() {
+    func addTasks(conflictCheck: String = "if-match") {
         upstream.answer("/tasks", json: [["id": 1, "title": "one", "done": false], ["id": 2, "title": "two", "done": false]])
         upstream.answer("/tasks/1", json: ["id": 1, "title": "one", "done": false])
         #expect(box.cli("sources", "add", "tasks", "--kind", "json", "--key", "id", "--url", upstream.baseURL + "/tasks",
-                        "--write-url", upstream.baseURL + "/tasks/{key}", "--create-url", upstream.baseURL + "/tasks", upstream: upstream).status == 0)
+                        "--write-url", upstream.baseURL + "/tasks/{key}", "--create-url", upstream.baseURL + "/tasks",
+                        "--conflict-check", conflictCheck, upstream: upstream).status == 0)
         #expect(box.cli("sync", "tasks", upstream: upstream).status == 0)
     }
 

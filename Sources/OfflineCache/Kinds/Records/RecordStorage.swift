@@ -31,7 +31,7 @@ struct RecordStorage: StorageDefinition {
             FROM (SELECT o.source, o.key, o.record, s.ttl_s, o.made_at AS seen_at, o.pending
                   FROM record_overlay o
                   JOIN sources s ON s.name = o.source
-                  WHERE o.created = 1 AND (o.removed = 0 OR o.pending = 1)
+                  WHERE (o.removed = 0 OR o.pending = 1)
                     AND NOT EXISTS (SELECT 1 FROM records r WHERE r.source = o.source AND r.key = o.key))
             """
         let unedited = """
@@ -60,8 +60,10 @@ struct RecordStorage: StorageDefinition {
         guard selection.asOf == nil, try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'record_overlay'") == 1 else {
             return "cached_records"
         }
-        let made = try db.scalarInt("SELECT EXISTS (SELECT 1 FROM record_overlay WHERE source = ? AND created = 1)",
-                                    [.text(selection.source)])
+        let made = try db.scalarInt("""
+            SELECT EXISTS (SELECT 1 FROM record_overlay o WHERE o.source = ?1
+                           AND NOT EXISTS (SELECT 1 FROM records r WHERE r.source = o.source AND r.key = o.key))
+            """, [.text(selection.source)])
         return made == 1 ? "cached_records" : "cached_records_synced"
     }
 
