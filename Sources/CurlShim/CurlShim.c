@@ -11,6 +11,7 @@ static struct {
     char *(*version)(void);
     CURL *(*easy_init)(void);
     void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
     CURLcode (*easy_perform)(CURL *);
     const char *(*easy_strerror)(CURLcode);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
@@ -46,6 +47,7 @@ static void load(void) {
     RESOLVE(library, version, "curl_version");
     RESOLVE(library, easy_init, "curl_easy_init");
     RESOLVE(library, easy_cleanup, "curl_easy_cleanup");
+    RESOLVE(library, easy_reset, "curl_easy_reset");
     RESOLVE(library, easy_perform, "curl_easy_perform");
     RESOLVE(library, easy_strerror, "curl_easy_strerror");
     RESOLVE(library, easy_setopt, "curl_easy_setopt");
@@ -73,6 +75,7 @@ const char *cache_curl_version(void) {
 
 CURL *cache_curl_easy_init(void) { return curl.easy_init(); }
 void cache_curl_easy_cleanup(CURL *handle) { curl.easy_cleanup(handle); }
+void cache_curl_easy_reset(CURL *handle) { curl.easy_reset(handle); }
 CURLcode cache_curl_easy_perform(CURL *handle) { return curl.easy_perform(handle); }
 const char *cache_curl_easy_strerror(CURLcode code) { return curl.easy_strerror(code); }
 

@@ -81,6 +81,13 @@ import Testing
     /// (draft-ietf-httpapi-idempotency-key-header-06 §2.6), and the record changes once.
     @Test func aWriteAppliedThenCutOffIsSentAgainWithItsKeyAndAppliedOnce() throws {
         let (upstream, box) = try Self.setUp([Self.task(1)])
+        // A first edit, applied: its answer's ETag ("v2") is the next edit's precondition, so the
+        // next push's first request is that edit's write, on a connection of its own. (libcurl
+        // sends a request again by itself when a connection it reused dies before any answer:
+        // the same request, key and all, which this test sees too, but not as its case.)
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "title=first"]).status == 0)
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        let before = try Self.writes(upstream).count
         let edit = box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"])
         let id = try #require(edit.stdout.firstMatch(of: /edit ([0-9a-f-]{36})/)?.1).description
         try upstream.tasks(["apply_then_drop": 1])
@@ -89,12 +96,12 @@ import Testing
         #expect(try Self.outbox(box).first?["state"] as? String == "queued")
         let second = box.cacheInProcess(["push"])
         #expect(second.status == 0, "\(second.stdout) \(second.stderr)")
-        let writes = try Self.writes(upstream)
+        let writes = try Self.writes(upstream).dropFirst(before)
         #expect(writes.count == 2 && Set(writes.map { $0["idempotency_key"] as? String }) == ["\"\(id)\""], "\(writes)")
-        #expect(writes.map { $0["if_match"] as? String } == ["\"v1\"", "\"v1\""], "the same precondition too")
+        #expect(writes.map { $0["if_match"] as? String } == ["\"v2\"", "\"v2\""], "the same precondition too")
         #expect(writes.last?["replayed"] as? Bool == true)
-        #expect(try Self.applied(upstream).count == 1, "applied once")
-        #expect(try Self.outbox(box, all: true).first?["state"] as? String == "applied")
+        #expect(try Self.applied(upstream).count == 2, "each edit applied once")
+        #expect(try Self.outbox(box, all: true).map { $0["state"] as? String } == ["applied", "applied"])
 
         // `outbox retry` of an edit whose answer was lost sends that same request, its key and
         // all (a new key could apply it twice).
@@ -106,7 +113,7 @@ import Testing
         #expect(box.cacheInProcess(["push"]).status == 0)
         let keys = try Self.writes(upstream).suffix(2).map { $0["idempotency_key"] as? String }
         #expect(keys.count == 2 && keys[0] == keys[1] && keys[0] == "\"\(queued["id"] as! String)\"", "\(keys)")
-        #expect(try Self.applied(upstream).count == 2, "each edit applied once")
+        #expect(try Self.applied(upstream).count == 3, "each edit applied once")
     }
 
     /// A change upstream between the edit and the push is never overwritten (RFC 9110 §13.1.1):

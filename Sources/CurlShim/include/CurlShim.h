@@ -22,6 +22,8 @@ const char *cache_curl_header_version(void);
 
 CURL *cache_curl_easy_init(void);
 void cache_curl_easy_cleanup(CURL *handle);
+// Clears a handle's options and keeps its connections (and DNS cache) for the next transfer.
+void cache_curl_easy_reset(CURL *handle);
 CURLcode cache_curl_easy_perform(CURL *handle);
 const char *cache_curl_easy_strerror(CURLcode code);
 

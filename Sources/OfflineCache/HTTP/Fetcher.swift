@@ -39,6 +39,9 @@ public struct FetchRequest: Sendable {
     /// it is (its status, headers the push reads and up to `maxBytes` of its body) instead of an
     /// error status thrown; no redirect is followed.
     package var write: (method: String, body: Data?)?
+    /// A handle whose connections later requests reuse (a push's worker, one request at a time);
+    /// nil: a handle of the request's own.
+    package var connection: ReusedConnection?
 
     /// Seconds a request may take by default.
     public static let defaultTimeout: Double = 30

@@ -143,10 +143,16 @@ final class Transfer {
         defer { errors.deallocate() }
         var list: UnsafeMutablePointer<curl_slist>?
         defer { cache_curl_slist_free_all(list) }
-        guard let handle = cache_curl_easy_init() else {
-            throw .unreachable(url: display, reason: "libcurl could not start a transfer")
+        let handle: UnsafeMutableRawPointer
+        if let reused = request.connection?.handle() {
+            handle = reused
+        } else {
+            guard let made = cache_curl_easy_init() else {
+                throw .unreachable(url: display, reason: "libcurl could not start a transfer")
+            }
+            handle = made
         }
-        defer { cache_curl_easy_cleanup(handle) }
+        defer { if request.connection == nil { cache_curl_easy_cleanup(handle) } else { cache_curl_easy_reset(handle) } }
 
         // "Name;" sends a header with an empty value ("Name:" would tell libcurl to drop it).
         var lines = headers.map { $0.value.isEmpty ? "\($0.name);" : $0.line }

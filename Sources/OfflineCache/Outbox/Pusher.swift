@@ -133,6 +133,8 @@ private struct Worker {
     let pusher: Pusher
     let run: Pusher.Run
     let db: Connection
+    /// This worker's connections to the upstream, kept from one request to the next.
+    let connection = ReusedConnection()
     var store: OutboxStore { OutboxStore(db: db) }
 
     /// A claimed edit: the edit, its stored request (nil: not prepared yet), its precondition.
@@ -306,6 +308,7 @@ private struct Worker {
         }
         if let ifMatch = stored.ifMatch { request.headers.append(Source.Header(name: "If-Match", value: ifMatch)) }
         request.write = (stored.method, stored.body.map { Data($0.utf8) })
+        request.connection = connection
         if let client = source.oauth {
             let token = try OAuthTokens.token(for: client, environment: pusher.environment, fetcher: pusher.fetcher, deadline: request.deadline,
                                               timeout: pusher.timeout, caCert: source.caCert)
