@@ -57,14 +57,14 @@ struct RecordStorage: StorageDefinition {
     /// no record made here and not yet at the upstream (nearly always), `cached_records_synced`,
     /// which pages in key order off the index instead of sorting every row for one page.
     static func shownView(_ db: Connection, _ selection: RowSelection) throws -> String {
-        guard selection.asOf == nil, try db.scalarInt("SELECT count(*) FROM sqlite_schema WHERE name = 'record_overlay'") == 1 else {
-            return "cached_records"
-        }
-        let made = try db.scalarInt("""
+        guard selection.asOf == nil else { return "cached_records" }
+        // One query on every read (a server's too). A file migrated part way, as tests leave
+        // one, has no overlay: the query fails, and its views show nothing pending anyway.
+        let made = try? db.scalarInt("""
             SELECT EXISTS (SELECT 1 FROM record_overlay o WHERE o.source = ?1
                            AND NOT EXISTS (SELECT 1 FROM records r WHERE r.source = o.source AND r.key = o.key))
             """, [.text(selection.source)])
-        return made == 1 ? "cached_records" : "cached_records_synced"
+        return made == 0 ? "cached_records_synced" : "cached_records"
     }
 
     /// Gives every cached record of a json or csv source its key under `key`, read from the record
