@@ -144,15 +144,18 @@ package final class CacheServer: Sendable {
 /// Read connections, one per request at a time, kept for the next, by file: at most `count` in
 /// use, each with its own page cache, so 256 connections do not make 256. Of several files, it
 /// notes which holds each source.
-final class ReaderPool: Sendable {
+final class ReaderPool: @unchecked Sendable {
     static let count = 8
     private let paths: [String]
     private let access: CacheDatabase.Access
-    private let idle = Mutex<[String: [ReadConnection]]>([:])
-    private let holders = Mutex<[String: String]>([:])
+    /// The readers not in use, by path, and how many are: one lock for both, waited on when
+    /// all `count` are taken.
+    private var idle: [String: [ReadConnection]] = [:]
+    private var inUse = 0
+    private let lock = Condition()
+    private let holders = Locked<[String: String]>([:])
     /// The paths a reader was opened at: one that then names no file was deleted or moved away.
-    private let opened = Mutex<Set<String>>([])
-    private let slots = DispatchSemaphore(value: ReaderPool.count)
+    private let opened = Locked<Set<String>>([])
 
     /// A read connection passed between request threads (one at a time).
     private final class ReadConnection: @unchecked Sendable {
@@ -183,22 +186,41 @@ final class ReaderPool: Sendable {
     }
 
     private func withReader<T>(path: String, _ body: (CacheDatabase) throws -> T) throws -> T {
-        slots.wait()
-        defer { slots.signal() }
-        let reader = try current(at: path) ?? open(path)
+        lock.lock()
+        while inUse == Self.count { lock.wait() }
+        inUse += 1
+        var kept = idle[path]?.popLast()
+        lock.unlock()
+        defer {
+            lock.lock()
+            inUse -= 1
+            lock.signal()
+            lock.unlock()
+        }
+        let reader = try current(at: path, kept: &kept) ?? open(path)
         // A snapshot's lock would keep Litestream's follower from applying for good (and its
         // reads would never see the update): closed after the request instead.
-        defer { if !reader.database.isSnapshot { idle.withLock { $0[path, default: []].append(reader) } } }
+        defer {
+            if !reader.database.isSnapshot {
+                lock.lock()
+                idle[path, default: []].append(reader)
+                lock.unlock()
+            }
+        }
         return try body(reader.database)
     }
 
-    /// A kept reader of the file `path` names now. Readers of a file that is no longer there
-    /// (moved aside for a restore, replaced, deleted) are closed: a follower restored after
-    /// damage serves the restored file at once, and a primary whose file was deleted answers
-    /// 503 (`noDatabase`) rather than the rows of a file nobody can reach. One `stat` a request.
-    private func current(at path: String) -> ReadConnection? {
-        while let reader = idle.withLock({ $0[path]?.popLast() }) {
+    /// A kept reader of the file `path` names now (`kept` first). Readers of a file that is no
+    /// longer there (moved aside for a restore, replaced, deleted) are closed: a follower
+    /// restored after damage serves the restored file at once, and a primary whose file was
+    /// deleted answers 503 (`noDatabase`) rather than the rows of a file nobody can reach. One
+    /// `stat` a request.
+    private func current(at path: String, kept: inout ReadConnection?) -> ReadConnection? {
+        while let reader = kept {
             if reader.database.isStillAtPath { return reader }
+            lock.lock()
+            kept = idle[path]?.popLast()
+            lock.unlock()
         }
         return nil
     }

@@ -25,7 +25,7 @@ package final class Refresher: Sendable {
     private let databasePath: String
     private let environment: [String: String]
     private let fetcher: any Fetching
-    private let flights = Mutex<[String: Flight]>([:])
+    private let flights = Locked<[String: Flight]>([:])
     /// The syncs this server has started (a read's refresh, or one asked for), counted as each
     /// starts: `/metrics` shows it, and a test proves none started without waiting for one.
     private let startedCount = Atomic(0)

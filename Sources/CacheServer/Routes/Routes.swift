@@ -12,7 +12,7 @@ extension CacheServer {
         },
         Route(.get, "/openapi.json", "This description, derived from the route table",
               answers: [Route.Answer(200, "An OpenAPI 3.1 document", [("application/json", Schema.object([:]))])]) { server, _ in
-            .json(200, OpenAPI.document(server.table.routes))
+            server.table.openAPI
         },
         Route(.get, "/healthz", "200 while every source synced within its bound, else 503 with Retry-After",
               answers: [Route.Answer(200, "Healthy", [("application/json", Schema.health)]),

@@ -69,7 +69,7 @@ package final class RequestMetrics: Sendable {
     /// One set of figures per shard, each request adding to its thread's: 32 connections' threads
     /// queueing on one lock cost 3% of a request's time.
     private final class Shard: Sendable {
-        let figures = Mutex(Figures())
+        let figures = Locked(Figures())
     }
 
     private let shards = (0..<8).map { _ in Shard() }
@@ -77,7 +77,7 @@ package final class RequestMetrics: Sendable {
     func record(route: String?, method: String, status: Int, seconds: Double) {
         // Any token is a method to the library: the label takes the ones routes use, so a client
         // cannot grow the exposition with made-up ones.
-        let known = ["GET", "HEAD", "POST", "OPTIONS"].contains(method) ? method : "other"
+        let known = Route.Method(rawValue: method) != nil || ["HEAD", "OPTIONS"].contains(method) ? method : "other"
         let key = Key(route: route ?? "none", method: known, status: status)
         // Threads' stacks lie a megabyte apart: the address's middle bits pick a shard.
         shards[Int((UInt(bitPattern: Int(bitPattern: pthread_self())) >> 12) % UInt(shards.count))].figures.withLock { figures in

@@ -128,19 +128,6 @@ package struct Pusher: Sendable {
     }
 }
 
-/// A value guarded by a lock, for the workers of one push.
-final class Locked<Value>: @unchecked Sendable {
-    private var value_: Value
-    private let lock = Condition()
-    init(_ value: Value) { value_ = value }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value_)
-    }
-    var value: Value { withLock { $0 } }
-}
-
 /// The live push tokens of this process.
 final class LiveTokens: @unchecked Sendable {
     private let tokens = Locked<Set<String>>([])

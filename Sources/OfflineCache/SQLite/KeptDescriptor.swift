@@ -8,7 +8,7 @@ import Synchronization
 /// connections included (a writer in another process, Litestream's follower, could then write
 /// pages under a read).
 enum KeptDescriptor {
-    private static let open = Mutex<[FileIdentity: Int32]>([:])
+    private static let open = Locked<[FileIdentity: Int32]>([:])
 
     /// The descriptor of the file at `path` now (a file put in its place is another file), or
     /// nil with `errno` set when it cannot be opened.

@@ -209,7 +209,7 @@ package struct SourceStore {
     /// Sources made from their stored rows, by the row's text: `cache serve` reads one on every
     /// request, and checking its settings is most of that read's cost. A row that changes is a
     /// new key; the whole memo goes past `madeLimit` entries.
-    private static let made = Mutex<[String: Source]>([:])
+    private static let made = Locked<[String: Source]>([:])
     private static let madeLimit = 256
 
     /// A source from its row (`columns`), made once per row's text (`made`).

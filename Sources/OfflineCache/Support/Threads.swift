@@ -75,9 +75,26 @@ package final class Condition: @unchecked Sendable {
 
     package func lock() { pthread_mutex_lock(mutex) }
     package func unlock() { pthread_mutex_unlock(mutex) }
-    /// Waits for a broadcast; the lock must be held, and is held again on return.
+    /// Waits for a signal or a broadcast; the lock must be held, and is held again on return.
     package func wait() { pthread_cond_wait(condition, mutex) }
     package func broadcast() { pthread_cond_broadcast(condition) }
+    /// Wakes one waiter.
+    package func signal() { pthread_cond_signal(condition) }
+}
+
+/// A value guarded by a plain pthread mutex. Under contention it costs far less than the
+/// standard library's `Mutex`, whose priority-inheriting futex enters the kernel on every
+/// contended lock (a fifth of `cache serve`'s time at 32 connections, by `perf`).
+package final class Locked<Value>: @unchecked Sendable {
+    private var value_: Value
+    private let lock = Condition()
+    package init(_ value: Value) { value_ = value }
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value_)
+    }
+    package var value: Value { withLock { $0 } }
 }
 
 /// The process's environment, read from `environ` (ProcessInfo's getter costs a quarter of a
