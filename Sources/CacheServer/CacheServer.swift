@@ -54,12 +54,18 @@ package final class CacheServer: Sendable {
     package let requestMetrics: RequestMetrics
     let sessions = Sessions()
     let readers: ReaderPool
+    /// Each source's rows counted by when they were seen, taken as syncs land: `/sources` and
+    /// `/metrics` then cost the same on a million rows as on ten.
+    let censuses = RowCensus.Kept()
     let table: RouteTable
     private let middleware: [Middleware]
 
     package init(_ settings: Settings) {
         self.settings = settings
-        let events = EventHub(databasePaths: settings.databasePaths, access: settings.readAccess, announcesLeases: !settings.readOnly)
+        let censuses = censuses
+        let events = EventHub(databasePaths: settings.databasePaths, access: settings.readAccess, announcesLeases: !settings.readOnly) {
+            censuses.take($0, sources: $1)
+        }
         self.events = events
         refresher = Refresher(databasePath: settings.databasePath, environment: settings.environment, fetcher: settings.fetcher) { events.refreshing($0) }
         readers = ReaderPool(paths: settings.databasePaths, access: settings.readAccess)

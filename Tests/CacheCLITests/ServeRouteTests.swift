@@ -312,6 +312,51 @@ import Testing
         #expect(!served.get("/sources/bank/rows").text.contains("age_s"), "an age in the body ticks with the clock")
     }
 
+    /// `/sources` and `/metrics` count a source's rows and stale rows from a census taken once
+    /// for the rows' version (issue 52: the same cost on a million rows as on ten), not per
+    /// request; and the census counts what the table does (`status`, every row read): rows seen
+    /// at two moments, one past the TTL, and every row at a later moment.
+    @Test func sourcesCountRowsFromACensusTakenOnceARowsVersion() throws {
+        let served = try InProcessServer(ttl: "1h")
+        let upstream = served.upstream, box = served.box
+        upstream.answer("/items", json: [["id": 1, "v": "a"], ["id": 2, "v": "b"]])
+        #expect(box.cli("sources", "add", "items", "--kind", "json", "--key", "id", "--mode", "merge", "--ttl", "1h",
+                        "--url", upstream.baseURL + "/items", upstream: upstream).status == 0)
+        #expect(box.cli("sync", "items", upstream: upstream).status == 0)
+        try age(box.database, by: 7200)
+        upstream.answer("/items", json: [["id": 2, "v": "b2"], ["id": 3, "v": "c"]])
+        #expect(box.cli("sync", "items", upstream: upstream).status == 0)
+
+        func counted(_ target: String) throws -> (rows: Int?, stale: Int?) {
+            let status = try served.get(target).json()
+            return (status["rows"] as? Int, status["stale_rows"] as? Int)
+        }
+        let table = try #require(try box.cli("status", "items", "--json").jsonArray().first)
+        #expect(table["rows"] as? Int == 3 && table["stale_rows"] as? Int == 1, "\(table)")
+        #expect(try counted("/sources/items") == (3, 1))
+        #expect(served.get("/sources").status == 200)  // every source's census, taken
+        let taken = served.server.censuses.taken
+        for _ in 0..<5 { #expect(try counted("/sources/items") == (3, 1)) }
+        #expect(served.get("/metrics").text.contains("cache_stale_rows{source=\"items\"} 1"))
+        #expect(served.server.censuses.taken == taken, "a request counted the rows again")
+
+        // A sync that changes the rows is a new version: counted again, once.
+        upstream.answer("/items", json: [["id": 4, "v": "d"]])
+        #expect(box.cli("sync", "items", upstream: upstream).status == 0)
+        #expect(try counted("/sources/items") == (4, 1))
+        #expect(try counted("/sources/items") == (4, 1))
+        #expect(served.server.censuses.taken == taken + 1)
+
+        // Past the TTL of every row, the census's count is the table's two hours on.
+        let database = try CacheDatabase(path: box.database, access: .read)
+        let source = try SourceStore(database).named("items")
+        let census = try RowCensus(database, of: source, version: "")
+        #expect(census.staleRows(confirmedAt: nil, ttlSeconds: 3600, at: Date().addingTimeInterval(7200)) == 4)
+        try age(box.database, by: 7200)
+        let later = try #require(try box.cli("status", "items", "--json").jsonArray().first)
+        #expect(later["stale_rows"] as? Int == 4, "\(later)")
+    }
+
     /// A `Last-Event-ID` ahead of the newest run (a client that outlived a restore) is a new
     /// client's: its stream starts at a fresh cursor instead of waiting for runs never to come.
     @Test func aCursorAheadOfTheHistoryIsANewClients() throws {

@@ -59,10 +59,16 @@ package final class EventHub: Sendable {
     /// This process's syncs begun since the watcher's last look, and when: announced at its next.
     private let ownStarts = Mutex<[String: String]>([:])
 
-    init(databasePaths: [String], access: CacheDatabase.Access, announcesLeases: Bool) {
+    /// Told of the sources whose rows a run just changed, after their events are out (the
+    /// server takes their row census then, so no request waits for it).
+    private let landed: @Sendable (CacheDatabase, [String]) -> Void
+
+    init(databasePaths: [String], access: CacheDatabase.Access, announcesLeases: Bool,
+         landed: @escaping @Sendable (CacheDatabase, [String]) -> Void = { _, _ in }) {
         self.databasePaths = databasePaths
         self.access = access
         self.announcesLeases = announcesLeases
+        self.landed = landed
     }
 
     /// Starts a watcher per file, each reading from the newest run its file has now.
@@ -74,7 +80,14 @@ package final class EventHub: Sendable {
             // Watched from now, not from when its thread first runs (late, on a loaded machine):
             // a change made in between is then its first look's.
             nonisolated(unsafe) let watch = CommitWatch(path: path, access: access, opened: database)
-            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in self.watch(watch, file: file, after: latest, edits: latestEdit) }
+            nonisolated(unsafe) var opened: CacheDatabase? = database
+            DispatchQueue(label: "cache.serve.events.\(file)").async { [self] in
+                // Every source's rows as the server starts: told as if their syncs had just landed.
+                // (Then let go: a snapshot's connection would hold a follower's writer off.)
+                if let database = opened { landed(database, (try? SourceStore(database).all().map(\.name)) ?? []) }
+                opened = nil
+                self.watch(watch, file: file, after: latest, edits: latestEdit)
+            }
         }
     }
 
@@ -268,6 +281,8 @@ package final class EventHub: Sendable {
             events += edits.compactMap(Self.editEvent)
             lastEdit = edits.last?.rowid ?? lastEdit
             publish(events)
+            let changed = runs.filter { $0.outcome == "updated" }.map(\.source)
+            if !changed.isEmpty { landed(database, changed) }
         }
     }
 

@@ -22,7 +22,8 @@ extension CacheServer {
         Route(.get, "/metrics", "Every source's figures and the server's requests, in Prometheus' text format",
               answers: [Route.Answer(200, "The exposition", [("text/plain", Schema.text)])]) { server, _ in
             let several = server.settings.databasePaths.count > 1
-            let parts = try server.withEveryReader { try MetricsExposition.part(of: $0, readOnly: server.settings.readOnly, several: several) }
+            let parts = try server.withEveryReader { try MetricsExposition.part(of: $0, readOnly: server.settings.readOnly, several: several,
+                                                                                      counting: .kept(server.censuses)) }
             let text = MetricsExposition.text(parts) + server.refresher.exposition + server.requestMetrics.exposition
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(Array(text.utf8)))
         },

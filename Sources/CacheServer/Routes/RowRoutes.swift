@@ -7,7 +7,7 @@ extension CacheServer {
         // Each file's sources (of several, one after another), with the file's lag.
         let files = try withEveryReader { database in
             let reader = CacheReader(database)
-            let statuses = try reader.status()
+            let statuses = try reader.status(counting: .kept(censuses))
             return (statuses: statuses, versions: try statuses.map { try reader.rowsVersion(of: $0.source) },
                     lag: ReplicaLag.of(database, readOnly: settings.readOnly), path: database.path)
         }
@@ -26,7 +26,7 @@ extension CacheServer {
         try withReader(of: name) { database in
             let reader = CacheReader(database)
             let source = try SourceStore(database).named(name)
-            let body = try reader.status(of: source).json(readOnly: settings.readOnly, database: database.path,
+            let body = try reader.status(of: source, counting: .kept(censuses)).json(readOnly: settings.readOnly, database: database.path,
                                                           replicaLag: ReplicaLag.of(database, readOnly: settings.readOnly))
             let etag = Freshness.weakTag(of: body)
             let headers: [(name: String, value: String)] = [("ETag", etag), ("Cache-Control", "no-cache")]
@@ -323,7 +323,7 @@ extension CacheServer {
     func healthz() throws -> HTTPResponse {
         let files = try withEveryReader { database in
             // No rows counted: load balancers ask every few seconds, whatever the cache's size.
-            (statuses: try CacheReader(database).status(counting: false), added: try SourceStore(database).addedAt(),
+            (statuses: try CacheReader(database).status(counting: .none), added: try SourceStore(database).addedAt(),
              lag: ReplicaLag.of(database, readOnly: settings.readOnly), path: database.path)
         }
         let statuses = files.flatMap(\.statuses)

@@ -16,8 +16,8 @@ package struct SourceMetrics: Sendable {
 }
 
 extension CacheReader {
-    package func metrics() throws -> [SourceMetrics] {
-        try status().map { status in
+    package func metrics(counting: RowCounting = .everyRow) throws -> [SourceMetrics] {
+        try status(counting: counting).map { status in
             let name = SQLValue.text(status.source.name)
             let failures = try db.scalarInt("SELECT failures FROM sync_state WHERE source = ?", [name]).map(Int.init) ?? 0
             let last = try db.query("""

@@ -78,14 +78,23 @@ package struct CacheReader {
             """, [.text(source.name), .text(Timestamp.now())]) { ($0.text(0) ?? "", $0.text(1)) }.first
     }
 
-    /// Every source's state, by name. Without `counting`, its rows and stale rows are not
-    /// counted (0): what a health check needs costs the same on a million rows as on ten.
-    package func status(counting: Bool = true) throws -> [SourceStatus] {
+    /// How a status counts a source's rows and stale rows.
+    package enum RowCounting {
+        /// Not at all (0): what a health check needs costs the same on a million rows as on ten.
+        case none
+        /// On the table, every row read: a command run once.
+        case everyRow
+        /// From the census kept for the rows' version: a server answering again and again.
+        case kept(RowCensus.Kept)
+    }
+
+    /// Every source's state, by name.
+    package func status(counting: RowCounting = .everyRow) throws -> [SourceStatus] {
         try SourceStore(database).all().map { try status(of: $0, counting: counting) }
     }
 
     /// One source's status, as `status()` gives it.
-    package func status(of source: Source, counting: Bool = true) throws -> SourceStatus {
+    package func status(of source: Source, counting: RowCounting = .everyRow) throws -> SourceStatus {
         let state = try db.query("""
             SELECT last_success_at, last_attempt_at, last_outcome, last_error, next_attempt_at,
                    CAST((julianday('now') - julianday(last_success_at)) * 86400 AS INTEGER),
@@ -100,11 +109,19 @@ package struct CacheReader {
         // The views' staleness, counted on the table itself: a row is stale when the later of
         // its seen_at and the source's confirmed_at is older than the TTL. (Through the view,
         // which joins three tables for every row, a million rows took 0.7 s.)
-        let table = source.kind.storage.rowTable
-        let counts = !counting ? (0, 0) : try db.query("""
-            SELECT count(*), coalesce(sum(max(seen_at, ?2) < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?3 || ' seconds')), 0)
-            FROM \(table) WHERE source = ?1
-            """, [.text(source.name), .text(state?.7 ?? ""), .int(source.ttlSeconds)]) { ($0.int(0), $0.int(1)) }.first ?? (0, 0)
+        let counts: (Int, Int)
+        switch counting {
+        case .none:
+            counts = (0, 0)
+        case .everyRow:
+            counts = try db.query("""
+                SELECT count(*), coalesce(sum(max(seen_at, ?2) < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || ?3 || ' seconds')), 0)
+                FROM \(source.kind.storage.rowTable) WHERE source = ?1
+                """, [.text(source.name), .text(state?.7 ?? ""), .int(source.ttlSeconds)]) { ($0.int(0), $0.int(1)) }.first ?? (0, 0)
+        case .kept(let kept):
+            let census = try kept.census(database, of: source)
+            counts = (census.rows, census.staleRows(confirmedAt: state?.7, ttlSeconds: source.ttlSeconds))
+        }
         var status = SourceStatus(source: source, rows: counts.0, staleRows: counts.1, stale: state?.6 ?? true,
                                   lastSuccessAt: state?.0, lastAttemptAt: state?.1, lastOutcome: state?.2,
                                   lastError: state?.3, nextAttemptAt: state?.4, ageSeconds: state?.5,

@@ -9,7 +9,12 @@ package struct RowsVersion: Sendable, Equatable {
     /// Not a run that only confirmed them, nor the clock: `cache serve`'s validator adds the
     /// confirmation and the staleness to it (`Freshness.etag`), and its headers (`Age`,
     /// `Cache-Control`, `Cache-Status`) say how fresh the rows are.
-    package var tag: String
+    package var tag: String { syncedTag + "|" + String(edited) }
+    /// The part of `tag` that changes with the synced rows themselves (the table, not the
+    /// overlay of local edits): what a `RowCensus` counts.
+    package var syncedTag: String
+    /// The overlay's version: changes with every local edit.
+    var edited: Int
     /// When a run last changed the rows (`updated`), in the stored form.
     package var changedAt: String?
     /// When upstream last confirmed the rows (the last success), in the stored form.
@@ -43,8 +48,8 @@ extension CacheReader {
              lastRun: row.isNull(3) ? nil : row.int(3), age: row.isNull(4) ? nil : row.int(4), stale: row.isNull(5) || row.int(5) != 0, lastSuccessAt: row.text(6),
              edited: row.int(7))
         }.first!
-        let tag = [source.identity ?? source.name, String(row.written ?? 0), String(row.unconfirmed), String(row.edited)].joined(separator: "|")
-        return RowsVersion(tag: tag, changedAt: row.changedAt, lastSuccessAt: row.lastSuccessAt, ageSeconds: row.age, ttlSeconds: source.ttlSeconds,
+        let tag = [source.identity ?? source.name, String(row.written ?? 0), String(row.unconfirmed)].joined(separator: "|")
+        return RowsVersion(syncedTag: tag, edited: row.edited, changedAt: row.changedAt, lastSuccessAt: row.lastSuccessAt, ageSeconds: row.age, ttlSeconds: source.ttlSeconds,
                            stale: row.stale, lastRun: row.lastRun)
     }
 }

@@ -7,11 +7,12 @@ package enum MetricsExposition {
     /// with the file when it is one of `several`).
     package typealias Part = (metrics: [SourceMetrics], lag: (file: String?, seconds: Double)?)
 
-    package static func part(of database: CacheDatabase, readOnly: Bool, several: Bool) throws -> Part {
+    package static func part(of database: CacheDatabase, readOnly: Bool, several: Bool,
+                             counting: CacheReader.RowCounting = .everyRow) throws -> Part {
         let lag = ReplicaLag.of(database, readOnly: readOnly)
         // A heartbeat from the future measures nothing: +Inf, so an alert on the lag fires.
         let seconds = lag.seconds ?? lag.skew.map { _ in Double.infinity }
-        return (try CacheReader(database).metrics(), seconds.map { (several ? database.path : nil, $0) })
+        return (try CacheReader(database).metrics(counting: counting), seconds.map { (several ? database.path : nil, $0) })
     }
 
     /// Every file's figures as one exposition.
