@@ -81,9 +81,15 @@ package final class CacheServer: Sendable {
     }
 
     /// What is refused as soon as a request's headers are in, before its body is read: a
-    /// request whose framing is ambiguous (`Middleware.framingProblem`).
+    /// request whose framing is ambiguous (`Middleware.framingProblem`), or whose body is
+    /// announced larger than any route takes. Answered through the chain (whose `framing`
+    /// refuses the first kind), so it is logged and counted as every answer is.
     package func screen(_ request: HTTPRequest) -> HTTPResponse? {
-        Middleware.framingProblem(request).map { .error(400, $0, headers: [("Connection", "close")]) }
+        let tooLarge = request.header("Content-Length").flatMap { Int($0) }.map { $0 > HTTPServer.largestBody } ?? false
+        guard tooLarge || Middleware.framingProblem(request) != nil else { return nil }
+        return Middleware.run(middleware[...], request, table.match(request).route) { _ in
+            .error(413, "the request body is too large: no route takes one over \(HTTPServer.largestBody / 1024) KiB", headers: [("Connection", "close")])
+        }
     }
 
     // MARK: Helpers the routes share

@@ -479,6 +479,28 @@ import Testing
         #expect(nul.status == 400 && nul.header("Connection") == "close")
     }
 
+    /// The same refusal made as soon as the headers are in (`screen`, before the body is read)
+    /// is logged and counted as every answer is; a request with a sound framing passes it.
+    @Test func aRefusalBeforeTheBodyIsLoggedAndCounted() throws {
+        let served = try InProcessServer { $0.accessLog = .json }
+        let screened = InProcessServer.request("POST", "/sources/jokes/refresh", headers: [("Content-Length", "5"), ("Transfer-Encoding", "chunked")])
+        let reply = try #require(served.server.screen(screened))
+        #expect(reply.status == 400 && reply.header("Connection") == "close")
+        let line = try #require(served.log.all.last)
+        let entry = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(entry["status"] as? Int == 400 && entry["path"] as? String == "/sources/jokes/refresh", "\(line)")
+        #expect(served.get("/metrics").text.contains("cache_http_requests_total{route=\"POST /sources/{name}/refresh\",method=\"POST\",status=\"400\"} 1"))
+        #expect(served.server.screen(InProcessServer.request("POST", "/sources/jokes/refresh", headers: [("Content-Length", "0")])) == nil)
+        // A body announced larger than any route takes: 413 before it is read, logged, counted
+        // by its route; from a host the server does not serve, 421 first, as any request.
+        let large = [("Content-Length", String(HTTPServer.largestBody + 1))]
+        let tooLarge = try #require(served.server.screen(InProcessServer.request("PATCH", "/sources/jokes/rows/1", headers: large)))
+        #expect(tooLarge.status == 413 && tooLarge.header("Connection") == "close")
+        #expect(served.log.all.last?.contains("\"status\": 413") == true, "\(served.log.all.last ?? "")")
+        #expect(served.get("/metrics").text.contains("cache_http_requests_total{route=\"PATCH /sources/{name}/rows/{key}\",method=\"PATCH\",status=\"413\"} 1"))
+        #expect(served.server.screen(InProcessServer.request("PATCH", "/sources/jokes/rows/1", headers: large, host: "evil.example"))?.status == 421)
+    }
+
     /// `--access-log-format json`: one JSON object a request, with the query, status, bytes
     /// and duration; text a client sent cannot forge a line.
     @Test func theAccessLogSaysWhenWhoWhatAndHowLong() throws {

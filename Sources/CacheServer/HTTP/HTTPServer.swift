@@ -82,6 +82,9 @@ package final class HTTPServer: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// The largest body any route takes (one announced larger is refused before it is read).
+    package static let largestBody = Int(cache_http_max_body)
+
     /// A path that is not UTF-8 must not become another path by repair.
     private static var notText: HTTPResponse { .error(400, "the request's method or path is not UTF-8 text", headers: [("Connection", "close")]) }
 
