@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// The README's "From Swift" examples as a package of their own, depending on this project by
+// The "From Swift" examples of docs/library.md as a package of their own, depending on this project by
 // path: how an app uses the library. `states` prints a source's loading states, `account-screen`
 // is the seed app's account screen driven by an observable model, and `library-check` goes past
 // the first screen (typed rows, search, a row's log, a timeout, a read-only copy). The tests

@@ -84,7 +84,7 @@ import Testing
     /// The README shows these very programs.
     @Test(arguments: ["states", "account-screen"]) func theReadmeShowsTheExample(_ name: String) throws {
         let program = try String(contentsOfFile: Self.folder + "/Sources/\(name)/main.swift", encoding: .utf8)
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         #expect(readme.contains("```swift\n" + program + "```\n"), "README's From Swift section and Examples/states/Sources/\(name)/main.swift differ")
     }
 

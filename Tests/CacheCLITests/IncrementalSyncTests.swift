@@ -223,7 +223,7 @@ import Testing
 
     /// The README's incremental recipe, run as written but for the URL's host and path.
     @Test func theReadmesRecipeRunsAsWritten() async throws {
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         let start = try #require(readme.range(of: "cache sources add tickets "))
         let command = "sources add tickets " + readme[start.upperBound...].prefix { $0 != "`" }
         var words = PagingStylesTests.shellWords(command)

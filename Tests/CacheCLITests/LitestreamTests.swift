@@ -407,7 +407,7 @@ import Testing
     /// (with `&&`, one outage stopped all replication, and every follower's lag grew).
     @Test(.enabled(if: isInstalled, "Litestream could not be installed"))
     func theCronLineReplicatesWhenOneUpstreamIsDown() async throws {
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         let line = try #require(readme.split(separator: "\n").first { $0.hasPrefix("cache sync --if-stale --quiet") && $0.contains("replicate -once \"$DB\"") })
         let upstream = try LoopbackUpstream(), down = try LoopbackUpstream()
         let box = try Sandbox()
@@ -434,7 +434,7 @@ import Testing
 
     /// The README's "Many machines" recipe names the commands these tests run.
     @Test func theReadmeShowsTheseCommands() throws {
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         for line in ["litestream replicate -config /etc/litestream.yml",
                      "cache sync --if-stale --quiet; litestream replicate -once \"$DB\" \"$REPLICA\"",
                      "litestream restore -o \"$DB\" \"$REPLICA\"",

@@ -140,7 +140,7 @@ import Testing
 
     /// The README's OAuth2 recipe, run as written but for the URLs' hosts and paths.
     @Test func theReadmesRecipeRunsAsWritten() async throws {
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         let start = try #require(readme.range(of: "cache sources add assets "))
         var words = PagingStylesTests.shellWords("sources add assets " + readme[start.upperBound...].prefix { $0 != "`" })
         let upstream = try LoopbackUpstream()

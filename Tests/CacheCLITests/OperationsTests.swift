@@ -116,7 +116,7 @@ import Testing
         #expect(value("cache_consecutive_failures", "jokes") == 0)
         #expect(value("cache_held", "bank") == 0 && value("cache_search_index_damaged", "bank") == 0)
         // The README's alert rules use only metrics that are exposed.
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         let rules = try #require(readme.range(of: "- alert: CacheSourceOld").map { String(readme[$0.lowerBound...].prefix(1200)) })
         let named = Set(rules.split(whereSeparator: { !($0.isLetter || $0 == "_") }).filter { $0.hasPrefix("cache_") }.map(String.init))
         #expect(named == ["cache_last_success_timestamp_seconds", "cache_held"], "\(named)")

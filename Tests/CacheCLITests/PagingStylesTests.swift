@@ -150,7 +150,7 @@ import Testing
 
     /// The README's recipe for each paging style, run as written but for the URL's host and path.
     @Test func theReadmesRecipesRunAsWritten() async throws {
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         let routes = ["/events": "/api/header-cursor", "/products": "/api/offset", "/orders": "/api/pages",
                       "/v1/customers": "/api/stripe", "/odata/Trips": "/api/odata"]
         let commands = readme.components(separatedBy: "\ncache sources add ").dropFirst()

@@ -4,12 +4,14 @@ import Testing
 
 /// The README is the contract users rely on: these hold it to the program.
 @Suite(.gated) struct ReadmeTests {
-    static let readme: String = (try? String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)) ?? ""
+    static let readme = Docs.readme
+    /// The README and the manual it links to (`docs/`): where a recipe or an example lives.
+    static let manual = Docs.manual
     /// The reference the README links to: every command and option, every exit code.
     static let reference: String = (try? String(contentsOfFile: Paths.repository + "/docs/reference.md", encoding: .utf8)) ?? ""
 
-    /// The reference's commands table has a row for every command, naming each of its options,
-    /// and the README names every command.
+    /// The reference's commands table has a row for every command, naming each of its options;
+    /// the README links to it, and the manual names every command.
     @Test func theCommandsTableNamesEveryCommandAndOption() async throws {
         let rows = Self.reference.split(separator: "\n").filter { $0.hasPrefix("| `cache ") }.map(String.init)
         #expect(Self.readme.contains("[docs/reference.md](docs/reference.md#commands)"))
@@ -20,7 +22,7 @@ import Testing
                 #expect(row.contains(option.name), "the reference's row for 'cache \(spec.name)' does not name \(option.name)")
             }
             let word = spec.name.split(separator: " ").last.map(String.init) ?? spec.name
-            #expect(Self.readme.contains("`\(word)`") || Self.readme.contains("`cache \(spec.name)"), "the README does not name '\(spec.name)'")
+            #expect(Self.manual.contains("`\(word)`") || Self.manual.contains("`cache \(spec.name)"), "neither the README nor docs/ names '\(spec.name)'")
         }
     }
 
@@ -29,8 +31,8 @@ import Testing
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try await box.cache("sources", "add", "bank", "--kind", "account", "--url", upstream.baseURL + "/account")
-        let documented = try #require(Self.readme.range(of: "`SOURCE KIND").map { start in
-            Self.readme[Self.readme.index(after: start.lowerBound)...].prefix { $0 != "`" }
+        let documented = try #require(Self.manual.range(of: "`SOURCE KIND").map { start in
+            Self.manual[Self.manual.index(after: start.lowerBound)...].prefix { $0 != "`" }
         })
         let header = try #require(try await box.cache("status").stdout.split(separator: "\n").first)
         #expect(header.split(separator: " ") == documented.split(separator: " "))
@@ -56,7 +58,7 @@ import Testing
 
     /// `$ cache …` lines whose next line is a JSON array, from the README's code blocks.
     static func jsonExamples() -> [(command: String, arguments: [String], output: String)] {
-        let lines = readme.components(separatedBy: "\n")
+        let lines = manual.components(separatedBy: "\n")
         return lines.indices.dropLast().compactMap { index in
             let line = lines[index]
             guard line.hasPrefix("$ cache "), lines[index + 1].hasPrefix("[") else { return nil }
@@ -139,5 +141,42 @@ import Testing
         }
         guard bound else { throw TestFailure("no free port") }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// The front door and the manual (issue 54): a README of at most 300 lines, and every link in
+/// it and in `docs/` resolves, to a file that exists and, with `#anchor`, a heading it has.
+@Suite struct DocsLinkTests {
+    @Test func theReadmeIsAFrontDoor() {
+        let lines = Docs.readme.split(separator: "\n", omittingEmptySubsequences: false).count
+        #expect(lines <= 300, "README.md is \(lines) lines; the manual is docs/")
+        for page in Docs.pages.keys where !["docs/performance.md", "docs/reference.md"].contains(page) {
+            #expect(Docs.readme.contains("(\(page))"), "the README does not link to \(page)")
+        }
+    }
+
+    @Test func everyLinkResolves() throws {
+        var broken: [String] = []
+        let files = ["README.md"] + Docs.pages.keys.sorted()
+        var anchors: [String: Set<String>] = [:]
+        for file in files { anchors[file] = Docs.anchors(of: Docs.text(file)) }
+        let link = try Regex(#"\]\(([^)\s]+)\)"#)
+        for file in files {
+            let folder = (file as NSString).deletingLastPathComponent
+            for match in Docs.text(file).matches(of: link) {
+                let target = String(match.output[1].substring ?? "")
+                guard !target.contains("://"), !target.hasPrefix("mailto:") else { continue }
+                let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                let path = parts[0].isEmpty ? file : ((folder as NSString).appendingPathComponent(parts[0]) as NSString).standardizingPath
+                guard FileManager.default.fileExists(atPath: Paths.repository + "/" + path) else {
+                    broken.append("\(file): \(target) (no file \(path))")
+                    continue
+                }
+                if parts.count == 2, path.hasSuffix(".md"), !(anchors[path] ?? Docs.anchors(of: Docs.text(path))).contains(parts[1]) {
+                    broken.append("\(file): \(target) (no heading #\(parts[1]) in \(path))")
+                }
+            }
+        }
+        #expect(broken.isEmpty, "\(broken.joined(separator: "\n"))")
     }
 }

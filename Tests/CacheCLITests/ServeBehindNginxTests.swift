@@ -28,7 +28,7 @@ struct ServeBehindNginxTests {
     /// The README's nginx block, read from the README and run as printed (its listen port, the
     /// server's port and the cache's folder put in).
     static func readmeBlock(listen port: Int, server: Int, folder: String) throws -> String {
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         let start = try #require(readme.range(of: "```nginx\n"))
         let end = try #require(readme.range(of: "\n```", range: start.upperBound..<readme.endIndex))
         let block = String(readme[start.upperBound..<end.lowerBound])

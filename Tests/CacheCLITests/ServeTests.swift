@@ -106,7 +106,7 @@ import Testing
     @Test func theReadmesExampleAndRoutesAreWhatTheServerAnswers() async throws {
         let served = try Self.served()
         defer { withExtendedLifetime(served) {} }
-        let readme = try String(contentsOfFile: Paths.repository + "/README.md", encoding: .utf8)
+        let readme = Docs.manual
         let lines = readme.components(separatedBy: "\n")
         let start = try #require(lines.firstIndex { $0.hasPrefix("$ curl -s 'http://127.0.0.1:8765/sources/jokes/rows?limit=1'") })
         let example = lines[(start + 1)...].prefix { $0 != "```" }.joined(separator: "\n")

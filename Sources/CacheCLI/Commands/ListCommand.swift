@@ -117,7 +117,7 @@ enum ListCommand {
         let asRecords = source.kind.keepsRecords && options.format == .json
         try reader.forEachRow(of: source, staleOnly: options.staleOnly, limit: options.limit, asRecords: asRecords,
                               asOf: options.asOf) { columns, row in
-            // The README's list rows ("Output of `list`"), the same fields as `export`; the stale flag a boolean in JSON.
+            // The list rows docs/reads.md shows ("Output of `list`"), the same fields as `export`; the stale flag a boolean in JSON.
             let rowWriter = writer ?? RowBytes.listRow(columns, asRecords: asRecords)
             writer = rowWriter
             if options.format == .json {

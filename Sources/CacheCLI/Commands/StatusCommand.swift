@@ -71,7 +71,7 @@ enum StatusCommand {
                                          : "No sources yet in \(databases). Add one with 'cache sources add'.")
             return ExitCode.success
         }
-        // The README's status table (its columns are checked against it); several files add the
+        // The status table the docs show (its columns are checked against them); several files add the
         // file that holds each source.
         // KIND, MODE and TTL give way first on a narrow terminal: `sources list` shows them.
         let table = TextTable(header: ["SOURCE", "KIND", "MODE", "TTL", "ROWS", "STALE", "LAST SUCCESS", "LAST ATTEMPT", "OUTCOME", "NEXT TRY", "URL"]

@@ -1,6 +1,6 @@
 import OfflineCache
 
-/// The exit codes the README lists under "Exit codes" (the BSD sysexits values).
+/// The exit codes the README and docs/reference.md list under "Exit codes" (the BSD sysexits values).
 enum ExitCode {
     static let success: Int32 = 0
     static let usage: Int32 = 64

@@ -11,7 +11,7 @@ package enum PayloadShape: Sendable {
 
 /// Turns a whole response body into a `Payload`, or says exactly why it cannot.
 ///
-/// The formats are the README's ("Sources"): the account envelope `{status, message, body}` and the
+/// The formats are those docs/sources.md gives ("Sources"): the account envelope `{status, message, body}` and the
 /// Official Joke API's jokes (an array, or one object). Unknown fields are ignored.
 ///
 /// `decode` reads the bytes itself (PayloadDecoder+Bytes.swift), several times faster than

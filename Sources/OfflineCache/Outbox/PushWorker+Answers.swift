@@ -1,9 +1,9 @@
 import FoundationEssentials
 
 /// What an answer (or its absence) makes of the edit sent: applied, conflict, rejected, or
-/// queued again; the table in the README's "Local edits" says the same.
+/// queued again; the table in docs/local-edits.md says the same.
 extension PushWorker {
-    /// What the answer makes of the edit (see the table in the README's "Local edits").
+    /// What the answer makes of the edit (see the table in docs/local-edits.md).
     func settle(_ claimed: Claimed, response: FetchResponse, source: Source) throws {
         let status = response.status
         switch status {
