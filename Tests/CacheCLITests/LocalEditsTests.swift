@@ -284,6 +284,22 @@ import Testing
         #expect(try Self.upstreamTask(upstream, 1)?["done"] as? Bool == true)
     }
 
+    /// A push claims several rows' edits at once (`PushWorker.batch`) and sends them one after
+    /// another: once the first is answered 401, the rest of its batch go back to the queue
+    /// unsent, their requests kept; the next push sends each once.
+    @Test func refusedCredentialsStopTheRestOfABatchUnsent() throws {
+        let (upstream, box) = try Self.setUp((1...3).map { Self.task($0) })
+        for key in 1...3 { #expect(box.cacheInProcess(["edit", "tasks", String(key), "--set", "done=true"]).status == 0) }
+        try upstream.tasks(["status": 401])
+        #expect(box.cacheInProcess(["push"]).status == 77)
+        let writes = try Self.writes(upstream)
+        #expect(writes.count == 1, "after the 401, the batch's other edits were sent: \(writes)")
+        #expect(try Self.outbox(box).map { $0["state"] as? String } == ["queued", "queued", "queued"])
+        #expect(box.cacheInProcess(["push"]).status == 0)
+        #expect(try Self.applied(upstream).count == 3)
+        #expect(try (1...3).allSatisfy { try Self.upstreamTask(upstream, $0)?["done"] as? Bool == true })
+    }
+
     /// The outbox is in `status` (and `--max-pending` for monitors), in `metrics`, and in the
     /// row's `log`: edited, sent, applied.
     @Test func theOutboxIsInStatusMetricsAndTheLog() throws {

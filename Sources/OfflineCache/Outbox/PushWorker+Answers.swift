@@ -23,7 +23,7 @@ extension PushWorker {
                 $0.sent.append(claimed.edit.id)
                 $0.stopped[source.name] = "HTTP \(status) from \(Source.redacted(URL(string: claimed.request?.url ?? "") ?? source.url)): the upstream refused the credentials; \(source.name)'s edits stay queued"
             }
-            try writing {
+            settling {
                 try db.run("UPDATE outbox SET state = 'queued', claim = NULL, answer_status = ?, answer = ? WHERE id = ?",
                            [.int(status), .text(Self.kept(response.body)), .text(claimed.edit.id)])
                 try store.log(claimed.edit.id, "refused", "HTTP \(status): the upstream refused the credentials; the edit stays queued", at: Date())
@@ -50,7 +50,7 @@ extension PushWorker {
             // nothing was sent, and nothing is, until the source says how to check (its
             // --conflict-check) or the upstream reads.
             run.report.withLock { $0.stopped[source.name] = "the upstream refused to read \(source.name)'s record \(claimed.edit.key) before a change (\(error)); its edits stay queued ('--conflict-check none' sends them without that read)" }
-            try writing {
+            settling {
                 try db.run("UPDATE outbox SET state = 'queued', claim = NULL, answer = ? WHERE id = ?", [.text("\(error)"), .text(claimed.edit.id)])
             }
             return
@@ -73,7 +73,7 @@ extension PushWorker {
             return try settle(claimed, response: response, source: source)
         }
         run.report.withLock { $0.stopped[source.name] = "\(error)" }
-        try writing {
+        settling {
             try db.run("UPDATE outbox SET state = 'queued', claim = NULL, answer = ? WHERE id = ?", [.text("\(error)"), .text(claimed.edit.id)])
         }
     }
@@ -89,7 +89,7 @@ extension PushWorker {
         if edit.operation == .create {
             key = record?.key ?? response.location.flatMap { $0.split(separator: "/").last.map(String.init) } ?? edit.key
         }
-        try writing {
+        settling {
             let now = Date()
             try db.run("""
                 UPDATE outbox SET state = 'applied', attempts = attempts + 1, answer_status = ?, answer = ?, claim = NULL, finished_at = ?, key = ?
@@ -127,7 +127,7 @@ extension PushWorker {
     /// local and remote kept, for `cache outbox resolve`; the row's later edits wait behind it.
     func conflict(_ claimed: Claimed, remote: String?, remoteETag: String?, status: Int, why: String) throws {
         let edit = claimed.edit
-        try writing {
+        settling {
             try db.run("""
                 UPDATE outbox SET state = 'conflict', attempts = attempts + 1, answer_status = ?, answer = ?, remote = ?, remote_etag = ?,
                     claim = NULL, request = NULL
@@ -147,7 +147,7 @@ extension PushWorker {
     func rejected(_ claimed: Claimed, status: Int?, answer: String, why: String) throws {
         let edit = claimed.edit
         guard let source = run.sources[edit.source] else { return }
-        try writing {
+        settling {
             let now = Date()
             try db.run("""
                 UPDATE outbox SET state = 'rejected', attempts = attempts + 1, answer_status = ?, answer = ?, claim = NULL, finished_at = ?
@@ -180,7 +180,7 @@ extension PushWorker {
         let wait = answer?.retryAfter ?? pusher.backoff.delay(afterFailures: attempts)
         // Marked tried before it is queued again: another worker must not take it back at once.
         run.tried.withLock { _ = $0.insert(edit.id) }
-        try writing {
+        settling {
             let now = Date()
             try db.run("""
                 UPDATE outbox SET state = 'queued', attempts = ?, answer_status = ?, answer = ?, claim = NULL, next_at = ? WHERE id = ?

@@ -9,7 +9,19 @@ struct PushWorker {
     let db: Connection
     /// This worker's connections to the upstream, kept from one request to the next.
     let connection = ReusedConnection()
+    /// What the answers of the batch in hand make of their edits, written in one transaction
+    /// once the batch's answers are all in (`settleBatch`).
+    private let settlements = Settlements()
     var store: OutboxStore { OutboxStore(db: db) }
+
+    /// Edits claimed at once, each of another row: one transaction claims them, one settles
+    /// them, where each edit took two of its own (a commit each, and the pages its indexes share
+    /// written again each time).
+    static let batch = 8
+
+    private final class Settlements {
+        var pending: [() throws -> Void] = []
+    }
 
     /// A claimed edit: the edit, its stored request (nil: not prepared yet), its precondition.
     struct Claimed {
@@ -27,10 +39,75 @@ struct PushWorker {
         return try db.inTransaction(body)
     }
 
-    /// The oldest edit that may go now: queued, the first open edit of its row, of a source still
-    /// pushing, not failed already in this push, its backoff passed (or ignored). Edits whose
-    /// push died are queued again first.
-    mutating func claim() throws -> Claimed? {
+    /// An answer's writes, made with the rest of the batch's (`settleBatch`). Until then the edit
+    /// stays in flight under this push's claim: a row's next edit waits, and a kill leaves the
+    /// edit to be sent again with its stored request, as one killed before the answer.
+    func settling(_ body: @escaping () throws -> Void) {
+        settlements.pending.append(body)
+    }
+
+    /// Writes the answers of the batch in hand, in one transaction.
+    func settleBatch() throws {
+        guard !settlements.pending.isEmpty else { return }
+        let pending = settlements.pending
+        settlements.pending = []
+        try writing { for settle in pending { try settle() } }
+    }
+
+    /// Claims a batch (at most `batch` edits, each of another row), makes the reads their
+    /// preconditions need, stores every request before any is sent (one transaction), sends each
+    /// in turn on this worker's connection, then settles them together (one transaction); false
+    /// when there was none to claim.
+    mutating func pushBatch() throws -> Bool {
+        let claimed = try claim()
+        guard !claimed.isEmpty else { return false }
+        var ready: [Claimed] = []
+        var toStore: [(edit: LocalEdit, request: Pusher.StoredRequest, prepared: Bool)] = []
+        for var edit in claimed {
+            guard let source = run.sources[edit.edit.source], !requeuedIfStopped(edit, source: source) else { continue }
+            if edit.request == nil {
+                do {
+                    guard let prepared = try prepare(edit, source: source) else { continue }  // the read settled it
+                    edit.request = prepared
+                    toStore.append((edit.edit, prepared, true))
+                } catch let error as UpstreamError {
+                    try failed(edit, error: error, source: source)
+                    continue
+                }
+            } else if !edit.recorded {
+                toStore.append((edit.edit, edit.request!, false))  // stored by an earlier push whose answer was lost
+            }
+            edit.recorded = true
+            ready.append(edit)
+        }
+        if !toStore.isEmpty {
+            try writing {
+                for (edit, request, prepared) in toStore {
+                    if prepared { try record(request, of: edit) }
+                    else { try store.log(edit.id, "sent", "\(request.method) \(request.url) (again)", at: Date()) }
+                }
+            }
+        }
+        for edit in ready {
+            guard let source = run.sources[edit.edit.source], !requeuedIfStopped(edit, source: source) else { continue }
+            try send(edit, source: source)
+        }
+        try settleBatch()
+        return true
+    }
+
+    /// A source stopped by an earlier answer (its credentials refused) sends nothing more in this
+    /// push: its edit goes back to the queue, its request kept.
+    private func requeuedIfStopped(_ claimed: Claimed, source: Source) -> Bool {
+        guard run.report.withLock({ $0.stopped[source.name] != nil }) else { return false }
+        settling { [db] in try db.run("UPDATE outbox SET state = 'queued', claim = NULL WHERE id = ?", [.text(claimed.edit.id)]) }
+        return true
+    }
+
+    /// The oldest edits that may go now (at most `batch`): queued, each the first open edit of
+    /// its row (so no two of one row), of a source still pushing, not failed already in this
+    /// push, its backoff passed (or ignored). Edits whose push died are queued again first.
+    mutating func claim() throws -> [Claimed] {
         try writing {
             // Read under the write lock: a worker marks an edit tried (or its source stopped)
             // before it takes the lock to queue the edit again, so none is taken back at once.
@@ -38,7 +115,7 @@ struct PushWorker {
             let tried = JSONValue.array(run.tried.withLock { $0.map { .string($0) } }).compact
             try requeueAbandoned()
             let now = Timestamp.now()
-            guard let row = try db.query("""
+            let rows = try db.query("""
                 SELECT \(OutboxStore.columns), request, base_etag,
                        EXISTS (SELECT 1 FROM outbox_log l WHERE l.edit = o.id AND l.event IN ('sent', 'retried'))
                 FROM outbox o
@@ -46,20 +123,22 @@ struct PushWorker {
                   AND id NOT IN (SELECT value FROM json_each(?3)) AND (NOT ?4 OR next_at IS NULL OR next_at <= ?5)
                   AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.source = o.source AND p.key = o.key AND p.seq < o.seq
                                                           AND p.state IN \(OutboxStore.open))
-                ORDER BY seq LIMIT 1
-                """, [.text(run.names), .text(stopped), .text(tried), .int(run.dueOnly ? 1 : 0), .text(now)], row: { row in
+                ORDER BY seq LIMIT ?6
+                """, [.text(run.names), .text(stopped), .text(tried), .int(run.dueOnly ? 1 : 0), .text(now), .int(Self.batch)], row: { row in
                     Claimed(edit: OutboxStore.edit(row), request: row.text(13).flatMap { Pusher.StoredRequest(json: $0) },
                             baseETag: row.text(14), sentBefore: row.int(15) != 0)
-                }).first else { return nil }
-            var claimed = row
-            try db.run("UPDATE outbox SET state = 'in_flight', claim = ? WHERE id = ?", [.text(run.claim), .text(row.edit.id)])
-            // A request that needs no read first is made and stored in this same transaction.
-            if claimed.request == nil, let source = run.sources[row.edit.source], let planned = try plan(row, source: source) {
-                try record(planned, of: row.edit)
-                claimed.request = planned
-                claimed.recorded = true
+                })
+            return try rows.map { row in
+                var claimed = row
+                try db.run("UPDATE outbox SET state = 'in_flight', claim = ? WHERE id = ?", [.text(run.claim), .text(row.edit.id)])
+                // A request that needs no read first is made and stored in this same transaction.
+                if claimed.request == nil, let source = run.sources[row.edit.source], let planned = try plan(row, source: source) {
+                    try record(planned, of: row.edit)
+                    claimed.request = planned
+                    claimed.recorded = true
+                }
+                return claimed
             }
-            return claimed
         }
     }
 
@@ -87,20 +166,10 @@ struct PushWorker {
 
     // MARK: Sending
 
-    func send(_ claimed: Claimed) throws {
-        var claimed = claimed
-        guard let source = run.sources[claimed.edit.source] else { return }
+    /// Sends an edit's stored request and settles what its answer makes of it.
+    func send(_ claimed: Claimed, source: Source) throws {
         do {
-            if claimed.request == nil {
-                guard let prepared = try prepare(claimed, source: source) else { return }
-                claimed.request = prepared
-                claimed.recorded = true
-                try writing { try record(prepared, of: claimed.edit) }
-            }
-            let request = claimed.request!
-            // A request stored by an earlier push (its answer lost) is sent again, and logged so.
-            if !claimed.recorded { try writing { try store.log(claimed.edit.id, "sent", "\(request.method) \(request.url) (again)", at: Date()) } }
-            let response = try fetch(request, source: source)
+            let response = try fetch(claimed.request!, source: source)
             try settle(claimed, response: response, source: source)
         } catch let error as UpstreamError {
             try failed(claimed, error: error, source: source)

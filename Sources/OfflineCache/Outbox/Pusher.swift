@@ -49,7 +49,7 @@ package struct Pusher: Sendable {
                 do {
                     let database = try pusher.open()
                     var worker = PushWorker(pusher: pusher, run: run, db: database.connection)
-                    while let edit = try worker.claim() { try worker.send(edit) }
+                    while try worker.pushBatch() {}
                 } catch {
                     failure.withLock { if $0 == nil { $0 = error } }
                 }
