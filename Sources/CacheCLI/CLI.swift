@@ -73,6 +73,7 @@ public enum CLI {
             case .prune(let seconds): return try InspectCommands.prune(keepSeconds: seconds, context)
             case .sql(let query, let format): return try InspectCommands.sql(query, format: format, context)
             case .check: return try InspectCommands.check(context)
+            case .backup(let path): return try InspectCommands.backup(to: path, context)
             case .export(let source, let format): return try InspectCommands.export(source, format: format, context)
             case .log(let source, let key, let json): return try LogCommand.run(source, key: key, json: json, context)
             case .search(let search): return try SearchCommand.run(search, context)

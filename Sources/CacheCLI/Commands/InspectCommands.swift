@@ -151,6 +151,13 @@ enum InspectCommands {
         var int: Int? { double.flatMap { Int(exactly: $0) } }
     }
 
+    static func backup(to path: String, _ context: Context) throws -> Int32 {
+        let report = try Backup.write(context.openForReading(), to: path)
+        let tenths = (report.bytes * 10 + (1 << 19)) >> 20
+        context.console.err("Backed up \(report.sources) source\(report.sources == 1 ? "" : "s") to \(TerminalSafe.escapeControl(report.path)) (\(tenths / 10).\(tenths % 10) MiB, schema version \(report.schemaVersion)); its check passed.")
+        return ExitCode.success
+    }
+
     static func prune(keepSeconds: Int, _ context: Context) throws -> Int32 {
         let (runs, changes) = try HistoryStore(context.open(create: false)).prune(olderThan: keepSeconds)
         context.console.err("Pruned \(runs) sync run\(runs == 1 ? "" : "s") and \(changes) change log entr\(changes == 1 ? "y" : "ies") older than \(DurationText.format(keepSeconds)).")

@@ -152,6 +152,8 @@ enum Command: Equatable {
     case reindex(names: [String])
     case sql(query: String, format: Format)
     case check
+    /// `cache backup PATH`: a consistent, checked copy of the cache at a new path.
+    case backup(path: String)
     case export(source: String, format: ExportFormat)
 
     enum ExportFormat: Equatable { case json, csv, ndjson }

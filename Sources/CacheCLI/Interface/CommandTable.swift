@@ -61,6 +61,7 @@ enum CommandTable {
                 ("export", "Stream every row of a source with its stale flag."),
                 ("sql", "Run one read-only SQL query on the cache."),
                 ("check", "Check the database's integrity and schema."),
+                ("backup", "Write a consistent, checked copy of the cache while syncs and serve go on."),
                 ("prune", "Trim old sync runs and change log entries."),
                 ("reindex", "Build the search index from the cached rows (ahead of a first search, or again)."),
                 ("version", "Show the version of cache, SQLite and libcurl."),
@@ -336,6 +337,13 @@ enum CommandTable {
             overview: "Run SQLite's integrity check and foreign-key check, and show the schema version. Exit 74 when damaged.")) { positionals, command throws(UsageError) in
             try Positionals.none(positionals, command)
             return .check
+        },
+        CommandDeclaration(CommandSpec(
+            name: "backup",
+            overview: "Write a consistent copy of the cache to a new file while syncs, pushes and serve go on (SQLite's VACUUM INTO, one moment of the file), checked as 'cache check' checks before it takes the path. A file already at the path is never replaced.",
+            arguments: [ArgumentSpec(label: "<path>", help: "Where the copy goes: a new file, in a folder that exists.", completion: .file)],
+            examples: ["cache backup \"$HOME/cache-before-upgrade.sqlite3\""])) { positionals, command throws(UsageError) in
+            .backup(path: try Positionals.exactlyOne(positionals, "<path>", command))
         },
         CommandDeclaration(CommandSpec(
             name: "prune",

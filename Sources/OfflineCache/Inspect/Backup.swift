@@ -1,0 +1,66 @@
+import FoundationEssentials
+import Glibc
+
+/// A consistent copy of a cache file, made while syncs, pushes and `cache serve` go on
+/// (`cache backup`). SQLite's `VACUUM INTO` reads one snapshot — a read transaction, so writers
+/// are not held up, and a write in progress is not in it — and writes a compact copy beside the
+/// path asked for. The copy is checked (`Integrity.check`) and on disk before it takes that path:
+/// a file there is always a whole, sound cache, and a file already there is never replaced.
+package enum Backup {
+    package struct Report: Sendable {
+        package let path: String
+        package let bytes: Int
+        package let sources: Int
+        package let schemaVersion: Int
+    }
+
+    package static func write(_ database: CacheDatabase, to destination: String) throws(CacheError) -> Report {
+        var status = stat()
+        guard lstat(destination, &status) != 0 else {
+            throw .cannotCreate(path: destination, reason: "a file is already there; back up to a new path, or move that one away first")
+        }
+        // Written beside it (one file system, so the rename is atomic), hidden, named for this process.
+        let slash = destination.lastIndex(of: "/")
+        let folder = slash.map { $0 == destination.startIndex ? "/" : String(destination[..<$0]) } ?? "."
+        let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        let partial = (slash == nil ? "" : folder + (folder == "/" ? "" : "/")) + "." + name + ".partial-\(getpid())"
+        unlink(partial)
+        var kept = false
+        defer { if !kept { unlink(partial) } }
+        do {
+            try database.connection.run("VACUUM INTO ?", [.text(partial)])
+        } catch {
+            // The cache itself damaged is 74; a folder missing or not writable, 73.
+            if error.isCorruptionOrIO, access(folder, W_OK) == 0 { throw .database(error) }
+            throw .cannotCreate(path: destination, reason: "\(error.message) (is the folder \(folder) there, and writable?)")
+        }
+        let report: IntegrityReport
+        do {
+            report = try Integrity.check(path: partial, readOnly: true)
+        } catch {
+            throw .cannotWrite(path: destination, reason: "the copy could not be read back: \(error)")
+        }
+        guard report.isHealthy else {
+            throw .cannotWrite(path: destination, reason: "the copy failed its check: \(report.problems.first ?? report.foreignKeyProblems.first ?? "?")")
+        }
+        let sources = (try? CacheDatabase.openForInspection(partial, readOnly: true).scalarInt("SELECT count(*) FROM sources")).map { Int($0) } ?? 0
+        try sync(partial, destination)
+        guard rename(partial, destination) == 0 else {
+            throw .cannotCreate(path: destination, reason: String(cString: strerror(errno)))
+        }
+        kept = true
+        try sync(folder, destination)
+        stat(destination, &status)
+        return Report(path: destination, bytes: Int(status.st_size), sources: sources, schemaVersion: report.schemaVersion)
+    }
+
+    /// `fsync`s a file or a folder, so the copy and its name survive a crash once reported.
+    private static func sync(_ path: String, _ destination: String) throws(CacheError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0, fsync(descriptor) == 0 || errno == EINVAL else {
+            if descriptor >= 0 { close(descriptor) }
+            throw .cannotWrite(path: destination, reason: String(cString: strerror(errno)))
+        }
+        close(descriptor)
+    }
+}
