@@ -117,9 +117,9 @@ import Testing
         #expect(value("cache_held", "bank") == 0 && value("cache_search_index_damaged", "bank") == 0)
         // The README's alert rules use only metrics that are exposed.
         let readme = Docs.manual
-        let rules = try #require(readme.range(of: "- alert: CacheSourceOld").map { String(readme[$0.lowerBound...].prefix(1200)) })
+        let rules = try #require(readme.range(of: "- alert: CacheSourceOld").map { String(readme[$0.lowerBound...].prefix(1500)) })
         let named = Set(rules.split(whereSeparator: { !($0.isLetter || $0 == "_") }).filter { $0.hasPrefix("cache_") }.map(String.init))
-        #expect(named == ["cache_last_success_timestamp_seconds", "cache_held"], "\(named)")
+        #expect(named == ["cache_last_success_timestamp_seconds", "cache_added_timestamp_seconds", "cache_held"], "\(named)")
         for name in named { #expect(samples.contains { $0["name"] as? String == name }, "\(name)") }
         #expect(value("cache_last_http_status", "bank") == 500)
         #expect(value("cache_sync_runs_total", "bank", outcome: "updated") == 1)
@@ -127,6 +127,58 @@ import Testing
         #expect(value("cache_last_sync_bytes", "jokes").map { $0 > 0 } == true)
         #expect(value("cache_last_success_timestamp_seconds", "never") == nil)
         #expect(samples.contains { $0["family"] as? String == "cache_sync_runs" && $0["type"] as? String == "counter" })
+    }
+
+    /// The manual's alert rules (its one ```yaml block with `groups:`, a complete rule file) pass
+    /// Prometheus's own `promtool check rules`, and `promtool test rules` sees each fire for the
+    /// source it is about and no other: one grown old, one that never synced (no last-success
+    /// sample at all), one held; not a fresh one, nor one added a moment ago. The exposition
+    /// `cache metrics` writes for such sources passes `promtool check metrics`.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool"), "promtool is not installed (.ci/run installs Debian's prometheus)"))
+    func theAlertRulesFireForOldNeverSyncedAndHeldSources() async throws {
+        let blocks = Docs.manual.components(separatedBy: "```yaml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let ruleFiles = blocks.filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("groups:") }
+        #expect(ruleFiles.count == 1, "the manual has \(ruleFiles.count) rule files")
+        let block = try #require(ruleFiles.first)
+        let indent = block.prefix { $0 == " " }.count
+        var rules = ""
+        for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
+            let spaces = line.prefix { $0 == " " }.count
+            rules += line.dropFirst(min(indent, spaces)) + "\n"
+        }
+        let box = try Sandbox()
+        try rules.write(toFile: box.folder + "/rules.yml", atomically: true, encoding: .utf8)
+        let checked = try await box.run("/usr/bin/promtool", ["check", "rules", box.folder + "/rules.yml"])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        func series(_ name: String, _ source: String, _ value: Int) -> String {
+            "      - series: '\(name){source=\"\(source)\"}'\n        values: '\(value)x200'\n"
+        }
+        func expect(_ alert: String, _ source: String, _ summary: String) -> String {
+            "      - eval_time: 3h\n        alertname: \(alert)\n        exp_alerts:\n          - exp_labels: {source: \(source)}\n            exp_annotations: {summary: \"\(summary)\"}\n"
+        }
+        // Three hours in (10,800 s): "old" last succeeded at 0, "fresh" at 10,000; "never" was
+        // added at 0 and "new" at 10,000, neither with a success.
+        let tests = "rule_files:\n  - rules.yml\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n"
+            + series("cache_last_success_timestamp_seconds", "old", 0) + series("cache_added_timestamp_seconds", "old", 0)
+            + series("cache_last_success_timestamp_seconds", "fresh", 10_000) + series("cache_added_timestamp_seconds", "fresh", 0)
+            + series("cache_added_timestamp_seconds", "never", 0) + series("cache_added_timestamp_seconds", "new", 10_000)
+            + series("cache_held", "held", 1) + series("cache_held", "old", 0)
+            + "    alert_rule_test:\n"
+            + expect("CacheSourceOld", "old", "cache source old has not synced successfully for over 2h")
+            + expect("CacheSourceNeverSynced", "never", "cache source never was added over 2h ago and has never synced successfully")
+            + expect("CacheSourceHeld", "held", "the removal guard holds held: 'cache sync held --plan' shows what it would remove")
+        try tests.write(toFile: box.folder + "/tests.yml", atomically: true, encoding: .utf8)
+        let tested = try await box.run("/usr/bin/promtool", ["test", "rules", box.folder + "/tests.yml"])
+        #expect(tested.status == 0, "\(tested.stdout)\(tested.stderr)")
+
+        // What cache metrics writes for a source that never synced: the added time, no success.
+        let upstream = try LoopbackUpstream()
+        try bank(upstream, box)
+        let exposition = try await box.cache("metrics").stdout
+        #expect(exposition.contains("cache_added_timestamp_seconds{source=\"bank\"}") && !exposition.contains("cache_last_success_timestamp_seconds{"))
+        try exposition.write(toFile: box.folder + "/cache.prom", atomically: true, encoding: .utf8)
+        let linted = try await box.run("/bin/sh", ["-c", "/usr/bin/promtool check metrics < '\(box.folder)/cache.prom'"])
+        #expect(linted.status == 0, "\(linted.stdout)\(linted.stderr)")
     }
 
     @Test func theTextfileIsWrittenWhole() async throws {

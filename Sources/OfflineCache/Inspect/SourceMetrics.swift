@@ -13,11 +13,14 @@ package struct SourceMetrics: Sendable {
     /// Runs recorded by outcome (`updated`, `unchanged`, `failed`, `held`, `skipped`), since the
     /// source was added: a counter, which `cache prune` does not lower (`run_totals`).
     package var runsByOutcome: [String: Int]
+    /// When the source was added, as stored: with no success yet, how long it has gone without.
+    package var addedAt: String?
 }
 
 extension CacheReader {
     package func metrics(counting: RowCounting = .everyRow) throws -> [SourceMetrics] {
-        try status(counting: counting).map { status in
+        let added = try SourceStore(database).addedAt()
+        return try status(counting: counting).map { status in
             let name = SQLValue.text(status.source.name)
             let failures = try db.scalarInt("SELECT failures FROM sync_state WHERE source = ?", [name]).map(Int.init) ?? 0
             let last = try db.query("""
@@ -32,7 +35,8 @@ extension CacheReader {
                 outcomes[outcome] = count
             }
             return SourceMetrics(status: status, consecutiveFailures: failures, lastSyncSeconds: last?.0,
-                                 lastSyncBytes: last?.1 ?? nil, lastHTTPStatus: last?.2 ?? nil, runsByOutcome: outcomes)
+                                 lastSyncBytes: last?.1 ?? nil, lastHTTPStatus: last?.2 ?? nil, runsByOutcome: outcomes,
+                                 addedAt: added[status.source.name])
         }
     }
 }

@@ -41,6 +41,7 @@ package enum MetricsExposition {
             family(name, "gauge", help, metrics.compactMap { m in value(m).map { (label("source", m.status.source.name), $0) } })
         }
         gauge("last_success_timestamp_seconds", "Unix time of the source's last successful sync.") { seconds($0.status.lastSuccessAt) }
+        gauge("added_timestamp_seconds", "Unix time the source was added: beside no last success, how long it has gone without one.") { seconds($0.addedAt) }
         gauge("last_attempt_timestamp_seconds", "Unix time of the source's last sync attempt.") { seconds($0.status.lastAttemptAt) }
         gauge("next_attempt_timestamp_seconds", "Unix time before which cron's sync --if-stale leaves a failing source alone.") {
             seconds($0.status.nextAttemptAt)
