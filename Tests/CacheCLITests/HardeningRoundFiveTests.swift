@@ -51,6 +51,27 @@ import Testing
 
     // MARK: Item 3: a heartbeat from the future
 
+    /// Item 5: a record naming a field twice is bad data (65) for every kind that reads JSON
+    /// records: the field named, the rows as they were. (Foundation keeps the first value; jq,
+    /// JavaScript and Python the last: the cache and the next tool must not disagree.)
+    @Test(arguments: [("json", #"[{"id": 1, "a": "first", "a": "second"}]"#, #"record 0: "a" is named twice"#),
+                      ("ndjson", "{\"id\": 1, \"a\": \"x\"}\n{\"id\": 2, \"id\": 3}\n", #"record 1: "id" is named twice"#),
+                      ("jokes", #"[{"id": 1, "type": "g", "setup": "s", "punchline": "p", "punchline": "q"}]"#, #""punchline" is named twice"#)])
+    func aRecordNamingAFieldTwiceIsBadDataAndChangesNothing(_ kind: String, _ body: String, _ named: String) throws {
+        let box = try Sandbox()
+        let upstream = CannedUpstream()
+        upstream.answer("/data", body: Data((kind == "ndjson" ? "{\"id\": 1, \"a\": \"x\"}\n" : kind == "jokes"
+            ? #"[{"id": 1, "type": "g", "setup": "s", "punchline": "p"}]"# : #"[{"id": 1, "a": "x"}]"#).utf8))
+        #expect(box.cli(["sources", "add", "items", "--kind", kind, "--url", upstream.baseURL + "/data"] + (kind == "jokes" ? [] : ["--key", "id"]),
+                        upstream: upstream).status == 0)
+        #expect(box.cli("sync", upstream: upstream).status == 0)
+        let before = try cacheDump(box.database)
+        upstream.answer("/data", body: Data(body.utf8))
+        let sync = box.cli("sync", "items", upstream: upstream)
+        #expect(sync.status == 65 && sync.stderr.contains(named) && sync.stderr.contains("is named twice in one object"), "\(sync.status) \(sync.stderr)")
+        #expect(try cacheDump(box.database) == before)
+    }
+
     @Test func aHeartbeatAheadOfTheClockIsNoMeasure() {
         #expect(ReplicaLag.measured(nil) == .unknown)
         #expect(ReplicaLag.measured(12) == .behind(seconds: 12))

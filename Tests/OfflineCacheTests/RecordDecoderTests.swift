@@ -10,7 +10,6 @@ import Testing
         #"{"id": 7, "price": 1.50, "ratio": 2.0, "big": 12345678901234567890, "tiny": 1e-7, "neg": -0.0, "exp": 1E2}"#,
         #"{"id": 8, "name": "caf\u00e9 \"quoted\" \\ tab\t", "emoji": "😀", "esc": "\/"}"#,
         #"{"id": 9, "nested": {"z": [3, {"y": null, "x": true}], "a": false}, "list": [1, "two", 3.25]}"#,
-        #"{"id": 10, "id": 11, "dup": "first", "dup": "second"}"#,
         #"{"id": "é", "ünïcode": 1, "Z": 2, "a": 3, "_": 4}"#,
         #"{"id": 12, "price": 262.06999999999999, "trailing": 1}"#,
     ]
@@ -26,6 +25,20 @@ import Testing
             return result
         }
         return (fast.records.json(0), tree)
+    }
+
+    /// A record that names a field twice is bad data, the field named (issue 55, item 5):
+    /// Foundation would keep the first value, jq and Python the last.
+    @Test func aRecordNamingAFieldTwiceIsBadData() {
+        for text in [#"{"id": 10, "dup": "first", "dup": "second"}"#, #"{"id": 10, "id": 11}"#,
+                     #"{"id": 10, "nested": {"a": 1, "a": 2}}"#, #"{"id": 10, "list": [{"a": 1, "a": 2}]}"#] {
+            do {
+                _ = try RecordDecoder.decode(Data("[\(text), {\"id\": 99}]".utf8), layout: RecordLayout(key: [JSONPath(["id"])]))
+                Issue.record("\(text) was read")
+            } catch {
+                #expect("\(error)".hasPrefix("bad data: record 0: \"") && "\(error)".hasSuffix("\" is named twice in one object"), "\(error)")
+            }
+        }
     }
 
     @Test(arguments: records)
@@ -68,8 +81,7 @@ import Testing
         #expect(try bothWays(Self.records[1]).fast == #"{"a":"x","b":1,"id":1}"#)
         let numbers = try bothWays(Self.records[2]).fast
         #expect(numbers == #"{"big":12345678901234567890,"exp":100,"id":7,"neg":0,"price":1.5,"ratio":2,"tiny":1e-07}"#)
-        #expect(try bothWays(Self.records[5]).fast == #"{"dup":"first","id":10}"#)
-        #expect(try bothWays(Self.records[7]).fast.contains(#""price":262.07"#))
+        #expect(try bothWays(Self.records[6]).fast.contains(#""price":262.07"#))
     }
 
     /// Numbers no Double can stand for keep their text: distinct records never collapse into

@@ -5,8 +5,7 @@ import OfflineCache
 /// is for, 404 and 405 (with `Allow`), `GET /`'s list and `/openapi.json`.
 struct RouteTable: Sendable {
     let routes: [Route]
-    /// `/openapi.json`'s answer, made once: the table never changes while the server runs
-    /// (made per request, it held the route to 830 answers a second).
+    /// `/openapi.json`'s answer, made once: the table never changes while the server runs.
     private let openAPIBody: [UInt8]
     var openAPI: HTTPResponse { HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(openAPIBody)) }
 

@@ -40,7 +40,7 @@ enum Canonical {
         guard cursor.depth <= JSONCursor.maxDepth else { throw JSONCursor.syntaxError }
         if cursor.peek() == UInt8(ascii: "}") {
             cursor.position += 1
-            return finish(&entries, scratch, into: &out)
+            return try finish(&entries, scratch, into: &out, refusingRepeats: false)
         }
         while true {
             try cursor.tick()
@@ -59,7 +59,7 @@ enum Canonical {
             entries.append(Entry(key: key, kind: kind, value: start..<scratch.count))
             switch cursor.peek() {
             case UInt8(ascii: ","): cursor.position += 1
-            case UInt8(ascii: "}"): cursor.position += 1; return finish(&entries, scratch, into: &out)
+            case UInt8(ascii: "}"): cursor.position += 1; return try finish(&entries, scratch, into: &out, refusingRepeats: cursor.refusesRepeatedKeys)
             default: throw JSONCursor.syntaxError
             }
         }
@@ -73,10 +73,13 @@ enum Canonical {
     }
 
     /// The object's fields in key order, each name once: a repeated name keeps its first
-    /// value, as Foundation's decoder does. `entries` is left without the repeats. A sort and
-    /// a pass over neighbours, so an object of 100,000 keys costs what its size says.
-    private static func finish(_ entries: inout [Entry], _ scratch: [UInt8], into out: inout [UInt8]) {
-        scratch.withUnsafeBufferPointer { bytes in
+    /// value, as Foundation's decoder does, or is refused (`refusingRepeats`: what a sync reads,
+    /// since jq, JavaScript and Python would take the last). `entries` is left without the
+    /// repeats. A sort and a pass over neighbours, so an object of 100,000 keys costs what its
+    /// size says.
+    private static func finish(_ entries: inout [Entry], _ scratch: [UInt8], into out: inout [UInt8],
+                               refusingRepeats: Bool) throws(JSONCursor.Failure) {
+        let repeated: String? = scratch.withUnsafeBufferPointer { bytes in
             func compare(_ a: Range<Int>, _ b: Range<Int>) -> Int32 { compareBytes(bytes, a, b) }
             // Names, then order of appearance (a name's offset in `scratch` grows with it).
             func precedes(_ a: Entry, _ b: Entry) -> Bool {
@@ -100,9 +103,15 @@ enum Canonical {
             }
             var unique: [Entry] = []
             unique.reserveCapacity(sorted.count)
-            for entry in sorted where unique.last.map({ compare($0.key, entry.key) != 0 }) ?? true {
+            var repeated: String?
+            for entry in sorted {
+                guard unique.last.map({ compare($0.key, entry.key) != 0 }) ?? true else {
+                    if repeated == nil { repeated = String(decoding: UnsafeBufferPointer(rebasing: bytes[entry.key]), as: UTF8.self) }
+                    continue
+                }
                 unique.append(entry)
             }
+            if refusingRepeats, let repeated { return repeated }
             if unique.count != entries.count {
                 let kept = Set(unique.map(\.key.lowerBound))
                 entries.removeAll { !kept.contains($0.key.lowerBound) }
@@ -115,6 +124,10 @@ enum Canonical {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[entry.value]))
             }
             out.append(UInt8(ascii: "}"))
+            return nil
+        }
+        if let repeated {
+            throw JSONCursor.Failure(message: "\"\(repeated)\" is named twice in one object", repeatedKey: true)
         }
     }
 

@@ -22,6 +22,7 @@ extension PayloadDecoder {
             let bytes = raw.bindMemory(to: UInt8.self)
             var cursor = JSONCursor(bytes, deadline: deadline?.instant)
             cursor.release = release
+            cursor.refusesRepeatedKeys = true  // as the records' decoder: the next tool would take the last
             let decoded = decodeFields(&cursor, shape: shape, startsWith: first, deadline: deadline)
             guard case .failure(let error) = decoded, error != deadline?.error else { return decoded }
             var syntax = JSONCursor(bytes, deadline: deadline?.instant)

@@ -112,6 +112,9 @@ enum RecordDecoder {
             reader.records.bytes.reserveCapacity(raw.count + raw.count / 16)
             var cursor = JSONCursor(raw.bindMemory(to: UInt8.self), deadline: deadline?.instant)
             cursor.release = release
+            // A record naming a field twice is bad data: the next tool (jq, JavaScript, Python)
+            // would read the last value where the first was kept.
+            cursor.refusesRepeatedKeys = true
             return Result { () throws(JSONCursor.Failure) in try reader.read(&cursor) }
         }
         switch result {
@@ -231,7 +234,11 @@ enum RecordDecoder {
             }
             // The canonical JSON goes straight into the arena; the key after it.
             let start = records.bytes.count
-            try Canonical.object(&cursor, into: &records.bytes, scratch: &scratch, entries: &entries)
+            do throws(JSONCursor.Failure) {
+                try Canonical.object(&cursor, into: &records.bytes, scratch: &scratch, entries: &entries)
+            } catch where error.repeatedKey {
+                throw JSONCursor.Failure(message: "record \(index)\(where_): \(error.message)", repeatedKey: true)
+            }
             let json = start..<records.bytes.count
             var parts: [Canonical.Entry] = []
             parts.reserveCapacity(layout.key.count)

@@ -84,7 +84,8 @@ package final class Condition: @unchecked Sendable {
 
 /// A value guarded by a plain pthread mutex. Under contention it costs far less than the
 /// standard library's `Mutex`, whose priority-inheriting futex enters the kernel on every
-/// contended lock (a fifth of `cache serve`'s time at 32 connections, by `perf`).
+/// contended lock: the request threads of `cache serve` meet at its locks (the figures are in
+/// docs/performance.md, "Locks that stay out of the kernel").
 package final class Locked<Value>: @unchecked Sendable {
     private var value_: Value
     private let lock = Condition()
