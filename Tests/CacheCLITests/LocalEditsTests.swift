@@ -226,8 +226,17 @@ import Testing
         #expect(box.cli("sync", "tasks", upstream: upstream).status == 0)
         #expect(box.cli("edit", "tasks", "1", "--set", "title=x", upstream: upstream).status == 0)
         let push = box.cli("push", upstream: upstream)
-        #expect(push.status == 77 && push.stderr.contains("--conflict-check none"), "\(push.stderr)")
+        // As a sync refused with that status would: bad data (65), not the credentials' 77.
+        #expect(push.status == 65 && push.stderr.contains("--conflict-check none"), "\(push.status) \(push.stderr)")
         #expect(upstream.requests.filter { $0 == "/tasks/1" }.count == 1, "the read alone")
+        #expect(try Self.outbox(box).first?["state"] as? String == "queued")
+
+        // A token the source needs and the environment lacks: configuration (78), nothing sent.
+        #expect(box.cli("sources", "set", "tasks", "--token-env", "CACHE_TEST_NO_SUCH_TOKEN", "--conflict-check", "none", upstream: upstream).status == 0)
+        let sent = upstream.requests.count
+        let tokenless = box.cli("push", upstream: upstream)
+        #expect(tokenless.status == 78 && tokenless.stderr.contains("CACHE_TEST_NO_SUCH_TOKEN"), "\(tokenless.status) \(tokenless.stderr)")
+        #expect(upstream.requests.count == sent)
         #expect(try Self.outbox(box).first?["state"] as? String == "queued")
     }
 

@@ -32,7 +32,7 @@ enum OutboxCommands {
         default:
             let why = report.stopped[source.name] ?? now.answer ?? "no answer yet"
             console.err("cache: edit \(now.id) is still queued (\(TerminalSafe.escapeControl(why))); 'cache push' or the next 'cache sync' sends it again")
-            return report.stopped[source.name] != nil ? ExitCode.noPermission : ExitCode.temporaryFailure
+            return report.stoppedBy[source.name].map { ExitCode.of($0, hadCachedRows: true) } ?? ExitCode.temporaryFailure
         }
     }
 
@@ -73,8 +73,10 @@ enum OutboxCommands {
         return finish(report, json: push.json, quiet: false, context)
     }
 
-    /// Prints what a push did and gives its exit status: 77 when an upstream refused the
-    /// credentials, 1 for a conflict or a rejection, 75 when edits stay queued after a failure.
+    /// Prints what a push did and gives its exit status: when a source's push stopped, what
+    /// stopped it says (77 for credentials refused, 78 for a missing token, 65 for a read the
+    /// upstream refused, as a sync would); 1 for a conflict or a rejection, 75 when edits stay
+    /// queued after a failure.
     static func finish(_ report: LocalEdit.PushReport, json: Bool, quiet: Bool, _ context: Context) -> Int32 {
         let console = context.console
         if json {
@@ -90,7 +92,9 @@ enum OutboxCommands {
         for (source, why) in report.stopped.sorted(by: { $0.key < $1.key }) {
             console.err("cache: push \(source): \(TerminalSafe.escapeControl(why))")
         }
-        if !report.stopped.isEmpty { return ExitCode.noPermission }
+        if let first = report.stopped.keys.sorted().first {
+            return report.stoppedBy[first].map { ExitCode.of($0, hadCachedRows: true) } ?? ExitCode.noPermission
+        }
         if report.conflicts + report.rejected > 0 {
             if !json { console.err("cache: \(report.conflicts) conflict\(report.conflicts == 1 ? "" : "s") and \(report.rejected) rejected: 'cache outbox' lists them") }
             return 1

@@ -39,7 +39,7 @@ extension CommandTable {
         },
         CommandDeclaration(CommandSpec(
             name: "push",
-            overview: "Send the queued local edits of sources (default: every source) to their upstreams now, backoff or not: a record's edits in order, one at a time; different records side by side. Each request carries Idempotency-Key (the same on every retry of it) and If-Match, or reads the record first, so a change never overwrites one it did not see. Exit 0 when every edit sent applied; 1 when one met a conflict or was rejected; 75 when some stay queued after a failure that may pass; 77 when an upstream refused the credentials.",
+            overview: "Send the queued local edits of sources (default: every source) to their upstreams now, backoff or not: a record's edits in order, one at a time; different records side by side. Each request carries Idempotency-Key (the same on every retry of it) and If-Match, or reads the record first, so a change never overwrites one it did not see. Exit 0 when every edit sent applied; 1 when one met a conflict or was rejected; 75 when some stay queued after a failure that may pass; when a source's push stopped, what stopped it: 77 for credentials refused, 78 for a missing token, 65 for a read the upstream refused.",
             arguments: [ArgumentSpec(label: "<name>", help: "Sources whose edits to push (default: every source).", optional: true, repeated: true,
                                      completion: .sources)],
             examples: ["cache push", "cache push tasks --plan", "cache push --json"]),

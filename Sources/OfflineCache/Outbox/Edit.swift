@@ -113,6 +113,9 @@ public struct LocalEdit: Sendable, Equatable {
         /// Sources whose push stopped: the upstream refused the credentials (401/403), or they
         /// could not be read (a missing token): source → why.
         package var stopped: [String: String] = [:]
+        /// What stopped each of them, for the exit status: refused credentials, a missing token,
+        /// a read refused.
+        package var stoppedBy: [String: UpstreamError] = [:]
         /// One line per edit sent: what happened.
         package var lines: [String] = []
         /// The ids of the edits sent, in the order their answers came.

@@ -21,6 +21,7 @@ extension PushWorker {
             // The source stops before its edit is queued again: no other worker sends it.
             run.report.withLock {
                 $0.sent.append(claimed.edit.id)
+                $0.stoppedBy[source.name] = .httpStatus(status, url: claimed.request?.url ?? "", retryAfter: nil)
                 $0.stopped[source.name] = "HTTP \(status) from \(Source.redacted(URL(string: claimed.request?.url ?? "") ?? source.url)): the upstream refused the credentials; \(source.name)'s edits stay queued"
             }
             settling {
@@ -49,7 +50,7 @@ extension PushWorker {
             // The read a precondition needs was refused (405: the record cannot be read; 400…):
             // nothing was sent, and nothing is, until the source says how to check (its
             // --conflict-check) or the upstream reads.
-            run.report.withLock { $0.stopped[source.name] = "the upstream refused to read \(source.name)'s record \(claimed.edit.key) before a change (\(error)); its edits stay queued ('--conflict-check none' sends them without that read)" }
+            run.report.withLock { $0.stoppedBy[source.name] = error; $0.stopped[source.name] = "the upstream refused to read \(source.name)'s record \(claimed.edit.key) before a change (\(error)); its edits stay queued ('--conflict-check none' sends them without that read)" }
             settling {
                 try db.run("UPDATE outbox SET state = 'queued', claim = NULL, answer = ? WHERE id = ?", [.text("\(error)"), .text(claimed.edit.id)])
             }
@@ -72,7 +73,7 @@ extension PushWorker {
             response.retryAfter = retryAfter
             return try settle(claimed, response: response, source: source)
         }
-        run.report.withLock { $0.stopped[source.name] = "\(error)" }
+        run.report.withLock { $0.stoppedBy[source.name] = error; $0.stopped[source.name] = "\(error)" }
         settling {
             try db.run("UPDATE outbox SET state = 'queued', claim = NULL, answer = ? WHERE id = ?", [.text("\(error)"), .text(claimed.edit.id)])
         }
