@@ -23,6 +23,27 @@ import Testing
         return file
     }
 
+    /// A row that does not decode is named by its key, and its reason by the field's path and
+    /// what was found there (issues 55 and 56): `JSONDecoder` says "The given data was not valid
+    /// JSON", with no path, of a number the field's type cannot hold.
+    @Test func aRowThatDoesNotDecodeSaysWhichFieldAndWhatWasFound() throws {
+        struct Scored: Decodable { var id: Int; var name: String; var score: Int; var tags: [Int]? }
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        _ = try items(box, cache, """
+            [{"id": 1, "name": "ada", "score": 119.74}, {"id": 2, "name": 42, "score": 1}, {"id": 3, "score": 1},
+             {"id": 4, "name": null, "score": 1}, {"id": 5, "name": "x", "score": 1, "tags": [1, 2.5]}, {"id": 6, "name": "ok", "score": 7}]
+            """)
+        let decoded = try cache.rows(of: "items", as: Scored.self)
+        #expect(decoded.rows.map(\.key) == ["6"])
+        let reasons = Dictionary(uniqueKeysWithValues: decoded.failures.map { ($0.key, $0.reason) })
+        #expect(reasons["1"]?.hasPrefix("score: found 119.74, which the field's type cannot hold") == true, "\(reasons["1"] ?? "")")
+        #expect(reasons["2"] == "name: expected String, found 42")
+        #expect(reasons["3"] == "name: missing")
+        #expect(reasons["4"] == "name: expected String, found null")
+        #expect(reasons["5"]?.hasPrefix("tags[1]: found 2.5") == true, "\(reasons["5"] ?? "")")
+    }
+
     @Test func typedRowsSearchAPastMomentARowsLogAndTheHistory() async throws {
         let box = try Sandbox()
         let cache = try Cache(path: box.database)

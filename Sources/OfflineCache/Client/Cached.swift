@@ -119,7 +119,9 @@ struct CachedRowText {
             let value = try decoder.decode(type, from: Data(json.utf8))
             return .success(Cached(value: value, key: key, isStale: stale, seenAt: seenAt, age: .seconds(ageSeconds), isPending: pending))
         } catch {
-            return .failure(UndecodableRow(key: key, reason: "\(error)"))
+            return .failure(UndecodableRow(key: key, reason: DecodingReason.of(error, json: json) { changed in
+                do { _ = try decoder.decode(type, from: Data(changed.utf8)); return nil } catch { return error }
+            }))
         }
     }
 }
