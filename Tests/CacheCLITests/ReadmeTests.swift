@@ -144,8 +144,9 @@ import Testing
     }
 }
 
-/// The front door and the manual (issue 54): a README of at most 300 lines, and every link in
-/// it and in `docs/` resolves, to a file that exists and, with `#anchor`, a heading it has.
+/// The front door and the manual (issue 54): a README of at most 300 lines, every shell block
+/// run by a test or marked as an illustration, and every link in it and in `docs/` resolves, to
+/// a file that exists and, with `#anchor`, a heading it has.
 @Suite struct DocsLinkTests {
     @Test func theReadmeIsAFrontDoor() {
         let lines = Docs.readme.split(separator: "\n", omittingEmptySubsequences: false).count
@@ -153,6 +154,35 @@ import Testing
         for page in Docs.pages.keys where !["docs/performance.md", "docs/reference.md"].contains(page) {
             #expect(Docs.readme.contains("(\(page))"), "the README does not link to \(page)")
         }
+    }
+
+    /// Every shell block in the README and docs/ is run by a test as printed, or marked as an
+    /// illustration (issue 54): the line before it says which, `<!-- shell: run by Suite.test -->`
+    /// naming a test that reads the docs (or `.ci/run`, which runs the README's first block), or
+    /// `<!-- shell: an illustration: why -->`. A block added without a word fails here.
+    @Test func everyShellBlockIsRunOrMarkedAnIllustration() throws {
+        var unmarked: [String] = []
+        for file in ["README.md"] + Docs.pages.keys.sorted() {
+            let lines = Docs.text(file).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            for (number, line) in lines.enumerated() where line.trimmingCharacters(in: .whitespaces) == "```sh" {
+                let before = lines[..<number].last { !$0.trimmingCharacters(in: .whitespaces).isEmpty }?.trimmingCharacters(in: .whitespaces) ?? ""
+                let place = "\(file):\(number + 1)"
+                guard before.hasPrefix("<!-- shell: "), before.hasSuffix(" -->") else { unmarked.append(place); continue }
+                let word = String(before.dropFirst("<!-- shell: ".count).dropLast(" -->".count))
+                if word.hasPrefix("an illustration: ") {
+                    #expect(word.count > "an illustration: ".count + 10, "\(place): say why it is an illustration")
+                } else if word == "run by .ci/run" {
+                    let first = lines[number + 1].split(separator: " ").first.map(String.init) ?? ""
+                    #expect(try String(contentsOfFile: Paths.repository + "/.ci/run", encoding: .utf8).contains(first), "\(place): .ci/run does not run \(first)")
+                } else if word.hasPrefix("run by "), case let parts = word.dropFirst("run by ".count).split(separator: "."), parts.count == 2 {
+                    let suite = Docs.text("Tests/CacheCLITests/\(parts[0]).swift")
+                    #expect(suite.contains("func \(parts[1])(") && suite.contains("Docs."), "\(place): \(parts[0]).\(parts[1]) is not a test that reads the docs")
+                } else {
+                    unmarked.append(place + " (\(word))")
+                }
+            }
+        }
+        #expect(unmarked.isEmpty, "shell blocks neither run by a test nor marked as illustrations: \(unmarked)")
     }
 
     @Test func everyLinkResolves() throws {
