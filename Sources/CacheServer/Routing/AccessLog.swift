@@ -67,7 +67,7 @@ package final class RequestMetrics: Sendable {
     }
 
     /// One set of figures per shard, each request adding to its thread's: 32 connections' threads
-    /// queueing on one lock cost 3% of a request's time.
+    /// queueing on one lock showed in `perf` (figures: docs/performance.md).
     private final class Shard: Sendable {
         let figures = Locked(Figures())
     }

@@ -5,7 +5,8 @@
 //
 // Swift cannot call C's variadic functions (curl_easy_setopt, curl_easy_getinfo), so each use
 // has a typed wrapper here. libcurl and the libraries it needs (OpenSSL, nghttp2, libssh2, LDAP,
-// ...) cost a process about 4 ms to load and relocate, twice what `cache list` costs in all;
+// ...) cost a process more to load and relocate than `cache list` costs in all (figures:
+// docs/performance.md);
 // so `cache` does not link libcurl: the first fetch loads libcurl.so.4 with dlopen.
 
 #include <curl/curl.h>

@@ -31,7 +31,8 @@ package struct BodyRelease: Sendable {
 
     /// The whole pages inside the range go back to the system (`MADV_DONTNEED`): they read as
     /// zeros from then on, and count no more toward the process's memory. Every 4 MiB: what is
-    /// read but not yet given back is at the peak too (8 MiB took a 1M-record sync 4 MiB higher).
+    /// read but not yet given back is at the peak too (a larger step raised a large sync's peak; figures:
+    /// docs/performance.md).
     package static let pages = BodyRelease(every: 4 << 20) { start, count in
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let first = (Int(bitPattern: start) + page - 1) / page * page

@@ -16,7 +16,7 @@
 /// `changes_by_transaction_order`; jokes, ordered by number, are sorted): a `--limit 50` reads
 /// about 50 rows of each part, however long the log. A whole list reads the changes
 /// since the moment and before it as two sets instead, made once: lookups made a whole list
-/// of a million rows 2–3 s slower.
+/// of many rows slower (figures: docs/performance.md).
 struct PastRows {
     /// The most rows a read may ask for and still be read as a page, by lookups.
     static let pageRows = 10_000

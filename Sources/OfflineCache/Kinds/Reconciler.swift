@@ -41,7 +41,8 @@ struct Reconciler {
     /// need no undoing of their own: `OR FAIL` says so, and SQLite keeps no statement journal
     /// (as long as foreign keys are off, as they are for the sync's transaction: their checks
     /// would want one again). With a plain `INSERT`, each 100-row statement first copied every
-    /// page it changed into one: 830 MB written to a temporary file for a million transactions.
+    /// page it changed into one, a temporary file written and never read (figures:
+    /// docs/performance.md).
     static let loadInsert = "INSERT OR FAIL INTO"
 }
 

@@ -23,7 +23,7 @@ package struct RecordArena: Sendable, Equatable {
     var spans: [Span] = []
 
     /// A record's canonical JSON at `start`, and its key right after it (`append` writes them
-    /// so): 16 bytes a record where two ranges took 32, for a million records sorted in place.
+    /// so): half the bytes of two ranges, for a million records sorted in place.
     struct Span: Equatable {
         var start: Int
         var jsonCount: UInt32
@@ -67,7 +67,8 @@ package struct RecordPage: Sendable, Equatable {
     /// In response order; a key may repeat (see `RecordSet.finish`).
     package var records: RecordArena
     /// Each record's place in the response, for messages (a CSV row's line); nil where it is
-    /// the record's index in the page (a JSON array: a million indexes were 8 MB held to the load).
+    /// the record's index in the page (a JSON array: a million indexes would be held to the load
+    /// for nothing).
     package var positions: [Int]?
     /// The top-level fields holding a scalar (string, number, boolean), in the order first seen.
     package var fields: [String]

@@ -108,7 +108,7 @@ package struct CacheReader {
         }.first
         // The views' staleness, counted on the table itself: a row is stale when the later of
         // its seen_at and the source's confirmed_at is older than the TTL. (Through the view,
-        // which joins three tables for every row, a million rows took 0.7 s.)
+        // which joins three tables for every row, it took far longer; figures: docs/performance.md.)
         let counts: (Int, Int)
         switch counting {
         case .none:

@@ -4,8 +4,8 @@ import CSQLite
 extension Connection {
     /// `cache_strings(json)`: every string value in a JSON text (not the keys), in order,
     /// separated by spaces; NULL when it has none. What a record's search document holds
-    /// (`RecordStorage.search`). SQLite's `json_tree` gives the same values, but took 5.0 s for a
-    /// million records: more than their whole first sync without the index (4 s).
+    /// (`RecordStorage.search`). SQLite's `json_tree` gives the same values, but took longer than
+    /// the records' whole first sync without the index (figures: docs/performance.md).
     func addFunctions() {
         sqlite3_create_function_v2(handle, "cache_strings", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
                                    { context, _, arguments in

@@ -158,9 +158,9 @@ package final class Connection {
 
     /// Applies the settings every read-write connection of this project uses.
     package func configureForWriting() throws(DatabaseError) {
-        // 16 KiB pages for a new file (a no-op once it has tables or is in WAL mode): a million
-        // transactions load in a third less time than with 4 KiB pages, and reads touch few
-        // pages either way.
+        // 16 KiB pages for a new file (a no-op once it has tables or is in WAL mode): large loads
+        // are quicker than with 4 KiB pages, and reads touch few pages either way (figures:
+        // docs/performance.md).
         try execute("PRAGMA page_size=16384")
         let mode = try scalarText("PRAGMA journal_mode=WAL")
         guard mode?.lowercased() == "wal" else {

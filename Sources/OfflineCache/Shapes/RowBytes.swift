@@ -1,7 +1,7 @@
 
 /// A statement's row written straight into the output buffer as JSON or CSV: the text that
-/// `JSONValue.object` and `CSVText.row` give for the same values, without a String per value
-/// (a million-row export took 21 s that way).
+/// `JSONValue.object` and `CSVText.row` give for the same values, without a String per value,
+/// which made a large export slow (figures: docs/performance.md).
 package struct RowBytes {
     /// The columns written, by index, and their names.
     package let columns: [Int]

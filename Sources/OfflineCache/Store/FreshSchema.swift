@@ -3,8 +3,8 @@ import FoundationEssentials
 /// The schema that every migration together leaves, for a brand-new file: its tables, indexes
 /// and triggers made at once, in the order the migrations left them, and every migration
 /// recorded as applied. Running the migrations one after another re-reads the growing schema at
-/// each step: 30 ms for a new file, the first command a user runs (and every test's new file),
-/// against about 5 ms this way.
+/// each step, for a new file: the first command a user runs (and every test's new file) waited
+/// on it (figures: docs/performance.md).
 ///
 /// Derived from the migrations, never written by hand: `FreshSchemaTests` makes a file both
 /// ways and compares every object and row, and writes `FreshSchema+Statements.swift` again when

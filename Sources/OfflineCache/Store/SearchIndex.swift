@@ -28,8 +28,8 @@ package struct SearchIndex {
     /// Runs `build`, which puts many documents into the index at once, with FTS5 set for it:
     /// 16 MiB of entries held in memory before it writes a segment (its default is 1 MiB), and
     /// no merging of segments while it builds. A million json records then make six segments,
-    /// where merging as it built left seven: FTS5's part took 2.0–2.2 s in the `sqlite3` CLI,
-    /// against 3.2–3.4 s with its defaults, for 40 MB more memory. Merging is on again after, at
+    /// where merging as it built left seven, in less time than with its defaults, for some more
+    /// memory (figures: docs/performance.md). Merging is on again after, at
     /// FTS5's default: later writes merge a little each, in proportion to what they write. The
     /// larger buffer stays (it only bounds what a write holds before its commit writes it).
     func bulk(_ build: () throws -> Void) throws {
@@ -68,7 +68,7 @@ package struct SearchIndex {
             return mend
         }
         // A source that holds every document of the index is indexed into a new one (`indexWhole`):
-        // FTS5's check of the old one, 1.5 s at a million documents, would find nothing that outlasts it.
+        // FTS5's check of the old one, long at a million documents, would find nothing that outlasts it.
         let remadeByItsOnlySource = try sources.count == 1 && !holdsDocuments(besides: sources[0].name)
         if everySource || (!remadeByItsOnlySource && Self.structureProblem(path: path) != nil) {
             let mend = try rebuildStructure()
@@ -107,7 +107,7 @@ package struct SearchIndex {
     /// those already what its rows make, see `indexWhole`), in one transaction, and marked
     /// built. A source with search off keeps none: any it has are taken out. The source's row
     /// is read first in the transaction, so its documents' parent is not looked up again for
-    /// each (4% of a reindex's instructions).
+    /// each (a share of a reindex's instructions; figures: docs/performance.md).
     package func rebuild(_ source: Source) throws {
         try db.withoutForeignKeys { try rebuildChecked(source) }
     }
@@ -158,7 +158,7 @@ package struct SearchIndex {
     /// (SQLite gives the largest id plus one), so the new ones are those past the old largest.
     /// A document without text breaks `search_docs`' NOT NULL and is left out (`OR IGNORE`):
     /// a filter on the text around the query would compute each text twice (SQLite flattens
-    /// the query into it), 0.7 s more over a million records. Nothing else can conflict: the
+    /// the query into it) (figures: docs/performance.md). Nothing else can conflict: the
     /// documents named were taken out first.
     private func add(_ source: String, _ kind: SourceKind, only: String?) throws {
         let after = try db.scalarInt("SELECT coalesce(max(id), 0) FROM search_docs") ?? 0
@@ -200,7 +200,8 @@ package struct SearchIndex {
         try db.execute("DROP TABLE search_index")
         try db.execute(Self.definition)
         // Alone in a new and empty index, its documents are indexed by FTS5 reading them itself
-        // ('rebuild'): 6% less time than an INSERT from them, which steps a statement for each.
+        // ('rebuild'): less time than an INSERT from them, which steps a statement for each
+        // (figures: docs/performance.md).
         let rebuildIndex = { try bulk { try db.execute("INSERT INTO search_index (search_index) VALUES ('rebuild')") } }
         if reusingDocumentsInStep, let check = DocumentsCheck(db, source, kind) {
             let indexed = Result { try rebuildIndex() }
@@ -216,7 +217,7 @@ package struct SearchIndex {
 
     /// Whether the documents held for a source are those its rows make now, every one with its
     /// text, found on a thread of its own through a connection of its own: their digests agree
-    /// (`cache_digest`, 1 s for a million records). It reads the snapshot the caller's write
+    /// (`cache_digest`; figures: docs/performance.md). It reads the snapshot the caller's write
     /// transaction began from (in WAL mode a reader sees no uncommitted page), which that
     /// transaction must not change the documents or rows of until `inStep` answers.
     private struct DocumentsCheck {
@@ -256,7 +257,7 @@ package struct SearchIndex {
 
     /// Runs `drop`, which drops `search_docs`, without overwriting each page it frees with zeros
     /// first: Debian's SQLite has `secure_delete` on, which writes every freed page once more
-    /// (0.15 s of a million-record reindex, most of its drops). Those pages hold only the
+    /// (most of a reindex's drops; figures: docs/performance.md). Those pages hold only the
     /// documents of rows the file still holds (a document is deleted with its row, and its text
     /// then zeroed in a page that is written anyway, under `ON` and `FAST` alike), and the
     /// documents made again next take most of them back at once. Not so FTS5's tables, whose
@@ -272,8 +273,8 @@ package struct SearchIndex {
     /// Every row of `search_docs` taken out at once, the index being new and empty: the table is
     /// dropped and made again as it was (its indexes and trigger too), in the same transaction.
     /// A `DELETE` takes the rows out one by one, with an FTS5 delete and two index entries each
-    /// (1.4 s for a million documents): with foreign keys on, SQLite does not clear whole a table
-    /// that has one.
+    /// (slow at a million documents; figures: docs/performance.md): with foreign keys on, SQLite
+    /// does not clear whole a table that has one.
     func emptyDocuments() throws {
         let definitions = try db.query("""
             SELECT sql FROM sqlite_schema WHERE tbl_name = 'search_docs' AND sql IS NOT NULL

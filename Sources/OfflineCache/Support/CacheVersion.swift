@@ -9,7 +9,8 @@ package enum CacheVersion {
     package static var sqlite: String { String(cString: sqlite3_libversion()) }
 
     /// The libcurl this was built against. The library itself is loaded only when a fetch needs
-    /// it (6 ms: `cache --version` would take four times as long as `sqlite3 -version`), and
+    /// it: loaded at start, `cache --version` would take several times as long as `sqlite3
+    /// -version` (figures: docs/performance.md); and
     /// on Debian-like systems it comes from the same package as the headers.
     package static var libcurl: String { String(cString: cache_curl_header_version()) }
 

@@ -1,7 +1,7 @@
 import Glibc
 
 // What the code needs of text beyond the standard library, without Foundation's
-// internationalization (34 MiB of ICU data in the binary): trimming, printf-style numbers,
+// internationalization (its ICU data would be most of the binary): trimming, printf-style numbers,
 // percent-encoding.
 
 extension StringProtocol {

@@ -28,9 +28,9 @@ package struct Backoff: Sendable {
 /// A stable 64-bit hash of a body, to tell an identical response without reconciling it.
 ///
 /// Four lanes over 8-byte words (multiply, rotate, multiply), folded and mixed at the end; the
-/// last few bytes go through FNV-1a. About ten times faster than FNV-1a over every byte (0.1 s
-/// for 78 MiB), and enough to tell "the same body again": it is not a defence against a server
-/// that wants to collide, which could send the old body anyway.
+/// last few bytes go through FNV-1a. Much faster than FNV-1a over every byte (figures:
+/// docs/performance.md), and enough to tell "the same body again": it is not a defence against a
+/// server that wants to collide, which could send the old body anyway.
 package enum BodyHash {
     package static func of(_ data: Data) -> String {
         let p1: UInt64 = 0x9E37_79B1_85EB_CA87, p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F

@@ -89,8 +89,8 @@ struct AccountStorage: StorageDefinition {
     /// A vendor's document changes only when its first transaction comes or its last one goes,
     /// so a change touches it only then: never an update (the vendor is part of a transaction's
     /// key), and an insert only for a vendor without a document. Finding the touched vendors'
-    /// documents reads the source's transactions once (there is no index by vendor): 0.24 s at
-    /// a million, which a sync of updates to known vendors, the usual one, no longer pays.
+    /// documents reads the source's transactions once (there is no index by vendor), which a sync
+    /// of updates to known vendors, the usual one, no longer pays (figures: docs/performance.md).
     var search: SearchDocuments {
         SearchDocuments(changedDocument: """
             CASE WHEN c.change = 'updated' THEN NULL

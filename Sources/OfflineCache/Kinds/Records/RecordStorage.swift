@@ -119,7 +119,8 @@ struct RecordStorage: StorageDefinition {
 
     /// A record this long or longer has its fields read in one pass (`wideFields`) instead of
     /// one `json_extract` per column: each of those parses the whole record again, and SQLite
-    /// keeps every parse until the row is done (200 columns of an 18 MB record took 3.4 GB).
+    /// keeps every parse until the row is done, so memory grows with columns times size (figures:
+    /// docs/performance.md).
     static let wideRecord = 1 << 16
 
     /// The records by key, with the fields the source's view has columns for.
