@@ -6,6 +6,18 @@ import Testing
 /// `cache sources export` and `cache apply`: a cache's sources as a file under version control,
 /// and `${VAR}` in URLs and headers, which keeps values out of the database and the file.
 @Suite(.gated) struct SourcesFileTests {
+    /// docs/sources.md shows the file `sources export` writes for two sources, byte for byte
+    /// (issue 54: the top level, `{"sources": [...]}`, was nowhere shown).
+    @Test func theManualShowsTheFileExportWrites() throws {
+        let box = try Sandbox()
+        #expect(box.cacheInProcess(["sources", "add", "bank", "--kind", "account", "--url", "https://bank.example/api/account",
+                                    "--ttl", "1h", "--token-env", "BANK_TOKEN"]).status == 0)
+        #expect(box.cacheInProcess(["sources", "add", "shop", "--kind", "csv", "--url", "https://example.org/items.csv", "--key", "id"]).status == 0)
+        let exported = box.cacheInProcess(["sources", "export"]).stdout
+        let parts = Docs.text("docs/sources.md").components(separatedBy: "The file, as `sources export` writes it for two sources:\n\n```json\n")
+        #expect(parts.count == 2 && parts.last?.components(separatedBy: "```")[0] == exported, "\(exported)")
+    }
+
     static let canary = "canary-token-0f1e2d"
 
     /// An account source with a token variable and a header, a paged json source and a jokes source.
