@@ -87,9 +87,12 @@ package final class CacheServer: Sendable {
     package func screen(_ request: HTTPRequest) -> HTTPResponse? {
         let tooLarge = request.header("Content-Length").flatMap { Int($0) }.map { $0 > HTTPServer.largestBody } ?? false
         guard tooLarge || Middleware.framingProblem(request) != nil else { return nil }
-        return Middleware.run(middleware[...], request, table.match(request).route) { _ in
+        var answer = Middleware.run(middleware[...], request, table.match(request).route) { _ in
             .error(413, "the request body is too large: no route takes one over \(HTTPServer.largestBody / 1024) KiB", headers: [("Connection", "close")])
         }
+        // Its body is never read: whatever refused it (a host, the token), the connection ends.
+        if answer.header("Connection") == nil { answer.headers.append(("Connection", "close")) }
+        return answer
     }
 
     // MARK: Helpers the routes share

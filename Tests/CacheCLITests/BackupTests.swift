@@ -21,7 +21,7 @@ import Testing
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test func aBackupWhileAWriteIsInProgressAndServeReadsIsOneMomentChecked() async throws {
+    @Test func aBackupWhileAWriteIsInProgressBesideServeIsOneMomentChecked() async throws {
         let (_, box) = try await Self.bank(5000)
         let server = try ServeProcess(box)
         #expect(try server.get("/sources/bank/rows?limit=1").status == 200)
@@ -48,6 +48,8 @@ import Testing
         #expect(try sqlite3(copy, "SELECT count(*) FROM transactions") == "5000")
         #expect(try sqlite3(box.database, "SELECT count(*) FROM transactions") == "0")
         #expect(try await box.cache("--db", copy, "check").status == 0)
+        // Readable by this user alone, as the cache is, whatever the umask.
+        #expect(try FileManager.default.attributesOfItem(atPath: copy)[.posixPermissions] as? Int == 0o600)
         #expect(try await box.cache("--db", copy, "list", "bank", "--offline", "--limit", "1").status == 0)
         // Nothing but the copy is left beside it.
         let left = try FileManager.default.contentsOfDirectory(atPath: box.folder).filter { $0.contains("partial") }
@@ -94,9 +96,10 @@ import Testing
         let before = try sqlite3(box.database, "SELECT count(*), sum(amount) FROM transactions")
         let upgraded = try await run(try block(after: "To upgrade"))
         #expect(upgraded.status == 0, "\(upgraded.stdout)\n\(upgraded.stderr)")
-        #expect(FileManager.default.fileExists(atPath: box.folder + "/cache-before-upgrade.sqlite3"))
+        let backups = try FileManager.default.contentsOfDirectory(atPath: box.folder).filter { $0.hasPrefix("cache-before-upgrade-") }
+        #expect(backups.count == 1, "\(backups)")
         let asked = try String(contentsOfFile: box.folder + "/systemctl.log", encoding: .utf8)
-        #expect(asked.contains("stop cache-sync.timer cache-serve.service") && asked.contains("start cache-sync.timer cache-serve.service"), "\(asked)")
+        #expect(asked.contains("stop cache-sync.timer cache-sync.service cache-serve.service") && asked.contains("start cache-sync.timer cache-serve.service"), "\(asked)")
 
         // A newer cache's migration, as far as this binary can tell: it refuses the file, saying so.
         _ = try sqlite3(box.database, "INSERT INTO schema_migrations (id, file, applied_at) VALUES (9999, '9999_from_a_newer_cache.sql', '2027-01-01T00:00:00.000Z'); DELETE FROM transactions")

@@ -347,6 +347,15 @@ import Testing
         #expect(try counted("/sources/items") == (4, 1))
         #expect(served.server.censuses.taken == taken + 1)
 
+        // A merge sync that changes nothing still marks the rows it saw (their seen_at), so its
+        // run is a new version too: two hours on, the one row returned again is fresh.
+        try age(box.database, by: 7200)
+        upstream.answer("/items", json: [["id": 3, "v": "c"], ["id": 4, "v": "d"]])
+        #expect(box.cli("sync", "items", "--json", upstream: upstream).stdout.contains("\"unchanged\""))
+        let unchanged = try #require(try box.cli("status", "items", "--json").jsonArray().first)
+        #expect(unchanged["stale_rows"] as? Int == 2, "\(unchanged)")
+        #expect(try counted("/sources/items") == (4, 2))
+
         // Past the TTL of every row, the census's count is the table's two hours on.
         let database = try CacheDatabase(path: box.database, access: .read)
         let source = try SourceStore(database).named("items")

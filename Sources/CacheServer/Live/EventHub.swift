@@ -59,8 +59,9 @@ package final class EventHub: Sendable {
     /// This process's syncs begun since the watcher's last look, and when: announced at its next.
     private let ownStarts = Mutex<[String: String]>([:])
 
-    /// Told of the sources whose rows a run just changed, after their events are out (the
-    /// server takes their row census then, so no request waits for it).
+    /// Told of the sources a run just ended for (a merge sync that changed nothing still moves
+    /// its rows' seen_at), after their events are out: the server takes their row census then,
+    /// so no request waits for it.
     private let landed: @Sendable (CacheDatabase, [String]) -> Void
 
     init(databasePaths: [String], access: CacheDatabase.Access, announcesLeases: Bool,
@@ -281,8 +282,7 @@ package final class EventHub: Sendable {
             events += edits.compactMap(Self.editEvent)
             lastEdit = edits.last?.rowid ?? lastEdit
             publish(events)
-            let changed = runs.filter { $0.outcome == "updated" }.map(\.source)
-            if !changed.isEmpty { landed(database, changed) }
+            if !runs.isEmpty { landed(database, runs.map(\.source)) }
         }
     }
 

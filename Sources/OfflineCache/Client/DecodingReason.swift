@@ -37,6 +37,15 @@ enum DecodingReason {
         return text
     }
 
+    /// Where a decoding error stands, as `path` writes it.
+    private static func errorPath(_ error: DecodingError) -> String? {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): path(context.codingPath)
+        case .keyNotFound(let key, let context): path(context.codingPath + [key])
+        @unknown default: nil
+        }
+    }
+
     private static func name(_ type: Any.Type) -> String {
         String(describing: type)
     }
@@ -86,6 +95,8 @@ enum DecodingReason {
         for number in numbers.prefix(64) {
             let error = retry(number.replaced.compact)
             if case DecodingError.dataCorrupted(let context)? = error, context.codingPath.isEmpty { continue }
+            // Its zero is refused where it stands (an enum with no 0 case): not the one either.
+            if let error = error as? DecodingError, errorPath(error) == number.path { continue }
             return (number.path, number.text)
         }
         return nil

@@ -4,8 +4,9 @@ import Glibc
 /// A consistent copy of a cache file, made while syncs, pushes and `cache serve` go on
 /// (`cache backup`). SQLite's `VACUUM INTO` reads one snapshot — a read transaction, so writers
 /// are not held up, and a write in progress is not in it — and writes a compact copy beside the
-/// path asked for. The copy is checked (`Integrity.check`) and on disk before it takes that path:
-/// a file there is always a whole, sound cache, and a file already there is never replaced.
+/// path asked for. The copy is checked (`Integrity.check`), made readable by this user alone, and
+/// on disk before it takes that path: a file there is always a whole, sound cache, and a file
+/// already there is never replaced.
 package enum Backup {
     package struct Report: Sendable {
         package let path: String
@@ -40,14 +41,22 @@ package enum Backup {
         } catch {
             throw .cannotWrite(path: destination, reason: "the copy could not be read back: \(error)")
         }
-        guard report.isHealthy else {
-            throw .cannotWrite(path: destination, reason: "the copy failed its check: \(report.problems.first ?? report.foreignKeyProblems.first ?? "?")")
+        // The file's own soundness; a search index recorded as damaged is copied as it is, and
+        // 'cache reindex' mends it in the copy as in the cache.
+        guard report.problems.isEmpty, report.foreignKeyProblems.isEmpty, report.schemaVersion <= report.knownVersion else {
+            throw .cannotWrite(path: destination, reason: "the copy failed its check: \(report.problems.first ?? report.foreignKeyProblems.first ?? "a newer schema")")
         }
         let sources = (try? CacheDatabase.openForInspection(partial, readOnly: true).scalarInt("SELECT count(*) FROM sources")).map { Int($0) } ?? 0
+        // Only this user reads it, as the cache itself (whatever the umask made of SQLite's 0644).
+        guard chmod(partial, 0o600) == 0 else { throw .cannotWrite(path: destination, reason: String(cString: strerror(errno))) }
         try sync(partial, destination)
-        guard rename(partial, destination) == 0 else {
-            throw .cannotCreate(path: destination, reason: String(cString: strerror(errno)))
+        // A link, not a rename: it fails where a file appeared at the path meanwhile (another
+        // backup to the same path), which a rename would replace.
+        guard link(partial, destination) == 0 else {
+            throw .cannotCreate(path: destination, reason: errno == EEXIST ? "a file is already there; back up to a new path, or move that one away first"
+                                                                            : String(cString: strerror(errno)))
         }
+        unlink(partial)
         kept = true
         try sync(folder, destination)
         stat(destination, &status)

@@ -127,7 +127,8 @@ enum Canonical {
             return nil
         }
         if let repeated {
-            throw JSONCursor.Failure(message: "\"\(repeated)\" is named twice in one object", repeatedKey: true)
+            let shown = repeated.count > 80 ? repeated.prefix(80) + "…" : Substring(repeated)
+            throw JSONCursor.Failure(message: "\"\(shown)\" is named twice in one object", repeatedKey: true)
         }
     }
 

@@ -4,7 +4,9 @@ import Glibc
 extension PayloadDecoder {
     /// Decodes a body by reading its bytes in place (see `JSONCursor`). It gives the same
     /// payload, or the same failure, as `decodeWithFoundation`: fields are checked in the order
-    /// the Decodable types declare them, and a syntax error anywhere outranks a type error.
+    /// the Decodable types declare them, and a syntax error anywhere outranks a type error. One
+    /// difference: an object naming a key twice is bad data here, where Foundation keeps the
+    /// first value (jq, JavaScript and Python would keep the last).
     ///
     /// One pass decodes. Every byte it accepts it checks at least as strictly as a syntax check
     /// would, so a body it reads whole is valid JSON; only when it fails does a second pass look

@@ -14,9 +14,10 @@ struct PushWorker {
     private let settlements = Settlements()
     var store: OutboxStore { OutboxStore(db: db) }
 
-    /// Edits claimed at once, each of another row: one transaction claims them, one settles
-    /// them, where each edit took two of its own (a commit each, and the pages its indexes share
-    /// written again each time).
+    /// Edits claimed at once, at most, each of another row: one transaction claims them, one
+    /// settles them, where each edit took two of its own (a commit each, and the pages its
+    /// indexes share written again each time). A short queue is shared out instead (`Run.batch`):
+    /// eight edits go side by side on eight connections, not one after another on one.
     static let batch = 8
 
     private final class Settlements {
@@ -91,16 +92,23 @@ struct PushWorker {
         for edit in ready {
             guard let source = run.sources[edit.edit.source], !requeuedIfStopped(edit, source: source) else { continue }
             try send(edit, source: source)
+            // A new record's answer is written at once: an upstream that ignores the
+            // Idempotency-Key would make the record twice, were a kill to send it again.
+            if edit.edit.operation == .create { try settleBatch() }
         }
         try settleBatch()
         return true
     }
 
     /// A source stopped by an earlier answer (its credentials refused) sends nothing more in this
-    /// push: its edit goes back to the queue, its request kept.
+    /// push: its edit goes back to the queue, its request kept, and logged `unsent`, so the log
+    /// (and a later push's judgement of a 409) does not take it for sent.
     private func requeuedIfStopped(_ claimed: Claimed, source: Source) -> Bool {
         guard run.report.withLock({ $0.stopped[source.name] != nil }) else { return false }
-        settling { [db] in try db.run("UPDATE outbox SET state = 'queued', claim = NULL WHERE id = ?", [.text(claimed.edit.id)]) }
+        settling { [self] in
+            try db.run("UPDATE outbox SET state = 'queued', claim = NULL WHERE id = ?", [.text(claimed.edit.id)])
+            try store.log(claimed.edit.id, "unsent", "not sent: \(source.name)'s push stopped; it goes with the same request next time", at: Date())
+        }
         return true
     }
 
@@ -117,14 +125,15 @@ struct PushWorker {
             let now = Timestamp.now()
             let rows = try db.query("""
                 SELECT \(OutboxStore.columns), request, base_etag,
-                       EXISTS (SELECT 1 FROM outbox_log l WHERE l.edit = o.id AND l.event IN ('sent', 'retried'))
+                       EXISTS (SELECT 1 FROM outbox_log l WHERE l.edit = o.id AND l.event IN ('sent', 'retried')
+                                 AND NOT EXISTS (SELECT 1 FROM outbox_log u WHERE u.edit = o.id AND u.event = 'unsent' AND u.id > l.id))
                 FROM outbox o
                 WHERE state = 'queued' AND source IN (SELECT value FROM json_each(?1)) AND source NOT IN (SELECT value FROM json_each(?2))
                   AND id NOT IN (SELECT value FROM json_each(?3)) AND (NOT ?4 OR next_at IS NULL OR next_at <= ?5)
                   AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.source = o.source AND p.key = o.key AND p.seq < o.seq
                                                           AND p.state IN \(OutboxStore.open))
                 ORDER BY seq LIMIT ?6
-                """, [.text(run.names), .text(stopped), .text(tried), .int(run.dueOnly ? 1 : 0), .text(now), .int(Self.batch)], row: { row in
+                """, [.text(run.names), .text(stopped), .text(tried), .int(run.dueOnly ? 1 : 0), .text(now), .int(run.batch)], row: { row in
                     Claimed(edit: OutboxStore.edit(row), request: row.text(13).flatMap { Pusher.StoredRequest(json: $0) },
                             baseETag: row.text(14), sentBefore: row.int(15) != 0)
                 })

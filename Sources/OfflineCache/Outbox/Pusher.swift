@@ -38,8 +38,10 @@ package struct Pusher: Sendable {
         Self.live.insert(run.token)
         defer { Self.live.remove(run.token) }
         let first = try open()
-        guard try first.connection.scalarInt("SELECT count(*) FROM outbox WHERE state IN ('queued', 'in_flight') AND source IN (SELECT value FROM json_each(?))",
-                                             [.text(run.names)]) ?? 0 > 0 else { return run.report.value }
+        let waiting = Int(try first.connection.scalarInt("SELECT count(*) FROM outbox WHERE state IN ('queued', 'in_flight') AND source IN (SELECT value FROM json_each(?))",
+                                                      [.text(run.names)]) ?? 0)
+        guard waiting > 0 else { return run.report.value }
+        run.batch = max(1, min(PushWorker.batch, waiting / workers))
         let failure = Locked<Error?>(nil)
         // Each worker a thread of its own (they wait on the network, not the CPU) and a
         // connection of its own (one connection is one transaction at a time).
@@ -79,6 +81,8 @@ package struct Pusher: Sendable {
         let dueOnly: Bool
         let token = UUID().uuidString.lowercased()
         let started = Date()
+        /// Edits a worker claims at once: `PushWorker.batch`, or fewer when the queue is short.
+        var batch = PushWorker.batch
         /// Edits that failed in this push, not sent again by it.
         let tried = Locked<Set<String>>([])
         let report = Locked(LocalEdit.PushReport())

@@ -4,7 +4,8 @@ import FoundationEssentials
 /// stale rows at any later moment, without reading a row. A sync writes one `seen_at` for the
 /// rows it touched, so a census has about one entry a sync, however many rows there are.
 package struct RowCensus: Sendable {
-    /// The rows' version it counts (`RowsVersion.syncedTag`: local edits do not change it).
+    /// The rows' version it counts (`RowsVersion.syncedTag` and the newest run: local edits do
+    /// not change it).
     package let version: String
     /// Rows by the moment they were last seen, oldest first.
     private let seen: [(at: String, rows: Int)]
@@ -42,7 +43,10 @@ package struct RowCensus: Sendable {
         /// The source's census for its rows as they are now in `database`: the kept one while the
         /// rows' version is the same, else a new one, kept.
         package func census(_ database: CacheDatabase, of source: Source) throws -> RowCensus {
-            let version = try CacheReader(database).rowsVersion(of: source).syncedTag
+            // Any run may have moved seen_at (a merge sync that changed nothing still marks the
+            // rows it saw), so the newest run is part of the version.
+            let rows = try CacheReader(database).rowsVersion(of: source)
+            let version = rows.syncedTag + "|" + String(rows.lastRun ?? 0)
             let key = database.path + "\u{0}" + source.name
             if let kept = censuses.withLock({ $0[key] }), kept.version == version { return kept }
             let census = try RowCensus(database, of: source, version: version)
