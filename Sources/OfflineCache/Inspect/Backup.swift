@@ -20,7 +20,8 @@ package enum Backup {
         guard lstat(destination, &status) != 0 else {
             throw .cannotCreate(path: destination, reason: "a file is already there; back up to a new path, or move that one away first")
         }
-        // Written beside it (one file system, so the rename is atomic), hidden, named for this process.
+        // Written beside it (one file system, so the link into place is atomic), hidden, named for
+        // this process.
         let slash = destination.lastIndex(of: "/")
         let folder = slash.map { $0 == destination.startIndex ? "/" : String(destination[..<$0]) } ?? "."
         let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
