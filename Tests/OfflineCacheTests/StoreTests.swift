@@ -83,6 +83,18 @@ import Testing
         #expect(Timestamp.format(Date(timeIntervalSince1970: 5)) < Timestamp.format(Date(timeIntervalSince1970: 60)))
     }
 
+    /// The stored form, digits placed by hand, against SQLite's own `strftime` (a peer): every
+    /// year from 1970 to 9999, any second, milliseconds a binary fraction holds exactly.
+    @Test func timestampsAreWhatSQLiteWritesForTheSameMoment() throws {
+        let db = try Connection(path: ":memory:")
+        var generator = SystemRandomNumberGenerator()
+        for index in 0..<2000 {
+            let seconds = Double(Int.random(in: 0...253_402_300_799, using: &generator)) + Double(index % 8) * 0.125
+            let sqlite = try db.query("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', ?, 'unixepoch')", [.double(seconds)]) { $0.text(0) }.first ?? nil
+            #expect(Timestamp.format(Date(timeIntervalSince1970: seconds)) == sqlite, "\(seconds)")
+        }
+    }
+
     @Test func transactionIDsAreStableAndDistinct() {
         let id = TransactionID.make(source: "bank", date: "2026-11-28T08:15:14Z", vendor: "Starbucks", ordinal: 0)
         // Fixed forever: ids must survive re-syncs and new versions of cache.

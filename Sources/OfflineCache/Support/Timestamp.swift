@@ -13,9 +13,33 @@ package enum Timestamp {
         let millis = Int(ms - Int64(seconds) * 1000)
         var tm = tm()
         gmtime_r(&seconds, &tm)
-        return String(cFormat: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-                      Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
-                      Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), millis)
+        let year = Int(tm.tm_year) + 1900
+        guard (0...9999).contains(year) else {
+            return String(cFormat: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
+                          Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), millis)
+        }
+        // The digits placed by hand: `cFormat`'s variadic call cost a twentieth of a request of
+        // `cache serve`, which stamps every read's lease check with the time.
+        return String(unsafeUninitializedCapacity: 24) { text in
+            func put(_ value: Int, at end: Int, digits: Int) {
+                var value = value
+                for index in stride(from: end + digits - 1, through: end, by: -1) {
+                    text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(year, at: 0, digits: 4)
+            put(Int(tm.tm_mon) + 1, at: 5, digits: 2)
+            put(Int(tm.tm_mday), at: 8, digits: 2)
+            put(Int(tm.tm_hour), at: 11, digits: 2)
+            put(Int(tm.tm_min), at: 14, digits: 2)
+            put(Int(tm.tm_sec), at: 17, digits: 2)
+            put(millis, at: 20, digits: 3)
+            for (index, byte) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
+                text[index] = UInt8(ascii: byte)
+            }
+            return 24
+        }
     }
 
     /// Parses the stored form (with or without milliseconds): RFC 3339 in UTC.
