@@ -57,6 +57,8 @@ package final class CacheServer: Sendable {
     /// Each source's rows counted by when they were seen, taken as syncs land: `/sources` and
     /// `/metrics` then cost the same on a million rows as on ten.
     let censuses = RowCensus.Kept()
+    /// JSON pages of rows, kept until anything they say changes.
+    let pages = PageMemo()
     let table: RouteTable
     private let middleware: [Middleware]
 

@@ -274,6 +274,43 @@ import Testing
         #expect(served.get("/sources/jokes/rows/1", headers: [("If-None-Match", etag)]).status == 200)
     }
 
+    /// A page asked for again is the page kept (`PageMemo`) only while it says what its rows
+    /// say now: a sync, a local edit and the clock each make it again, at once.
+    @Test func aKeptPageIsGivenOnlyWhileItsRowsSayTheSame() throws {
+        let served = try InProcessServer(ttl: "1h")
+        served.addTasks()
+        // Joke 3 was last seen 0.6 s short of the TTL, the others now: the source stays fresh
+        // while that one row crosses, which no version of the rows shows.
+        let db = try Connection(path: served.box.database)
+        try db.run("UPDATE jokes SET seen_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3599.4 seconds') WHERE id = 3")
+        try db.run("UPDATE sync_state SET confirmed_at = NULL WHERE source = 'jokes'")
+        func staleJokes(_ reply: HTTPResponse) throws -> [String] {
+            try (reply.json()["rows"] as? [[String: Any]] ?? []).filter { $0["stale"] as? Bool == true }.compactMap { $0["key"] as? String }
+        }
+        let first = served.get("/sources/jokes/rows")
+        #expect(try staleJokes(first) == [])
+        #expect(served.get("/sources/jokes/rows").text == first.text && served.server.pages.made == 1, "asked again, the page is the one kept")
+        var asked = 0
+        try poll(seconds: 10) {
+            asked += 1
+            return try staleJokes(served.get("/sources/jokes/rows")) == ["3"]
+        }
+        let crossed = served.get("/sources/jokes/rows")
+        let sourceStale = try served.get("/sources/jokes").json()["stale"] as? Bool
+        #expect(crossed.header("ETag") != first.header("ETag") && sourceStale == false)
+        #expect(served.server.pages.made == 2, "made again once, when the row crossed its TTL (\(asked) requests)")
+
+        // A local edit and a sync show at once.
+        #expect(served.get("/sources/tasks/rows").text.contains(#""title":"one""#))
+        #expect(served.send("PATCH", "/sources/tasks/rows/1", #"{"title": "edited"}"#, headers: [("Origin", "http://127.0.0.1:8765")]).status == 202)
+        let edited = try served.get("/sources/tasks/rows").json()["rows"] as? [[String: Any]] ?? []
+        #expect((edited.first?["record"] as? [String: Any])?["title"] as? String == "edited" && edited.first?["pending"] as? Bool == true, "\(edited)")
+        served.upstream.answer("/tasks", json: [["id": 1, "title": "one", "done": false], ["id": 2, "title": "two", "done": true]])
+        #expect(served.box.cli("sync", "tasks", "--no-push", upstream: served.upstream).status == 0)
+        let synced = try served.get("/sources/tasks/rows").json()["rows"] as? [[String: Any]] ?? []
+        #expect((synced.last?["record"] as? [String: Any])?["done"] as? Bool == true, "\(synced)")
+    }
+
     /// Every kind's row in the JSON answers is one shape, `{"key", "seen_at", "stale",
     /// "record"}` (issue 52): the key a string, the record as upstream sent it, its booleans
     /// JSON's; the page, the single row and JSON Lines alike. No field ticks with the clock.

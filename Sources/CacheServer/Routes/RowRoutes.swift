@@ -102,50 +102,18 @@ extension CacheServer {
             let key = reader.pageKey(of: source)
             switch format {
             case .json:
-                var bytes = Array("{\"source\": ".utf8)
-                var text = ""
-                JSONValue.quote(source.name, into: &text)
-                if source.kind.hasHeader, let header = Self.header(try reader.rows(of: source, limit: 0, asOf: page.asOf)) {
-                    text += ", \"header\": "
-                    header.write(to: &text)
-                }
-                if let lag = freshness.replicaLag.json {
-                    text += ", \"replica_lag_s\": "
-                    lag.write(to: &text)
-                }
-                bytes += Array(text.utf8) + Array(", \"stale\": \(freshness.version.stale), \"refreshing\": \(refreshing), \"rows\": [".utf8)
-                var count = 0, staleRows = 0
-                let write = { (columns: [String], row: Statement, writer: inout RowRecordBytes?) in
-                    let rowWriter = writer ?? RowRecordBytes(columns, keyColumn: key)
-                    writer = rowWriter
-                    if count > 0 { bytes += Array(",\n".utf8) } else { bytes += Array("\n".utf8) }
-                    rowWriter.json(row, into: &bytes)
-                    if let flag = rowWriter.staleColumn, row.int(flag) != 0 { staleRows += 1 }
-                    count += 1
-                }
-                var writer: RowRecordBytes?
-                var next: String?
-                if let query {
-                    guard source.searchable else {
-                        throw Refusal(status: 400, message: "search is off for '\(source.name)'; 'cache sources set \(source.name) --search on' indexes its rows")
-                    }
-                    do {
-                        _ = try SearchIndex.buildForFirstSearch(source, path: database.path, readOnly: settings.readOnly, reading: database)
-                    } catch let error as CacheError {
-                        guard case .readOnly = error else { throw error }
-                        throw Refusal(status: 409, message: error.description)
-                    }
-                    for hit in try reader.search(source, query: query, limit: page.limit) where count < page.limit {
-                        try reader.forEachRow(of: source, document: hit.document, limit: page.limit - count, asRecords: asRecords) { write($0, $1, &writer) }
-                    }
+                // A page asked for again before anything it says changed is the page kept; a
+                // follower's (its lag is in the body), a past moment's and a search's are made.
+                let memoKey = query == nil && page.asOf == nil && freshness.replicaLag.json == nil ? database.path + "\u{0}" + canonical : nil
+                let inputs = PageMemo.Inputs(freshness.version, refreshing: refreshing)
+                let made: PageMemo.Page
+                if let memoKey, let kept = pages.page(memoKey, inputs) {
+                    made = kept
                 } else {
-                    next = try reader.forEachRow(of: source, page: page, asRecords: asRecords) { write($0, $1, &writer) }
+                    made = try jsonPage(request, arguments, database, source, page, query: query, freshness: freshness, refreshing: refreshing)
+                    if let memoKey { pages.keep(made, under: memoKey, inputs) }
                 }
-                let nextURL = next.map { Self.url(path: request.path, arguments.filter { $0.name != "after" } + [("after", $0)]) }
-                bytes += Array("\(count > 0 ? "\n" : "")], \"next\": ".utf8)
-                text = ""
-                JSONValue.optional(nextURL).write(to: &text)
-                bytes += Array((text + "}\n").utf8)
+                let (bytes, staleRows, nextURL) = (made.body, made.staleRows, made.next)
                 // The tag counts the page's stale rows: a row crossing its TTL changes it.
                 let etag = freshness.etag(query: canonical, staleRows: staleRows)
                 headers.insert(("ETag", etag), at: 0)
@@ -192,6 +160,67 @@ extension CacheServer {
                 return HTTPResponse(status: 200, headers: [("Content-Type", type)] + headers, body: .stream(stream))
             }
         }
+    }
+
+    /// A JSON page of rows, `{"source", "stale", "refreshing", "rows", "next"}`, made from the
+    /// snapshot `database` reads.
+    private func jsonPage(_ request: HTTPRequest, _ arguments: [(name: String, value: String?)], _ database: CacheDatabase, _ source: Source,
+                          _ page: RowPage, query: String?, freshness: Freshness, refreshing: Bool) throws -> PageMemo.Page {
+        let reader = CacheReader(database)
+        let key = reader.pageKey(of: source)
+        var bytes = Array("{\"source\": ".utf8)
+        var text = ""
+        JSONValue.quote(source.name, into: &text)
+        if source.kind.hasHeader, let header = Self.header(try reader.rows(of: source, limit: 0, asOf: page.asOf)) {
+            text += ", \"header\": "
+            header.write(to: &text)
+        }
+        if let lag = freshness.replicaLag.json {
+            text += ", \"replica_lag_s\": "
+            lag.write(to: &text)
+        }
+        bytes += Array(text.utf8) + Array(", \"stale\": \(freshness.version.stale), \"refreshing\": \(refreshing), \"rows\": [".utf8)
+        var count = 0, staleRows = 0
+        // The first moment a fresh row of the page turns stale (the views' test: its seen_at
+        // older than the TTL), after which the page says something else.
+        var freshUntil: Date?
+        let write = { (columns: [String], row: Statement, writer: inout RowRecordBytes?) in
+            let rowWriter = writer ?? RowRecordBytes(columns, keyColumn: key)
+            writer = rowWriter
+            if count > 0 { bytes += Array(",\n".utf8) } else { bytes += Array("\n".utf8) }
+            rowWriter.json(row, into: &bytes)
+            if let flag = rowWriter.staleColumn, row.int(flag) != 0 {
+                staleRows += 1
+            } else if let seenAt = rowWriter.seenAt(row).flatMap(Timestamp.parse) {
+                let crossing = seenAt.addingTimeInterval(Double(source.ttlSeconds))
+                freshUntil = min(freshUntil ?? crossing, crossing)
+            }
+            count += 1
+        }
+        var writer: RowRecordBytes?
+        var next: String?
+        if let query {
+            guard source.searchable else {
+                throw Refusal(status: 400, message: "search is off for '\(source.name)'; 'cache sources set \(source.name) --search on' indexes its rows")
+            }
+            do {
+                _ = try SearchIndex.buildForFirstSearch(source, path: database.path, readOnly: settings.readOnly, reading: database)
+            } catch let error as CacheError {
+                guard case .readOnly = error else { throw error }
+                throw Refusal(status: 409, message: error.description)
+            }
+            for hit in try reader.search(source, query: query, limit: page.limit) where count < page.limit {
+                try reader.forEachRow(of: source, document: hit.document, limit: page.limit - count, asRecords: true) { write($0, $1, &writer) }
+            }
+        } else {
+            next = try reader.forEachRow(of: source, page: page, asRecords: true) { write($0, $1, &writer) }
+        }
+        let nextURL = next.map { Self.url(path: request.path, arguments.filter { $0.name != "after" } + [("after", $0)]) }
+        bytes += Array("\(count > 0 ? "\n" : "")], \"next\": ".utf8)
+        text = ""
+        JSONValue.optional(nextURL).write(to: &text)
+        bytes += Array((text + "}\n").utf8)
+        return PageMemo.Page(body: bytes, staleRows: staleRows, next: nextURL, freshUntil: freshUntil)
     }
 
     /// What a kind shows above its rows: an account's holder and balance.

@@ -117,6 +117,9 @@ package struct RowRecordBytes {
         fields = RowBytes(names: columns, columns: columns.indices.filter { !Self.bookkeeping.contains(columns[$0]) })
     }
 
+    /// The row's `seen_at`, as stored.
+    package func seenAt(_ row: Statement) -> String? { seenAt.flatMap { row.text($0) } }
+
     package func json(_ row: Statement, into out: inout [UInt8]) {
         JSONBytes.literal("{\"key\": ", into: &out)
         row.withColumn(key) { value in
