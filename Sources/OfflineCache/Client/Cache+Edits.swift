@@ -26,6 +26,24 @@ extension Cache {
         }
     }
 
+    /// Queues many edits of the source `name` at once, in order, in one transaction: all of
+    /// them, or none when one is refused (the error says which, by its place and key). Each is
+    /// what `edit(_:key:_:)` queues, and shows at once; one commit writes them all, so an app
+    /// importing a list of changes, or marking many rows at once, waits once, not per edit.
+    ///
+    /// ```swift
+    /// let done = try cache.edit("tasks", [("7", .patch(#"{"done": true}"#)), ("8", .delete)])
+    /// ```
+    ///
+    /// - Throws: what `edit(_:key:_:)` throws, for the first edit refused.
+    public func edit(_ name: String, _ edits: [(key: String?, change: LocalEdit.Change)]) throws(CacheError) -> [LocalEdit] {
+        if readOnly { _ = try writable() }
+        return try editor.with(path: path) { database throws(CacheError) in
+            let source = try SourceStore(database).named(name)
+            return try OutboxStore(database).queue(edits, source: source)
+        }
+    }
+
     /// Sends the queued edits of the sources named (default: every source) now, and returns the
     /// edits sent, each in the state its answer left it: `applied`, `conflict`, `rejected`, or
     /// `queued` again after a failure that may pass (its `answerStatus` says which: 401 or 403

@@ -28,64 +28,99 @@ package struct OutboxStore {
         let made = try Self.check(change, source: source, key: key)
         do {
             return try db.inTransaction {
-                let shown = try shownRecord(source.name, key: key ?? made.key ?? "")
-                try precondition?(shown.record)
-                var given = key ?? made.key
-                switch change {
-                case .create:
-                    if let given, shown.exists {
-                        throw CacheError.refusedEdit("\(source.name) already has a record \(given): edit it, or create one with another key")
-                    }
-                    given = given ?? "new-" + UUID().uuidString.lowercased().prefix(8)
-                default:
-                    guard shown.exists else { throw CacheError.noSuchRow(given ?? "", source: source.name) }
-                    guard shown.record != nil else {
-                        throw CacheError.refusedEdit("\(source.name) \(given ?? ""): its removal is pending; 'cache outbox' shows it")
-                    }
-                }
-                let key = given!
-                var after: String?
-                switch change {
-                case .patch(let patch):
-                    let merged = MergePatch.apply(try Self.object(patch), to: try Self.object(shown.record ?? "{}"))
-                    after = try Self.keep(merged.compact, source: source, key: key, local: shown.local)
-                case .replace(let record):
-                    after = try Self.keep(record, source: source, key: key, local: shown.local)
-                case .create(let record):
-                    after = try Self.canonical(record, source: source).record
-                case .delete:
-                    after = nil
-                }
-                let earlier = try db.scalarInt("SELECT count(*) FROM outbox WHERE source = ? AND key = ? AND state IN \(Self.open)",
-                                               [.text(source.name), .text(key)]) ?? 0
-                // The version the edit is made on: the upstream's record, with the ETag a write's
-                // answer gave for that very record; an edit after open ones is made on their
-                // result, and takes its precondition from the last one's answer when it applies.
-                let upstream = try upstreamVersion(source.name, key: key)
-                let base = earlier > 0 ? shown.record : upstream?.0
-                let edit = LocalEdit(id: UUID().uuidString.lowercased(), source: source.name, key: key, operation: change.operation,
-                                       body: try change.body.map { try Self.object($0).compact }, state: .queued, attempts: 0,
-                                       madeAt: Timestamp.format(now), base: base)
-                try db.run("""
-                    INSERT INTO outbox (id, seq, source, key, op, body, base, base_etag, state, made_at)
-                    VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, ?, ?, 'queued', ?)
-                    """, [.text(edit.id), .text(edit.source), .text(key), .text(edit.operation.rawValue), .optionalText(edit.body),
-                          .optionalText(base), .optionalText(earlier > 0 ? nil : upstream?.1), .text(edit.madeAt)])
-                try log(edit.id, "edited", edit.operation.rawValue + (edit.body.map { " " + $0 } ?? ""), at: now)
-                // A removal keeps showing the record it removes until it applies.
-                try db.run("""
-                    INSERT INTO record_overlay (source, key, record, removed, created, pending, settled_at, made_at)
-                    VALUES (?1, ?2, ?3, ?4, NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 1, NULL, ?5)
-                    ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, pending = 1
-                    """, [.text(source.name), .text(key), .text(after ?? shown.record ?? "{}"), .int(after == nil ? 1 : 0), .text(edit.madeAt)])
-                try recorded?(edit)
-                return edit
+                try queued(change, source: source, key: key, made: made.key, now: now, precondition: precondition, recorded: recorded)
             }
         } catch let error as CacheError {
             throw error
         } catch {
             throw .database(SyncEngine.databaseError(error))
         }
+    }
+
+    /// Queues every change of `edits` in one transaction, in order: all of them, or none when
+    /// one is refused (the error names which). One commit for many edits: an app importing a
+    /// list of changes, or marking many rows at once, writes each page of the file once.
+    package func queue(_ edits: [(key: String?, change: LocalEdit.Change)], source: Source, now: Date = Date()) throws(CacheError) -> [LocalEdit] {
+        func naming(_ index: Int, _ error: CacheError) -> CacheError {
+            guard edits.count > 1, case .refusedEdit(let reason) = error else { return error }
+            return .refusedEdit("edit \(index + 1) of \(edits.count)" + (edits[index].key.map { " (key \($0))" } ?? "") + ": " + reason)
+        }
+        var made: [String?] = []
+        for (index, edit) in edits.enumerated() {
+            do { made.append(try Self.check(edit.change, source: source, key: edit.key).key) } catch { throw naming(index, error) }
+        }
+        do {
+            return try db.inTransaction {
+                try edits.indices.map { index in
+                    do {
+                        return try queued(edits[index].change, source: source, key: edits[index].key, made: made[index], now: now, precondition: nil, recorded: nil)
+                    } catch let error as CacheError {
+                        throw naming(index, error)
+                    }
+                }
+            }
+        } catch let error as CacheError {
+            throw error
+        } catch {
+            throw .database(SyncEngine.databaseError(error))
+        }
+    }
+
+    /// One edit queued, inside the caller's transaction.
+    private func queued(_ change: LocalEdit.Change, source: Source, key: String?, made: String?, now: Date,
+                        precondition: ((String?) throws(CacheError) -> Void)?, recorded: ((LocalEdit) throws -> Void)?) throws -> LocalEdit {
+        let shown = try shownRecord(source.name, key: key ?? made ?? "")
+        try precondition?(shown.record)
+        var given = key ?? made
+        switch change {
+        case .create:
+            if let given, shown.exists {
+                throw CacheError.refusedEdit("\(source.name) already has a record \(given): edit it, or create one with another key")
+            }
+            given = given ?? "new-" + UUID().uuidString.lowercased().prefix(8)
+        default:
+            guard shown.exists else { throw CacheError.noSuchRow(given ?? "", source: source.name) }
+            guard shown.record != nil else {
+                throw CacheError.refusedEdit("\(source.name) \(given ?? ""): its removal is pending; 'cache outbox' shows it")
+            }
+        }
+        let key = given!
+        var after: String?
+        switch change {
+        case .patch(let patch):
+            let merged = MergePatch.apply(try Self.object(patch), to: try Self.object(shown.record ?? "{}"))
+            after = try Self.keep(merged.compact, source: source, key: key, local: shown.local)
+        case .replace(let record):
+            after = try Self.keep(record, source: source, key: key, local: shown.local)
+        case .create(let record):
+            after = try Self.canonical(record, source: source).record
+        case .delete:
+            after = nil
+        }
+        let earlier = try db.scalarInt("SELECT count(*) FROM outbox WHERE source = ? AND key = ? AND state IN \(Self.open)",
+                                       [.text(source.name), .text(key)]) ?? 0
+        // The version the edit is made on: the upstream's record, with the ETag a write's
+        // answer gave for that very record; an edit after open ones is made on their
+        // result, and takes its precondition from the last one's answer when it applies.
+        let upstream = try upstreamVersion(source.name, key: key)
+        let base = earlier > 0 ? shown.record : upstream?.0
+        let edit = LocalEdit(id: UUID().uuidString.lowercased(), source: source.name, key: key, operation: change.operation,
+                               body: try change.body.map { try Self.object($0).compact }, state: .queued, attempts: 0,
+                               madeAt: Timestamp.format(now), base: base)
+        try db.run("""
+            INSERT INTO outbox (id, seq, source, key, op, body, base, base_etag, state, made_at)
+            VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM outbox), ?, ?, ?, ?, ?, ?, 'queued', ?)
+            """, [.text(edit.id), .text(edit.source), .text(key), .text(edit.operation.rawValue), .optionalText(edit.body),
+                  .optionalText(base), .optionalText(earlier > 0 ? nil : upstream?.1), .text(edit.madeAt)])
+        try log(edit.id, "edited", edit.operation.rawValue + (edit.body.map { " " + $0 } ?? ""), at: now)
+        // A removal keeps showing the record it removes until it applies.
+        try db.run("""
+            INSERT INTO record_overlay (source, key, record, removed, created, pending, settled_at, made_at)
+            VALUES (?1, ?2, ?3, ?4, NOT EXISTS (SELECT 1 FROM records WHERE source = ?1 AND key = ?2), 1, NULL, ?5)
+            ON CONFLICT (source, key) DO UPDATE SET record = excluded.record, removed = excluded.removed, pending = 1
+            """, [.text(source.name), .text(key), .text(after ?? shown.record ?? "{}"), .int(after == nil ? 1 : 0), .text(edit.madeAt)])
+        try recorded?(edit)
+        return edit
     }
 
     /// What can be refused before the cache is read: the kind, the write URL, the body's form
