@@ -116,6 +116,7 @@ import Testing
             let first = served.send("PATCH", "/sources/tasks/rows/2", #"{"done": true}"#, headers: key)
             let again = served.send("PATCH", "/sources/tasks/rows/2", #"{"done": true}"#, headers: key)
             #expect(first.status == 202 && again.status == 202 && again.text == first.text, "\(first.text) \(again.text)")
+            #expect(again.header("Location") == first.header("Location") && again.header("ETag") == first.header("ETag") && again.header("ETag") != nil)
             #expect(served.send("PATCH", "/sources/tasks/rows/2", #"{"done": false}"#, headers: key).status == 422)
             #expect(served.send("PATCH", "/sources/tasks/rows/2", #"{"done": true}"#, headers: [("Idempotency-Key", "abc")]).status == 400)
             #expect(try served.get("/outbox").jsonArray().count == 3)

@@ -55,7 +55,7 @@ extension CacheServer {
         let database = try CacheDatabase(path: settings.databasePath, access: .write)
         let store = OutboxStore(database)
         if let clientKey, let earlier = try store.earlierRequest(clientKey) {
-            return try Self.replay(earlier, fingerprint: fingerprint)
+            return try Self.replay(earlier, fingerprint: fingerprint, store: store)
         }
         let source = try SourceStore(database).named(name)
         let ifMatch = request.header("If-Match")
@@ -87,7 +87,7 @@ extension CacheServer {
         case .failure(.database(let error)) where error.extendedCode == 1555 && clientKey != nil:
             // Another request with this key was kept first (SQLITE_CONSTRAINT_PRIMARYKEY): its answer.
             guard let earlier = try store.earlierRequest(clientKey!) else { throw CacheError.database(error) }
-            return try Self.replay(earlier, fingerprint: fingerprint)
+            return try Self.replay(earlier, fingerprint: fingerprint, store: store)
         case .failure(let failure):
             throw failure
         }
@@ -144,12 +144,24 @@ extension CacheServer {
         return try Self.answer(Result { () throws(CacheError) in try store.resolve(source: source, key: key, takeLocal: take == "local") })
     }
 
-    /// The first answer to a request with this Idempotency-Key, or 422 for another request.
-    static func replay(_ earlier: (fingerprint: String, status: Int, answer: String), fingerprint: String) throws -> HTTPResponse {
+    /// The first answer to a request with this Idempotency-Key, or 422 for another request. Its
+    /// `Location` is the first answer's (the edit's own); its `ETag` names the row as it shows
+    /// now, the version a next `If-Match` must name (the first answer's, unless the row changed
+    /// since).
+    static func replay(_ earlier: (fingerprint: String, status: Int, answer: String), fingerprint: String, store: OutboxStore) throws -> HTTPResponse {
         guard earlier.fingerprint == fingerprint else {
             throw Refusal(status: 422, message: "this Idempotency-Key was sent with another request: a new request needs a new key")
         }
-        return HTTPResponse(status: earlier.status, headers: [("Content-Type", "application/json")], body: .bytes(Array((earlier.answer + "\n").utf8)))
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
+        if case .object(let fields)? = try? JSONValue.parse(Data(earlier.answer.utf8)),
+           case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 {
+            headers.append(("Location", "/outbox/" + id))
+            if case .string(let source)? = fields.first(where: { $0.0 == "source" })?.1, case .string(let key)? = fields.first(where: { $0.0 == "key" })?.1,
+               let row = try store.shownRecordTag(source, key: key) {
+                headers.append(("ETag", row))
+            }
+        }
+        return HTTPResponse(status: earlier.status, headers: headers, body: .bytes(Array((earlier.answer + "\n").utf8)))
     }
 
     static func editJSON(_ edit: LocalEdit) -> JSONValue {
