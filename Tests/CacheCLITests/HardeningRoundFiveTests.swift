@@ -72,6 +72,21 @@ import Testing
         #expect(try cacheDump(box.database) == before)
     }
 
+    /// Item 10, the command line's part: a number its field cannot hold names the field and the
+    /// number (the library's typed rows say the same, `AppLibraryTests`), and changes nothing.
+    @Test(arguments: [("jokes", #"[{"id": 1.5, "type": "g", "setup": "s", "punchline": "p"}]"#, "[0].id: found 1.5,"),
+                      ("account", #"{"status": 200, "message": "OK", "body": {"name": "J", "currentBalance": 1e999, "transactions": []}}"#,
+                       "body.currentBalance: found 1e999,")])
+    func aNumberItsFieldCannotHoldIsNamedWithItsField(_ kind: String, _ body: String, _ named: String) throws {
+        let box = try Sandbox()
+        let upstream = CannedUpstream()
+        upstream.answer("/data", body: Data(body.utf8))
+        #expect(box.cli("sources", "add", "items", "--kind", kind, "--url", upstream.baseURL + "/data", upstream: upstream).status == 0)
+        let sync = box.cli("sync", "items", upstream: upstream)
+        #expect(sync.status == 65 && sync.stderr.contains(named) && sync.stderr.contains("which the field's type cannot hold"), "\(sync.status) \(sync.stderr)")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM sync_runs WHERE outcome = 'updated'").first?["n"] == "0")
+    }
+
     @Test func aHeartbeatAheadOfTheClockIsNoMeasure() {
         #expect(ReplicaLag.measured(nil) == .unknown)
         #expect(ReplicaLag.measured(12) == .behind(seconds: 12))

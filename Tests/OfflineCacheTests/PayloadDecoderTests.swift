@@ -45,7 +45,7 @@ import Testing
         BadCase(body: #"{"status": 200, "message": "OK", "body": {"name": "J", "currentBalance": "1", "transactions": []}}"#,
                 kind: .account, expected: .badData("body.currentBalance: expected a number")),
         BadCase(body: #"{"status": 200, "message": "OK", "body": {"name": "J", "currentBalance": 1, "transactions": [{"type": 1.5, "vendor": "V", "amount": 1, "date": "2026-11-27 09:00:00"}]}}"#,
-                kind: .account, expected: .badData("a number does not fit its field (an integer field holds a fraction, or a value too large)")),
+                kind: .account, expected: .badData("body.transactions[0].type: found 1.5, which the field's type cannot hold (a fraction into a whole number, say, or past its range)")),
         BadCase(body: #"{"status": 200, "message": "OK", "body": {"name": "J", "currentBalance": 1, "transactions": [{"type": "debit", "vendor": "V", "amount": 1, "date": "2026-11-27 09:00:00"}]}}"#,
                 kind: .account, expected: .badData("body.transactions[0].type: expected an integer")),
         BadCase(body: #"{"status": 200, "message": "OK", "body": {"name": "J", "currentBalance": 1, "transactions": [{"type": 1, "vendor": "V", "amount": 1, "date": "27/11/2026"}]}}"#,

@@ -28,19 +28,26 @@ extension JSONCursor {
 
     mutating func readDouble() throws(Failure) -> Double {
         guard let next = peek(), next == UInt8(ascii: "-") || (next >= 0x30 && next <= 0x39) else { throw try mismatch("a number") }
+        let start = position
         let token = try readNumberToken()
-        guard let value = token.double, value.isFinite else {
-            throw Failure(message: "a number does not fit its field (an integer field holds a fraction, or a value too large)")
-        }
+        guard let value = token.double, value.isFinite else { throw unfit(from: start) }
         return value
     }
 
     mutating func readInt() throws(Failure) -> Int {
         guard let next = peek(), next == UInt8(ascii: "-") || (next >= 0x30 && next <= 0x39) else { throw try mismatch("an integer") }
+        let start = position
         let token = try readNumberToken()
         if let value = token.integer { return value }
         // Like Foundation: 1.0 or 1e2 is an integer when it is one exactly.
         if let value = token.double, value.rounded() == value, abs(value) < 9.2e18 { return Int(value) }
-        throw Failure(message: "a number does not fit its field (an integer field holds a fraction, or a value too large)")
+        throw unfit(from: start)
+    }
+
+    /// A number its field cannot hold (`1.5` for an integer, `1e999`), named by its field and
+    /// its text, in the words an app's typed rows use (`DecodingReason`).
+    private func unfit(from start: Int) -> Failure {
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        return Failure(message: "\(pathText): found \(text), which the field's type cannot hold (a fraction into a whole number, say, or past its range)")
     }
 }

@@ -39,11 +39,11 @@ extension PayloadDecoder {
     }
 
     static func decodeAccount(_ body: Data) throws(UpstreamError) -> UpstreamAccount {
-        let head = try run(body) { try JSONDecoder().decode(EnvelopeHead.self, from: body) }
+        let head = try run(body) { try JSONDecoder().decode(EnvelopeHead.self, from: $0) }
         guard head.status == 200 else {
             throw .envelope(status: head.status, message: head.message ?? "(no message)")
         }
-        let envelope = try run(body) { try JSONDecoder().decode(Envelope.self, from: body) }
+        let envelope = try run(body) { try JSONDecoder().decode(Envelope.self, from: $0) }
         guard let account = envelope.body else {
             throw .envelope(status: head.status, message: head.message.map { "\($0) (body is null)" } ?? "body is null")
         }
@@ -68,21 +68,24 @@ extension PayloadDecoder {
 
     static func decodeJokes(_ body: Data, startsWith first: UInt8) throws(UpstreamError) -> [UpstreamJoke] {
         let jokes: [Joke] = first == UInt8(ascii: "[")
-            ? try run(body) { try JSONDecoder().decode([Joke].self, from: body) }
-            : [try run(body) { try JSONDecoder().decode(Joke.self, from: body) }]
+            ? try run(body) { try JSONDecoder().decode([Joke].self, from: $0) }
+            : [try run(body) { try JSONDecoder().decode(Joke.self, from: $0) }]
         return jokes.map { UpstreamJoke(id: $0.id, type: $0.type, setup: $0.setup, punchline: $0.punchline) }
     }
 
     // MARK: Errors
 
     /// Runs a JSONDecoder call and turns its error into a sentence naming the field.
-    static func run<T>(_ data: Data, _ decode: () throws -> T) throws(UpstreamError) -> T {
-        do { return try decode() } catch let error as DecodingError {
-            // Foundation on Linux reports an integer field holding 1.5 or 1e30 as invalid JSON;
-            // tell that apart from a body that really is not JSON.
+    static func run<T>(_ data: Data, _ decode: (Data) throws -> T) throws(UpstreamError) -> T {
+        do { return try decode(data) } catch let error as DecodingError {
+            // Foundation on Linux reports an integer field holding 1.5 or 1e30 as invalid JSON,
+            // with no path; tell that apart from a body that really is not JSON, and find the
+            // field as an app's typed rows do (the body decoded again, each number made 0).
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
                isJSON(data) {
-                throw .badData("a number does not fit its field (an integer field holds a fraction, or a value too large)")
+                throw .badData(DecodingReason.of(error, json: String(decoding: data, as: UTF8.self)) { changed in
+                    do { _ = try decode(Data(changed.utf8)); return nil } catch { return error }
+                })
             }
             throw .badData(describe(error))
         } catch {
