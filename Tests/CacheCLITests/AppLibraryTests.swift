@@ -184,7 +184,7 @@ import Testing
         let box = try Sandbox()
         let cache = try Cache(path: box.database)
         let file = try items(box, cache, #"[{"id": 1, "name": "ada"}]"#)
-        var model: SourceModel? = cache.model(of: "items", limit: 10)
+        var model: SourceModel<Item>? = cache.model(of: "items", as: Item.self, limit: 10)
         let seen = Recorded()
         #expect(model?.status == .initial)
         track(try #require(model), seen)
@@ -206,9 +206,31 @@ import Testing
         #expect(model?.isRefreshing == false && model?.status == .success && model?.lastError == nil)
 
         // Released, its watcher stops.
-        #expect(SourceModel.watching.withLock { $0[box.database] } == 1)
+        #expect(SourceModelWatch.watching.withLock { $0[box.database] } == 1)
         model = nil
-        try await until("the released model's watcher stops") { SourceModel.watching.withLock { $0[box.database] } == 0 }
+        try await until("the released model's watcher stops") { SourceModelWatch.watching.withLock { $0[box.database] } == 0 }
+    }
+
+    /// Issue 56: a typed model's rows are the app's own type, as `rows(of:as:)` gives them; a row
+    /// that does not decode is a failure with its field and what was found, never dropped; a
+    /// model let go before its first turn begins nothing; the untyped form gives each row's
+    /// JSON.
+    @MainActor @Test func aTypedModelShowsEveryRowDecodedOrAsAFailure() async throws {
+        let box = try Sandbox()
+        let cache = try Cache(path: box.database)
+        _ = try items(box, cache, #"[{"id": 1, "name": "ada"}, {"id": 2, "name": 7}]"#)
+        let began = SourceModelWatch.started.withLock { $0[box.database, default: 0] }
+        _ = cache.model(of: "items", as: Item.self)
+        let model = cache.model(of: "items", as: Item.self)
+        #expect(model.isPending && model.rows.isEmpty && model.status == .initial)
+        try await until("the model loads") { model.status == .success }
+        #expect(SourceModelWatch.started.withLock { $0[box.database, default: 0] } == began + 1, "the model let go began nothing")
+        #expect(model.rows.map(\.value) == [Item(id: 1, name: "ada")] && !model.isPending && model.account == nil)
+        #expect(model.failures.map(\.key) == ["2"] && model.failures.first?.reason.hasPrefix("name: expected String, found 7") == true,
+                "\(model.failures)")
+        let any = cache.model(of: "items")
+        try await until("the untyped model loads") { any.status == .success }
+        #expect(any.rows.map(\.value) == [#"{"id":1,"name":"ada"}"#, #"{"id":2,"name":7}"#] && any.failures.isEmpty, "\(any.rows)")
     }
 
     /// A commit by another connection as the model's first rows land, before its watcher has
@@ -232,7 +254,7 @@ import Testing
                         let landed = (try? Connection(path: path).execute(
                             #"INSERT INTO records (source, key, record, seen_at) VALUES ('items', '2', '{"id": 2, "name": "grace"}', '2026-01-01T00:00:00Z')"#
                         )) != nil
-                        commits.made.append((SourceModel.watching.withLock { $0[path] ?? 0 }, landed))
+                        commits.made.append((SourceModelWatch.watching.withLock { $0[path] ?? 0 }, landed))
                     }
                 }
             }
@@ -258,8 +280,8 @@ import Testing
         #expect(model.rows.count == 1, "\(model.status)")
         try FileManager.default.removeItem(atPath: copy + "-txid")
         // Three of its watcher's turns (a look at the file each), counted as they end.
-        let looked = SourceModel.looks.withLock { $0[copy, default: 0] }
-        try await until("three watcher turns") { SourceModel.looks.withLock { $0[copy, default: 0] } >= looked + 3 }
+        let looked = SourceModelWatch.looks.withLock { $0[copy, default: 0] }
+        try await until("three watcher turns") { SourceModelWatch.looks.withLock { $0[copy, default: 0] } >= looked + 3 }
         #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == bytes)
         #expect(["-wal", "-shm", "-journal"].allSatisfy { !FileManager.default.fileExists(atPath: copy + $0) })
         // Another process (the file's own writer) syncs a change into it.
@@ -336,7 +358,7 @@ import Testing
     }
 
     /// Records each new status, observing again after each change (Observation tells once).
-    @MainActor func track(_ model: SourceModel, _ seen: Recorded) {
+    @MainActor func track(_ model: SourceModel<Item>, _ seen: Recorded) {
         // The model weakly: a pending observation does not keep a released model alive.
         withObservationTracking { _ = model.status } onChange: { [weak model] in
             Task { @MainActor in
@@ -348,7 +370,7 @@ import Testing
     }
 
     @MainActor final class Recorded {
-        var statuses: [SourceModel.Status] = []
+        var statuses: [SourceModel<Item>.Status] = []
     }
 
     /// Polls `condition` every 20 ms for up to 10 s.

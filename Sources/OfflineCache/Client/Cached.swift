@@ -115,6 +115,11 @@ struct CachedRowText {
     }
 
     func decoded<Value: Decodable>(as type: Value.Type, _ decoder: JSONDecoder) -> Result<Cached<Value>, UndecodableRow> {
+        // Rows as `String` are their JSON, as text: what a tool that shows any source takes (a
+        // row is an object, which no string decodes from).
+        if let text = json as? Value {
+            return .success(Cached(value: text, key: key, isStale: stale, seenAt: seenAt, age: .seconds(ageSeconds), isPending: pending))
+        }
         do {
             let value = try decoder.decode(type, from: Data(json.utf8))
             return .success(Cached(value: value, key: key, isStale: stale, seenAt: seenAt, age: .seconds(ageSeconds), isPending: pending))

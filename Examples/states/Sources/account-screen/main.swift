@@ -1,9 +1,10 @@
 // account-screen DB_PATH URL: the seed app's account screen in library form. Its client is a
-// `SourceModel` (the seed's `Client` with its `loadingStatus`), observed as SwiftUI would; each
-// time the screen would change, it prints what the screen shows: skeleton cells while there is
-// nothing to show, the holder and balance, the transactions newest first (`Sun, Nov 29`,
-// `+ 19.99` or `- 23.50`), and a failure under the rows it keeps. It ends once the screen
-// settles.
+// `SourceModel<Transaction>` (the seed's `Client` with its `loadingStatus`, each row a typed
+// transaction), observed as SwiftUI would; each time the screen would change, it prints what
+// the screen shows: skeleton cells while there is nothing to show, the holder and balance, the
+// transactions newest first (`Sun, Nov 29`, `+ 19.99` or `- 23.50`), a row that does not
+// decode as such (its field and what was found), and a failure under the rows it keeps. It
+// ends once the screen settles.
 import Glibc
 import Observation
 import OfflineCache
@@ -45,7 +46,7 @@ func money(_ amount: Double) -> String {
 }
 
 /// What the screen shows now.
-@MainActor func screen(_ model: SourceModel) -> String {
+@MainActor func screen(_ model: SourceModel<Transaction>) -> String {
     let status = switch model.status {
     case .initial: "initial"
     case .loading: "loading"
@@ -53,21 +54,24 @@ func money(_ amount: Double) -> String {
     case .failure: "failure"
     }
     var lines = ["[\(status)\(model.isRefreshing ? ", refreshing" : "")\(model.isStale ? ", stale" : "")]"]
-    guard case .account(let header, let transactions) = model.rows, let header else {
+    guard !model.isPending, let account = model.account else {
         lines += Array(repeating: "  ░░░░░░░░░░░░  ░░░░░░░░  ░░░░░░", count: 3)  // skeleton cells
         if case .failure(let reason) = model.status { lines.append("  ! \(reason)") }
         return lines.joined(separator: "\n")
     }
-    lines.append("\(header.name)  $\(money(header.balance))")
-    for transaction in transactions {
+    lines.append("\(account.name)  $\(money(account.balance))")
+    for row in model.rows {
+        let transaction = row.value
         let initial = transaction.vendor.first.map(String.init) ?? "?"
         lines.append("  (\(initial)) \(transaction.vendor)  \(shortDate(transaction.date))  \(transaction.isCredit ? "+" : "-") \(money(transaction.amount))")
     }
+    // A transaction that does not decode is shown as such, never dropped.
+    for failure in model.failures { lines.append("  ? \(failure)") }
     if case .failure(let reason) = model.status { lines.append("  ! \(reason)") }
     return lines.joined(separator: "\n")
 }
 
-@MainActor func show(_ model: SourceModel) async {
+@MainActor func show(_ model: SourceModel<Transaction>) async {
     var shown = ""
     while true {
         // Drawn under observation, as a SwiftUI body is: a change after this wakes the loop.
@@ -82,5 +86,5 @@ func money(_ amount: Double) -> String {
     }
 }
 
-let model = cache.model(of: "bank", limit: 50)
+let model = cache.model(of: "bank", as: Transaction.self, limit: 50)
 await show(model)
