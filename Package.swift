@@ -3,9 +3,14 @@ import PackageDescription
 
 let package = Package(
     name: "cache",
+    // Built and tested on Linux. The versions an app on an Apple platform would need (Observation,
+    // Synchronization's Mutex, typed throws); the library is not yet built there (docs/library.md).
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "cache", targets: ["cache"]),
         .library(name: "OfflineCache", targets: ["OfflineCache"]),
+        // The URLSession transport, for an app where libcurl cannot be loaded.
+        .library(name: "OfflineCacheURLSession", targets: ["OfflineCacheURLSession"]),
     ],
     targets: [
         // The system's libsqlite3, found through pkg-config.
@@ -26,6 +31,10 @@ let package = Package(
         .target(name: "HTTPServerShim", linkerSettings: [.linkedLibrary("dl")]),
         // The engine: store, upstream, sync, read. Never prints, never exits.
         .target(name: "OfflineCache", dependencies: ["CSQLite", "CurlShim"]),
+        // A transport through URLSession (Foundation, FoundationNetworking on Linux) behind the
+        // engine's `Fetching` seam. Never a dependency of the `cache` program, which stays one
+        // static binary with libcurl loaded on the first fetch.
+        .target(name: "OfflineCacheURLSession", dependencies: ["OfflineCache"]),
         // `cache serve`: the HTTP server over the engine, its routes testable without a socket.
         // It cannot reach the command line: the CLI depends on it, never the other way.
         // The live page it answers at `/` is carried in the binary as bytes.
@@ -38,7 +47,7 @@ let package = Package(
         // (queueing local edits). Not a product: nothing installs it.
         .executableTarget(name: "cache-bench", dependencies: ["OfflineCache"]),
         .testTarget(name: "OfflineCacheTests", dependencies: ["OfflineCache", "CSQLite"], exclude: ["Fixtures"]),
-        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "CacheServer", "OfflineCache", "cache"]),
+        .testTarget(name: "CacheCLITests", dependencies: ["CacheCLI", "CacheServer", "OfflineCache", "OfflineCacheURLSession", "cache"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -11,25 +11,36 @@ import Glibc
 /// - the body cap on the *decoded* bytes, enforced as they arrive, and a cap on the header block;
 /// - redirects followed here, not by libcurl: at most `maxRedirects`, to http or https only, and
 ///   the source's headers (its bearer token among them) go only to the source URL's origin.
-struct HTTPClient {
+package struct HTTPClient {
     let request: FetchRequest
 
     /// A response head larger than this is refused (real servers send a few KiB).
     static let maxHeaderBytes = 256 << 10
     /// A response that sends nothing for this long fails.
-    static let idleTimeout = 10
+    package static let idleTimeout = 10
 
     func fetch() throws(UpstreamError) -> FetchResponse {
         if let failure = cache_curl_load() {
             throw .unreachable(url: Source.redacted(request.url), reason: String(cString: failure))
         }
+        return try Self.follow(request) { url, headers throws(UpstreamError) in
+            try Transfer(request: request, url: url, headers: headers).perform()
+        }
+    }
+
+    /// The request through one transport's `exchange` (one request and its answer, no redirect
+    /// followed): redirects followed here, the answer made a response as the engine reads it.
+    /// libcurl's transport and the URLSession one (`OfflineCacheURLSession`) share it, so both
+    /// keep the same promises.
+    package static func follow(_ request: FetchRequest,
+                               _ exchange: (URL, [Source.Header]) throws(UpstreamError) -> TransportAnswer) throws(UpstreamError) -> FetchResponse {
         let origin = Origin(request.url)
         var url = request.url
         var redirects = 0
         if request.write != nil {
             // A write's answer, whatever it is, is the push's to judge; a redirect is not followed
             // (a record's URL that moved is the source's to change, not a write's to guess).
-            let answer = try Transfer(request: request, url: url, headers: request.headers).perform()
+            let answer = try exchange(url, request.headers)
             var response = FetchResponse(status: answer.status, body: answer.body, etag: answer.headers["etag"],
                                          lastModified: answer.headers["last-modified"], link: answer.headers["link"])
             response.retryAfter = answer.headers["retry-after"].flatMap { RetryAfter.seconds($0) }
@@ -39,7 +50,7 @@ struct HTTPClient {
         while true {
             // A redirect elsewhere gets no credentials and none of the source's own headers.
             let headers = Origin(url) == origin ? request.headers : []
-            let answer = try Transfer(request: request, url: url, headers: headers).perform()
+            let answer = try exchange(url, headers)
             guard answer.isRedirect, let location = answer.location else {
                 var response = try Self.response(answer, url: url)
                 response.cursor = request.cursorHeader.flatMap { answer.headers[$0.lowercased()] }
@@ -57,7 +68,7 @@ struct HTTPClient {
     }
 
     /// A complete exchange as the sync engine sees it: 304, a failing status, or the body.
-    static func response(_ answer: Transfer.Answer, url: URL) throws(UpstreamError) -> FetchResponse {
+    static func response(_ answer: TransportAnswer, url: URL) throws(UpstreamError) -> FetchResponse {
         let etag = answer.headers["etag"], lastModified = answer.headers["last-modified"]
         if answer.status == 304 { return FetchResponse(status: 304, body: Data(), etag: etag, lastModified: lastModified) }
         guard (200..<300).contains(answer.status) else {
@@ -76,6 +87,24 @@ struct HTTPClient {
     }
 }
 
+/// One request's answer as a transport gives it, no redirect followed.
+package struct TransportAnswer {
+    package var status: Int
+    /// The headers the engine uses, names lowercased: etag, last-modified, retry-after, location.
+    package var headers: [String: String]
+    package var body: Data
+
+    package init(status: Int, headers: [String: String], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    static let redirects: Set<Int> = [301, 302, 303, 307, 308]
+    var isRedirect: Bool { Self.redirects.contains(status) }
+    var location: String? { headers["location"] }
+}
+
 /// Scheme, host and port: where a request's secrets may go.
 struct Origin: Equatable {
     let scheme: String
@@ -91,16 +120,7 @@ struct Origin: Equatable {
 
 /// One request and its response through a libcurl easy handle, which follows no redirect.
 final class Transfer {
-    struct Answer {
-        var status: Int
-        /// The headers the engine uses, names lowercased: etag, last-modified, retry-after, location.
-        var headers: [String: String]
-        var body: Data
-
-        static let redirects: Set<Int> = [301, 302, 303, 307, 308]
-        var isRedirect: Bool { Self.redirects.contains(status) }
-        var location: String? { headers["location"] }
-    }
+    typealias Answer = TransportAnswer
 
     private let request: FetchRequest
     private let url: URL
