@@ -4,9 +4,9 @@ import Testing
 
 /// The library's "preview, then content" sequence, against the loopback upstream over real HTTP.
 @Suite(.gated) struct LoadingStatesTests {
-    func collect(_ box: Sandbox, _ name: String) async -> [LoadingState] {
+    func collect(_ box: Sandbox, _ name: String) async throws -> [LoadingState] {
         var states: [LoadingState] = []
-        for await state in CacheClient(databasePath: box.database).states(of: name) { states.append(state) }
+        for await state in try Cache(path: box.database).states(of: name) { states.append(state) }
         return states
     }
 
@@ -27,7 +27,7 @@ import Testing
         try addStaleBank(upstream, box)
         try giveAGift(upstream)
 
-        let states = await collect(box, "bank")
+        let states = try await collect(box, "bank")
         #expect(states.count == 3)
         guard states.count == 3,
               case .preview(.account(_, let preview), stale: true) = states[0],
@@ -53,7 +53,7 @@ import Testing
         try giveAGift(upstream, removing: "Payroll")
 
         var states: [LoadingState] = []
-        for await state in CacheClient(databasePath: box.database).states(of: "bank", limit: 3) { states.append(state) }
+        for await state in try Cache(path: box.database).states(of: "bank", limit: 3) { states.append(state) }
         guard case .preview(.account(_, let preview), stale: true)? = states.first,
               case .fresh(.account(_, let fresh), let changes)? = states.last else {
             Issue.record("unexpected states: \(states)")
@@ -71,7 +71,7 @@ import Testing
         try addStaleBank(upstream, box)
         try upstream.control(["fault": "envelope-error", "message": "Ledger offline"])
 
-        let states = await collect(box, "bank")
+        let states = try await collect(box, "bank")
         guard states.count == 3, case .preview(_, stale: true) = states[0], case .refreshing = states[1],
               case .failed(let error, cached: .account(_, let cached)) = states[2] else {
             Issue.record("unexpected states: \(states)")
@@ -89,7 +89,7 @@ import Testing
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
         try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
-        let states = await collect(box, "jokes")
+        let states = try await collect(box, "jokes")
         guard states.count == 3, case .preview(.jokes(let empty), stale: true) = states[0], case .refreshing = states[1],
               case .fresh(.jokes(let jokes), let changes) = states[2] else {
             Issue.record("unexpected states: \(states)")
@@ -105,7 +105,7 @@ import Testing
         let box = try Sandbox()
         try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
         try await box.cache("sync")
-        let states = await collect(box, "jokes")
+        let states = try await collect(box, "jokes")
         guard states.count == 1, case .preview(let rows, stale: false) = states[0] else {
             Issue.record("unexpected states: \(states)")
             return
@@ -125,7 +125,7 @@ import Testing
         #expect(try await box.cache("sync", "bank").status == 75)  // a backoff begins
         let requests = try upstreamRequests(upstream).count
 
-        let states = await collect(box, "bank")
+        let states = try await collect(box, "bank")
         guard states.count == 2, case .preview(_, stale: true) = states[0],
               case .failed(let error, cached: let cached) = states[1] else {
             Issue.record("unexpected states: \(states)")
@@ -146,7 +146,7 @@ import Testing
         try age(box.database, by: 3600)
 
         var states: [LoadingState] = []
-        for await state in CacheClient(databasePath: box.database, environment: [:]).states(of: "bank") { states.append(state) }
+        for await state in try Cache(path: box.database, environment: [:]).states(of: "bank") { states.append(state) }
         guard states.count == 2, case .failed(let error, cached: let cached) = states[1] else {
             Issue.record("unexpected states: \(states)")
             return
@@ -169,7 +169,7 @@ import Testing
             try await pause(0.05)
         }
 
-        let states = await collect(box, "bank")
+        let states = try await collect(box, "bank")
         guard states.count == 3, case .preview(_, stale: true) = states[0], case .refreshing = states[1],
               case .fresh(let fresh, _) = states[2] else {
             Issue.record("unexpected states: \(states)")

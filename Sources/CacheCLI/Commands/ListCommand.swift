@@ -17,7 +17,7 @@ enum ListCommand {
         let interactive = console.stdoutIsTerminal && console.stderrIsTerminal && options.format == .human
         let waits = options.wait ?? interactive
 
-        // The refresh is the library's (`CacheClient.states` runs the same plan), but in a
+        // The refresh is the library's (`Cache.states` runs the same plan), but in a
         // detached `cache sync` process: this command answers and exits, the refresh lands after.
         // Read-only mode (a replica) never refreshes: its primary does.
         let plan = try refresh.plan(refresh: !options.offline && !context.readOnly, environment: context.environment)

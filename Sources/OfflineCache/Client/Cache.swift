@@ -209,11 +209,11 @@ public struct Cache: Sendable {
     public func status() throws -> [SourceStatus] { try CacheReader(database()).status() }
 
     /// The loading states of a source: its preview at once (at most `limit` rows), then, when it
-    /// is stale, `refreshing` and the fresh rows or a failure. See `CacheClient.states(of:)`.
+    /// is stale, `refreshing` and the fresh rows or a failure. A fresh source yields its
+    /// preview alone; the work runs on a thread of its own (a sync blocks on the network), and
+    /// the stream ends once that thread has.
     public func states(of name: String, limit: Int? = nil) -> AsyncStream<LoadingState> {
-        var client = CacheClient(databasePath: path, fetcher: fetcher, environment: environment)
-        client.readOnly = readOnly
-        return client.states(of: name, limit: limit)
+        LoadingStates(databasePath: path, fetcher: fetcher, environment: environment, readOnly: readOnly).states(of: name, limit: limit)
     }
 
     /// The stored form of `asOf`, checked against what the change log still answers for.

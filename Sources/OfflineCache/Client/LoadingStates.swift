@@ -21,21 +21,14 @@ public enum LoadingState: Sendable {
     case failed(RefreshError, cached: CachedRows)
 }
 
-/// The loading states alone, under their first name. Deprecated: use ``Cache``, the one entry
-/// point, whose `states(of:limit:)` is this same stream (and `model(of:limit:)` a screen's
-/// model on it); this type stays for code written against it.
+/// The loading states alone, under their first name: ``Cache`` is the one entry point now, and
+/// its `states(of:limit:)` is this same stream (and `model(of:as:limit:)` a screen's model on
+/// it). This type stays so that code written against it keeps compiling, with a warning.
 ///
 /// ```swift
-/// let cache = CacheClient(databasePath: path)
-/// for await state in cache.states(of: "bank") {
-///     switch state {
-///     case .preview(let rows, let stale): show(rows, dimmed: stale)   // skeletons if rows is empty
-///     case .refreshing: showSpinner()
-///     case .fresh(let rows, let changes): show(rows, highlighting: changes)
-///     case .failed(let error, let cached): show(cached, dimmed: true); showError(error)
-///     }
-/// }
+/// for await state in try Cache(path: path).states(of: "bank") { print(state) }
 /// ```
+@available(*, deprecated, message: "use Cache(path:): its states(of:limit:) is this same stream")
 public struct CacheClient: Sendable {
     /// The database file.
     public var databasePath: String
@@ -57,6 +50,23 @@ public struct CacheClient: Sendable {
         self.environment = environment
     }
 
+    /// Preview first, then — if the source is stale — refreshing, then fresh or failed
+    /// (`refresh: false`: the preview alone), at most `limit` rows in each state.
+    public func states(of name: String, refresh: Bool = true, limit: Int? = nil) -> AsyncStream<LoadingState> {
+        LoadingStates(databasePath: databasePath, fetcher: fetcher, environment: environment, pollInterval: pollInterval,
+                      readOnly: readOnly).states(of: name, refresh: refresh, limit: limit)
+    }
+}
+
+/// The stream of one source's loading states, under `Cache.states(of:limit:)` and the model.
+struct LoadingStates: Sendable {
+    var databasePath: String
+    var fetcher: any Fetching
+    var environment: [String: String]
+    /// How often to look for the outcome of a refresh another process is running.
+    var pollInterval = 0.1
+    var readOnly = false
+
     /// Preview first, then — if the source is stale — refreshing, then fresh or failed.
     /// A fresh source yields its preview alone. The work runs on its own thread, since a
     /// sync blocks on the network.
@@ -66,7 +76,7 @@ public struct CacheClient: Sendable {
     ///   - refresh: whether a stale source is refreshed (false: its preview alone).
     ///   - limit: at most this many rows in each state: what a screen shows, so a preview of a
     ///     large source reads only that much.
-    public func states(of name: String, refresh: Bool = true, limit: Int? = nil) -> AsyncStream<LoadingState> {
+    func states(of name: String, refresh: Bool = true, limit: Int? = nil) -> AsyncStream<LoadingState> {
         AsyncStream { continuation in
             let cancelled = Mutex(false)
             continuation.onTermination = { _ in cancelled.withLock { $0 = true } }

@@ -112,7 +112,7 @@ public struct FetchResponse: Sendable {
 ///         FetchResponse(status: 200, body: Data(#"[{"id": 1}]"#.utf8))
 ///     }
 /// }
-/// let client = CacheClient(databasePath: path, fetcher: Canned())
+/// let cache = try Cache(path: path, fetcher: Canned())
 /// ```
 ///
 /// The body a fetch returns is the sync's from then on: a large one is given back to the system
@@ -125,7 +125,7 @@ public protocol Fetching: Sendable {
 /// Fetches http and https through libcurl (`HTTPClient`) and reads file URLs directly.
 ///
 /// ```swift
-/// let client = CacheClient(databasePath: path, fetcher: Fetcher())   // the default
+/// let cache = try Cache(path: path, fetcher: Fetcher())   // the default
 /// ```
 public struct Fetcher: Fetching {
     /// The libcurl fetcher (libcurl is loaded on the first fetch).

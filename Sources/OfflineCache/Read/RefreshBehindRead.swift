@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The refresh behind a read, the one implementation under both `CacheClient.states` and
+/// The refresh behind a read, the one implementation under both `Cache.states` and
 /// `cache list`: whether a stale source is refreshed (or why not), which refresh to wait for
 /// (this process's, or one already in flight), and how it ended.
 ///
