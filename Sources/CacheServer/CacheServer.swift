@@ -61,6 +61,7 @@ package final class CacheServer: Sendable {
     let pages = PageMemo()
     let table: RouteTable
     private let middleware: [Middleware]
+    private let accessLog: AccessLog?
 
     package init(_ settings: Settings) {
         self.settings = settings
@@ -73,7 +74,8 @@ package final class CacheServer: Sendable {
         readers = ReaderPool(paths: settings.databasePaths, access: settings.readAccess)
         table = RouteTable(Self.routes)
         requestMetrics = RequestMetrics()
-        middleware = Middleware.chain(for: settings, metrics: requestMetrics, sessions: sessions)
+        accessLog = settings.accessLog.map { AccessLog(format: $0, write: settings.log) }
+        middleware = Middleware.chain(for: settings, metrics: requestMetrics, accessLog: accessLog, sessions: sessions)
     }
 
     /// The answer to one request: the middleware in order, then the route.
@@ -96,6 +98,17 @@ package final class CacheServer: Sendable {
         if answer.header("Connection") == nil { answer.headers.append(("Connection", "close")) }
         return answer
     }
+
+    /// A connection cut off before its first request came whole (its line and headers took
+    /// longer than `HTTPServer.Limits.headerSeconds`; the HTTP layer answered 408 and closed
+    /// it): logged and counted as every answer is, with no method or path, for the time it had.
+    package func cutOff(peer: String, seconds: Double) {
+        requestMetrics.record(route: nil, method: "-", status: 408, seconds: seconds)
+        accessLog?.log(HTTPRequest(method: "-", path: "-", peer: peer), Self.tooSlow, milliseconds: seconds * 1000)
+    }
+
+    /// What the HTTP layer answers a request whose line and headers came too slowly.
+    package static var tooSlow: HTTPResponse { .error(408, "the request took too long to come; send its line, headers and body at once") }
 
     // MARK: Helpers the routes share
 

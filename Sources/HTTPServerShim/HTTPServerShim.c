@@ -92,7 +92,9 @@ struct watched {
     int fd;
     int waiting;      // for a request's line and headers
     int served;       // a request was answered on it before
+    struct timespec opened;
     struct timespec deadline;
+    char peer[64];    // the client's address, for the access log of a 408
     struct watched *next, *previous;
 };
 
@@ -100,6 +102,8 @@ struct cache_http_server {
     struct MHD_Daemon *daemon;
     cache_http_handler handler;
     cache_http_screen screen;
+    cache_http_cut_off cut_off;
+    char *too_slow;   // the body of a 408 (the app's words)
     void *context;
     // The header watchdog: every connection, and a thread that cuts off those past their
     // deadline. libmicrohttpd's own timeout restarts on every byte, so a client trickling a
@@ -249,6 +253,8 @@ static void notify_connection(void *cls, struct MHD_Connection *connection, void
         }
         watched->fd = info->connect_fd;
         watched->waiting = 1;
+        cache_http_peer(connection, watched->peer, sizeof watched->peer);
+        clock_gettime(CLOCK_MONOTONIC, &watched->opened);
         deadline_in(&watched->deadline, server->header_seconds);
         pthread_mutex_lock(&server->lock);
         watched->next = server->connections;
@@ -273,11 +279,16 @@ static void notify_connection(void *cls, struct MHD_Connection *connection, void
 // it never reads a 408 meant for no request of its.
 static void *watchdog(void *cls) {
     struct cache_http_server *server = cls;
-    static const char body[] = "{\"error\": \"the request took too long to come; send its line, headers and body at once\"}\n";
-    char timeout[256];
+    char timeout[1024];
     int length = snprintf(timeout, sizeof timeout, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                          "Content-Length: %zu\r\n\r\n%s", sizeof body - 1, body);
+                          "Content-Length: %zu\r\n\r\n%s", strlen(server->too_slow), server->too_slow);
+    if (length < 0 || length >= (int)sizeof timeout) length = snprintf(timeout, sizeof timeout, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    // Those answered 408 this turn, told to the app once the lock is let go (its access log
+    // writes). Room for every connection `serve` lets in (its default limit is 1024); past it
+    // in one turn, the rest are cut off untold.
+    struct { char peer[64]; double seconds; } answered[1024];
     while (1) {
+        int count = 0;
         pthread_mutex_lock(&server->lock);
         int stopping = server->stopping;
         struct timespec now;
@@ -285,11 +296,21 @@ static void *watchdog(void *cls) {
         for (struct watched *watched = server->connections; watched != NULL && !stopping; watched = watched->next) {
             if (!__atomic_load_n(&watched->waiting, __ATOMIC_SEQ_CST)) continue;
             if (now.tv_sec < watched->deadline.tv_sec || (now.tv_sec == watched->deadline.tv_sec && now.tv_nsec < watched->deadline.tv_nsec)) continue;
-            if (!watched->served) (void)!send(watched->fd, timeout, (size_t)length, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (!watched->served) {
+                (void)!send(watched->fd, timeout, (size_t)length, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (count < (int)(sizeof answered / sizeof answered[0])) {
+                    memcpy(answered[count].peer, watched->peer, sizeof watched->peer);
+                    answered[count].seconds = (double)(now.tv_sec - watched->opened.tv_sec) + (double)(now.tv_nsec - watched->opened.tv_nsec) / 1e9;
+                    count++;
+                }
+            }
             shutdown(watched->fd, SHUT_RDWR);
             __atomic_store_n(&watched->waiting, 0, __ATOMIC_SEQ_CST);
         }
         pthread_mutex_unlock(&server->lock);
+        for (int index = 0; index < count && server->cut_off != NULL; index++) {
+            server->cut_off(server->context, answered[index].peer, answered[index].seconds);
+        }
         if (stopping) return NULL;
         usleep(250 * 1000);
     }
@@ -397,8 +418,8 @@ static void completed(void *cls, struct MHD_Connection *connection, void **con_c
 
 cache_http_server *cache_http_start(const char *address, unsigned short port, unsigned int connection_limit,
                                     unsigned int per_client_limit, unsigned int idle_timeout_seconds, unsigned int header_seconds,
-                                    size_t header_memory, cache_http_handler handler, cache_http_screen screen, void *context,
-                                    char *error, size_t error_size) {
+                                    size_t header_memory, cache_http_handler handler, cache_http_screen screen,
+                                    cache_http_cut_off cut_off, const char *too_slow_body, void *context, char *error, size_t error_size) {
     const char *failure = cache_http_load();
     if (failure != NULL) {
         snprintf(error, error_size, "%s", failure);
@@ -430,6 +451,8 @@ cache_http_server *cache_http_start(const char *address, unsigned short port, un
     }
     server->handler = handler;
     server->screen = screen;
+    server->cut_off = cut_off;
+    server->too_slow = strdup(too_slow_body ? too_slow_body : "");
     server->context = context;
     server->header_seconds = header_seconds;
     server->idle_seconds = idle_timeout_seconds;
@@ -449,12 +472,14 @@ cache_http_server *cache_http_start(const char *address, unsigned short port, un
                                       MHD_OPTION_END);
     if (server->daemon == NULL) {
         snprintf(error, error_size, "cannot listen on %s port %u (in use, or not an address of this machine)", address, port);
+        free(server->too_slow);
         free(server);
         return NULL;
     }
     if (pthread_create(&server->watchdog, NULL, watchdog, server) != 0) {
         snprintf(error, error_size, "cannot start the header watchdog's thread");
         mhd.stop_daemon(server->daemon);
+        free(server->too_slow);
         free(server);
         return NULL;
     }
@@ -482,6 +507,7 @@ void cache_http_stop(cache_http_server *server) {
     pthread_mutex_unlock(&server->lock);
     pthread_join(server->watchdog, NULL);
     mhd.stop_daemon(server->daemon);
+    free(server->too_slow);
     free(server);
 }
 

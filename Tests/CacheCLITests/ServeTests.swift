@@ -332,9 +332,9 @@ import Testing
     /// 1,100 connections from one address (127.0.0.2), each sending a header line every second
     /// and never the end, beside a client on another: the limit per client turns all but 512
     /// away at once, the watchdog cuts the rest off with a 408 within its 10 s, and the other
-    /// client's `/healthz` answers every time.
+    /// client's `/healthz` answers every time. Each 408 is logged and counted as every answer is.
     @Test func oneAddressTricklingHeadersStarvesNoOne() async throws {
-        let served = try Self.served()
+        let served = try Self.served(["--access-log"])
         let server = served.server
         defer { withExtendedLifetime(served) {} }
         var trickling: [Int32] = []
@@ -376,6 +376,11 @@ import Testing
         let length = parts.first?.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }.flatMap { Int($0.split(separator: " ").last ?? "") }
         #expect(told.hasPrefix("HTTP/1.1 408 ") && parts.count == 2 && length == parts[1].utf8.count && parts[1].hasSuffix("}\n"), "\(told)")
         #expect(open == 0, "\(open) trickling connections are still open")
+        // Every 408 in the access log, with its peer, and in /metrics.
+        func logged(_ peer: String) -> Int { server.stderrText.components(separatedBy: " \(peer) - - 408 ").count - 1 }
+        try poll(seconds: 5) { logged("127.0.0.2") == timedOut && logged("127.0.0.3") == 1 }
+        let metrics = try server.get("/metrics").text
+        #expect(metrics.contains(#"cache_http_requests_total{route="none",method="other",status="408"} \#(timedOut + 1)"#), "\(metrics.suffix(1500))")
     }
 
     @Test func threeHundredIdleConnectionsDoNotStarveARequestAndTwoHundredClientsAreServed() async throws {

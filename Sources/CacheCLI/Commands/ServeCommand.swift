@@ -51,7 +51,8 @@ enum ServeCommand {
         limits.connectionsPerClient = options.maxConnectionsPerClient
         let server: HTTPServer
         do {
-            server = try HTTPServer(address: options.host, port: options.port, limits: limits, screen: { app.screen($0) }) { app.respond(to: $0) }
+            server = try HTTPServer(address: options.host, port: options.port, limits: limits, screen: { app.screen($0) },
+                                    tooSlow: CacheServer.tooSlow, cutOff: { app.cutOff(peer: $0, seconds: $1) }) { app.respond(to: $0) }
         } catch {
             app.events.stop()
             console.err("cache: serve: \(error)")

@@ -30,6 +30,7 @@ package final class HTTPServer: @unchecked Sendable {
 
     private let handler: @Sendable (HTTPRequest) -> HTTPResponse
     private let screen: @Sendable (HTTPRequest) -> HTTPResponse?
+    private let cutOff: @Sendable (_ peer: String, _ seconds: Double) -> Void
     private var server: OpaquePointer?
 
     /// Loads libmicrohttpd; nil when it loaded, else the one line that says why not.
@@ -39,11 +40,17 @@ package final class HTTPServer: @unchecked Sendable {
 
     /// `screen` sees each request as soon as its headers are in, without its body: an answer it
     /// gives is the request's (its body never read); nil lets `handler` answer once the body is in.
+    /// A connection whose first request's line and headers do not come within
+    /// `Limits.headerSeconds` is answered `tooSlow` (a 408; its body is sent as it is) and
+    /// closed, and `cutOff` hears of it (the peer, and the seconds it had).
     package init(address: String, port: UInt16, limits: Limits = Limits(),
                  screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
+                 tooSlow: HTTPResponse = .error(408, "the request took too long to come"),
+                 cutOff: @escaping @Sendable (_ peer: String, _ seconds: Double) -> Void = { _, _ in },
                  handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(StartError) {
         self.handler = handler
         self.screen = screen
+        self.cutOff = cutOff
         var error = [CChar](repeating: 0, count: 512)
         let context = Unmanaged.passUnretained(self).toOpaque()
         server = cache_http_start(address, port, limits.connections, limits.connectionsPerClient, limits.idleSeconds, limits.headerSeconds,
@@ -61,10 +68,19 @@ package final class HTTPServer: @unchecked Sendable {
             }
             guard let answer = server.screen(request) else { return 0 }
             return HTTPServer.send(answer, on: connection!)
-        }, context, &error, error.count)
+        }, { context, peer, seconds in
+            let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+            server.cutOff(peer.map { String(cString: $0) } ?? "", seconds)
+        }, HTTPServer.tooSlowBody(tooSlow), context, &error, error.count)
         guard server != nil else {
             throw StartError(description: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
+    }
+
+    /// A 408's body as the C layer sends it (no stream: it is sent whole, from the watchdog).
+    private static func tooSlowBody(_ response: HTTPResponse) -> String {
+        guard case .bytes(let bytes) = response.body else { return "" }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     package var port: Int { server.map { Int(cache_http_port($0)) } ?? 0 }

@@ -25,11 +25,14 @@ final class AccessLog: Sendable {
         Middleware(name: "access-log") { request, _, next in
             let began = ContinuousClock.now
             let response = next(request)
-            let milliseconds = (ContinuousClock.now - began).seconds * 1000
-            let line = self.line(request, response, milliseconds: milliseconds, at: Timestamp.now())
-            self.lock.withLock { _ in self.write(line) }
+            self.log(request, response, milliseconds: (ContinuousClock.now - began).seconds * 1000)
             return response
         }
+    }
+
+    func log(_ request: HTTPRequest, _ response: HTTPResponse, milliseconds: Double) {
+        let line = self.line(request, response, milliseconds: milliseconds, at: Timestamp.now())
+        lock.withLock { _ in write(line) }
     }
 
     /// One request's line (a streamed body's bytes are counted as `-`: they are still to come).

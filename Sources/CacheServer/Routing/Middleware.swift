@@ -16,9 +16,9 @@ struct Middleware: Sendable {
 
     /// The server's chain: what is measured and logged first (every answer counts), then what
     /// decides whether the request is answered at all, outermost first.
-    static func chain(for settings: CacheServer.Settings, metrics: RequestMetrics, sessions: Sessions) -> [Middleware] {
+    static func chain(for settings: CacheServer.Settings, metrics: RequestMetrics, accessLog: AccessLog?, sessions: Sessions) -> [Middleware] {
         var chain = [measured(metrics), uncached]
-        if let format = settings.accessLog { chain.append(AccessLog(format: format, write: settings.log).middleware) }
+        if let accessLog { chain.append(accessLog.middleware) }
         chain += [framing, hostCheck(HostNames(settings)), cors(settings.cors), crossSite(settings.cors)]
         if let token = settings.token { chain.append(bearer(token, sessions)) }
         return chain

@@ -29,18 +29,23 @@ typedef int (*cache_http_handler)(void *context, struct MHD_Connection *connecti
 typedef int (*cache_http_screen)(void *context, struct MHD_Connection *connection, const char *method, const char *path,
                                  const char *target, int target_cut);
 
+// Called when the header watchdog has answered a connection's first request 408 (its line and
+// headers did not come in time) and closed it: `peer` the client's address, `seconds` the time
+// it was given. Called on the watchdog's thread, outside its lock.
+typedef void (*cache_http_cut_off)(void *context, const char *peer, double seconds);
+
 // The largest request body taken; a larger one is answered 413 by the shim itself.
 extern const unsigned long long cache_http_max_body;
 
 // Listens on `address` (an IPv4 or IPv6 literal) and `port` (0: a free one), with at most
 // `connection_limit` connections open, `per_client_limit` of them from one address. A
 // connection's first request line and headers must come within `header_seconds` of its
-// opening (else 408, and it is closed); a later request's within `idle_timeout_seconds` of the
+// opening (else 408 with `too_slow_body`, JSON, and it is closed); a later request's within `idle_timeout_seconds` of the
 // answer before it. NULL when it cannot, with why in `error`.
 cache_http_server *cache_http_start(const char *address, unsigned short port, unsigned int connection_limit,
                                     unsigned int per_client_limit, unsigned int idle_timeout_seconds, unsigned int header_seconds,
-                                    size_t header_memory, cache_http_handler handler, cache_http_screen screen, void *context,
-                                    char *error, size_t error_size);
+                                    size_t header_memory, cache_http_handler handler, cache_http_screen screen,
+                                    cache_http_cut_off cut_off, const char *too_slow_body, void *context, char *error, size_t error_size);
 // The port it listens on.
 unsigned short cache_http_port(cache_http_server *server);
 // Stops accepting connections; those open go on.
