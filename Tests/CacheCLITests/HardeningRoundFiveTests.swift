@@ -55,7 +55,7 @@ import Testing
     /// records: the field named, the rows as they were. (Foundation keeps the first value; jq,
     /// JavaScript and Python the last: the cache and the next tool must not disagree.)
     @Test(arguments: [("json", #"[{"id": 1, "a": "first", "a": "second"}]"#, #"record 0: "a" is named twice"#),
-                      ("ndjson", "{\"id\": 1, \"a\": \"x\"}\n{\"id\": 2, \"id\": 3}\n", #"record 1: "id" is named twice"#),
+                      ("ndjson", "{\"id\": 1, \"a\": \"x\"}\n{\"id\": 2, \"id\": 3}\n", #"line 2: "id" is named twice"#),
                       ("jokes", #"[{"id": 1, "type": "g", "setup": "s", "punchline": "p", "punchline": "q"}]"#, #""punchline" is named twice"#)])
     func aRecordNamingAFieldTwiceIsBadDataAndChangesNothing(_ kind: String, _ body: String, _ named: String) throws {
         let box = try Sandbox()

@@ -39,8 +39,9 @@ import Testing
         let refused = box.cacheInProcess(["sync", "items"])
         #expect(refused.status == 65 && refused.stderr.contains("line 3: "), "\(refused.stderr)")
         #expect(Self.records(box) == before)
-        // Two values on one line, or a line that is not an object, are bad data too.
-        for line in [#"{"id": 3} {"id": 4}"#, #"[{"id": 3}]"#, "3"] {
+        // Two values on one line, a line that is not an object, or an object spread over
+        // lines (pretty-printed, not JSON Lines) are bad data too.
+        for line in [#"{"id": 3} {"id": 4}"#, #"[{"id": 3}]"#, "3", #"{"id": 3},"#, "{\n\"id\": 3\n}"] {
             broken[2] = line
             try Data(broken.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
             let bad = box.cacheInProcess(["sync", "items"])

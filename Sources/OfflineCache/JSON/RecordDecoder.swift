@@ -103,8 +103,9 @@ enum RecordDecoder {
 
     /// With `release`, the body is the decoder's to consume: its records are given back as they
     /// are read (a failure ends the reading there, and nothing reads them again).
+    /// With `lines`, the body is JSON Lines (ndjson): one record per line, read where it lies.
     static func decode(_ body: Data, layout: RecordLayout, page: Int = 1, deadline: DecodeDeadline? = nil,
-                       release: BodyRelease? = nil) throws(UpstreamError) -> RecordPage {
+                       release: BodyRelease? = nil, lines: Bool = false) throws(UpstreamError) -> RecordPage {
         let result: Result<RecordPage, JSONCursor.Failure> = body.withUnsafeBytes { raw in
             var reader = Reader(layout: layout, page: page)
             // The canonical records take about the body's size: reserved at once, the arena is
@@ -115,7 +116,7 @@ enum RecordDecoder {
             // A record naming a field twice is bad data: the next tool (jq, JavaScript, Python)
             // would read the last value where the first was kept.
             cursor.refusesRepeatedKeys = true
-            return Result { () throws(JSONCursor.Failure) in try reader.read(&cursor) }
+            return Result { () throws(JSONCursor.Failure) in try lines ? reader.readLines(&cursor) : reader.read(&cursor) }
         }
         switch result {
         case .success(let page): return page
@@ -154,6 +155,51 @@ enum RecordDecoder {
             guard foundRows else {
                 throw JSONCursor.Failure(message: "no records at \(layout.rows.description)\(where_)")
             }
+            return RecordPage(records: records, positions: nil, fields: fields, nested: nested, next: next)
+        }
+
+        /// JSON Lines: each line one JSON object, a record; blank lines (spaces, tabs, a CR)
+        /// passed over, and a UTF-8 byte-order mark in front (exports from Windows tools carry
+        /// one), as the csv kind passes it. Read in one pass where the lines lie, never joined
+        /// into a copy; what is wrong with a line is bad data that names it.
+        mutating func readLines(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) -> RecordPage {
+            let bytes = cursor.bytes
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { cursor.position = 3 }
+            func passBlanks(_ cursor: inout JSONCursor) {
+                while cursor.position < bytes.count, [0x20, 0x09, 0x0D].contains(bytes[cursor.position]) { cursor.position += 1 }
+            }
+            let oneToALine = "a record is a JSON object, one to a line"
+            var line = 1, index = 0, first = 0
+            while true {
+                passBlanks(&cursor)
+                guard cursor.position < bytes.count else { break }
+                if bytes[cursor.position] == UInt8(ascii: "\n") {
+                    cursor.position += 1
+                    line += 1
+                    continue
+                }
+                guard bytes[cursor.position] == UInt8(ascii: "{") else { throw JSONCursor.Failure(message: "line \(line): \(oneToALine)") }
+                if index == 0 { first = cursor.position } else { cursor.prove(from: first, to: cursor.position) }
+                let start = cursor.position
+                do throws(JSONCursor.Failure) {
+                    try addRecord(&cursor, index: index)
+                    // An object spread over lines (pretty-printed) is not JSON Lines.
+                    if memchr(bytes.baseAddress! + start, 0x0A, cursor.position - start) != nil {
+                        throw JSONCursor.Failure(message: "record \(index)\(where_): \(oneToALine), not spread over lines")
+                    }
+                } catch where !error.timedOut {
+                    // Named by its line, not its place among the records.
+                    let own = "record \(index)\(where_): "
+                    let message = error.message.hasPrefix(own) ? String(error.message.dropFirst(own.count)) : error.message
+                    throw JSONCursor.Failure(message: "line \(line)\(where_): \(message)", repeatedKey: error.repeatedKey)
+                }
+                index += 1
+                passBlanks(&cursor)
+                guard cursor.position == bytes.count || bytes[cursor.position] == UInt8(ascii: "\n") else {
+                    throw JSONCursor.Failure(message: "line \(line): \(oneToALine)")
+                }
+            }
+            foundRows = true
             return RecordPage(records: records, positions: nil, fields: fields, nested: nested, next: next)
         }
 
