@@ -34,6 +34,29 @@ import Testing
         #expect(missing.isEmpty, "\(missing.count) undocumented: \(missing.prefix(20).joined(separator: "\n"))")
     }
 
+    /// Issue 56: every Swift block of the DocC articles is compiled — it is in Examples/states'
+    /// `docc-examples` as written (its `import` lines aside), which ExampleTests builds — or
+    /// marked an illustration just above it, saying why (`<!-- swift: an illustration: … -->`).
+    @Test func everyDocCBlockIsCompiledOrAnIllustration() throws {
+        let catalogue = Paths.repository + "/Sources/OfflineCache/OfflineCache.docc"
+        let compiled = try String(contentsOfFile: Paths.repository + "/Examples/states/Sources/docc-examples/main.swift", encoding: .utf8)
+        var blocks = 0
+        for file in try FileManager.default.contentsOfDirectory(atPath: catalogue).filter({ $0.hasSuffix(".md") }).sorted() {
+            let lines = try String(contentsOfFile: catalogue + "/" + file, encoding: .utf8).components(separatedBy: "\n")
+            var index = 0
+            while index < lines.count {
+                defer { index += 1 }
+                guard lines[index] == "```swift" else { continue }
+                let end = try #require(lines[(index + 1)...].firstIndex(of: "```"), "\(file):\(index + 1): a block with no end")
+                blocks += 1
+                let marked = index > 0 && lines[index - 1].hasPrefix("<!-- swift: an illustration: ") && lines[index - 1].count > 40
+                let code = lines[(index + 1)..<end].filter { !$0.hasPrefix("import ") }.joined(separator: "\n")
+                #expect(marked || compiled.contains(code + "\n"), "\(file):\(index + 1): a Swift block neither compiled in docc-examples nor marked an illustration")
+            }
+        }
+        #expect(blocks >= 4, "the articles' blocks were not found")
+    }
+
     /// The check finds an undocumented declaration: it is not one that cannot fail.
     @Test func theCheckFindsAnUndocumentedDeclaration() throws {
         let box = try Sandbox()
