@@ -453,6 +453,11 @@ cache_http_server *cache_http_start(const char *address, unsigned short port, un
     server->screen = screen;
     server->cut_off = cut_off;
     server->too_slow = strdup(too_slow_body ? too_slow_body : "");
+    if (server->too_slow == NULL) {
+        snprintf(error, error_size, "out of memory");
+        free(server);
+        return NULL;
+    }
     server->context = context;
     server->header_seconds = header_seconds;
     server->idle_seconds = idle_timeout_seconds;

@@ -58,6 +58,8 @@ private final class Exchange: NSObject, URLSessionDataDelegate, @unchecked Senda
     private var expected: Int?
     private var stopped: UpstreamError?
     private var failure: (any Error)?
+    /// An error status's body reached the cap and was cut there: its status is the answer.
+    private var errorBodyCut = false
 
     init(request: FetchRequest, url: URL, headers: [Source.Header]) {
         self.request = request
@@ -97,8 +99,16 @@ private final class Exchange: NSObject, URLSessionDataDelegate, @unchecked Senda
             made.setValue("application/json", forHTTPHeaderField: "Content-Type")
             made.httpBody = sent
         }
-        session.dataTask(with: made).resume()
-        finished.wait()
+        let task = session.dataTask(with: made)
+        task.resume()
+        // The whole fetch within the deadline: FoundationNetworking keeps no resource timeout
+        // (its request timeout restarts with every byte), so an upstream trickling a byte at a
+        // time is cut off here.
+        if finished.wait(timeout: .now() + remaining) == .timedOut {
+            task.cancel()
+            finished.wait()
+            throw .timedOut(url: display, seconds: request.timeout)
+        }
 
         if let stopped { throw stopped }
         if let failure {
@@ -134,11 +144,14 @@ private final class Exchange: NSObject, URLSessionDataDelegate, @unchecked Senda
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard stopped == nil else { return }
-        // The cap on the bytes as they come, decoded: an error status's body is not kept past
+        // The cap on the bytes as they come, decoded: an error status's body is not read past
         // it either, but never fails the fetch (its status says what went wrong).
         guard body.count + data.count <= request.maxBytes else {
             if (200..<300).contains(status) || request.write != nil {
                 stopped = .tooLarge(limit: request.maxBytes)
+                dataTask.cancel()
+            } else {
+                errorBodyCut = true
                 dataTask.cancel()
             }
             return
@@ -148,7 +161,7 @@ private final class Exchange: NSObject, URLSessionDataDelegate, @unchecked Senda
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        if stopped == nil, let error { failure = error }
+        if stopped == nil, !errorBodyCut, let error { failure = error }
         finished.signal()
     }
 }

@@ -290,6 +290,8 @@ import Testing
         }
         let first = served.get("/sources/jokes/rows")
         #expect(try staleJokes(first) == [])
+        // A page the clock picks rows for (stale ones) is made each time: none yet.
+        #expect(try staleJokes(served.get("/sources/jokes/rows?stale=1")) == [])
         #expect(served.get("/sources/jokes/rows").text == first.text && served.server.pages.made == 1, "asked again, the page is the one kept")
         var asked = 0
         try poll(seconds: 10) {
@@ -300,6 +302,7 @@ import Testing
         let sourceStale = try served.get("/sources/jokes").json()["stale"] as? Bool
         #expect(crossed.header("ETag") != first.header("ETag") && sourceStale == false)
         #expect(served.server.pages.made == 2, "made again once, when the row crossed its TTL (\(asked) requests)")
+        #expect(try staleJokes(served.get("/sources/jokes/rows?stale=1")) == ["3"], "the stale rows' page shows the row that crossed")
 
         // A local edit and a sync show at once.
         #expect(served.get("/sources/tasks/rows").text.contains(#""title":"one""#))

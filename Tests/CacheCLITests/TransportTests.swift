@@ -58,6 +58,18 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(8))
     }
 
+    /// An upstream that answers a byte a second is cut off at the fetch's deadline, not kept
+    /// alive by each byte.
+    @Test(arguments: transports) func aTricklingUpstreamEndsAtTheDeadline(_ transport: String) throws {
+        let upstream = try LoopbackUpstream()
+        try upstream.control(["fault": "drip"])
+        let started = ContinuousClock.now
+        #expect(throws: UpstreamError.timedOut(url: upstream.baseURL + "/account", seconds: 2)) {
+            try Self.fetcher(transport).fetch(Self.request(upstream.baseURL + "/account", timeout: 2))
+        }
+        #expect(ContinuousClock.now - started < .seconds(6))
+    }
+
     /// A redirect is followed, at most `maxRedirects` times; the source's headers (its token)
     /// go to its own origin alone, never to the one a redirect names.
     @Test(arguments: transports) func redirectsKeepCredentialsOnTheOrigin(_ transport: String) throws {

@@ -84,15 +84,17 @@ import Testing
     }
 
     /// The stored form, digits placed by hand, against SQLite's own `strftime` (a peer): every
-    /// year from 1970 to 9999, any second, milliseconds a binary fraction holds exactly.
+    /// year from 0000 to 9999, before 1970 too (a fraction of a second there once crashed the
+    /// formatter), any second, milliseconds a binary fraction holds exactly.
     @Test func timestampsAreWhatSQLiteWritesForTheSameMoment() throws {
         let db = try Connection(path: ":memory:")
         var generator = SystemRandomNumberGenerator()
         for index in 0..<2000 {
-            let seconds = Double(Int.random(in: 0...253_402_300_799, using: &generator)) + Double(index % 8) * 0.125
+            let seconds = Double(Int.random(in: -62_167_219_200...253_402_300_798, using: &generator)) + Double(index % 8) * 0.125
             let sqlite = try db.query("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', ?, 'unixepoch')", [.double(seconds)]) { $0.text(0) }.first ?? nil
             #expect(Timestamp.format(Date(timeIntervalSince1970: seconds)) == sqlite, "\(seconds)")
         }
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
     }
 
     @Test func transactionIDsAreStableAndDistinct() {

@@ -58,6 +58,8 @@ final class PageMemo: Sendable {
     func keep(_ page: Page, under key: String, _ inputs: Inputs) {
         pages.withLock { pages in
             pages.made += 1
+            // A page past an eighth of the bound is made each time: kept, it would push out the rest.
+            guard page.body.count <= Self.largestBytes / 8 else { return }
             if pages.kept.count >= Self.largestCount || pages.bytes + page.body.count > Self.largestBytes {
                 (pages.kept, pages.bytes) = ([:], 0)
             }

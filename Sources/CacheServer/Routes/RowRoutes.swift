@@ -103,8 +103,12 @@ extension CacheServer {
             switch format {
             case .json:
                 // A page asked for again before anything it says changed is the page kept; a
-                // follower's (its lag is in the body), a past moment's and a search's are made.
-                let memoKey = query == nil && page.asOf == nil && freshness.replicaLag.json == nil ? database.path + "\u{0}" + canonical : nil
+                // follower's (its lag is in the body), a past moment's, a search's, and one whose
+                // rows are picked by the clock (`stale=1`, a filter on `stale` or `age_s`: rows
+                // join it as they cross their TTL) are made each time.
+                let byTheClock = page.staleOnly || page.filters.contains { ["stale", "age_s"].contains($0.column) }
+                let memoKey = query == nil && page.asOf == nil && freshness.replicaLag.json == nil && !byTheClock
+                    ? database.path + "\u{0}" + canonical : nil
                 let inputs = PageMemo.Inputs(freshness.version, refreshing: refreshing)
                 let made: PageMemo.Page
                 if let memoKey, let kept = pages.page(memoKey, inputs) {
@@ -171,9 +175,19 @@ extension CacheServer {
         var bytes = Array("{\"source\": ".utf8)
         var text = ""
         JSONValue.quote(source.name, into: &text)
-        if source.kind.hasHeader, let header = Self.header(try reader.rows(of: source, limit: 0, asOf: page.asOf)) {
+        // The first moment a fresh row of the page (or the header) turns stale (the views'
+        // test: its seen_at older than the TTL), after which the page says something else.
+        var freshUntil: Date?
+        func fresh(since seenAt: String?) {
+            guard let seenAt = seenAt.flatMap(Timestamp.parse) else { return }
+            let crossing = seenAt.addingTimeInterval(Double(source.ttlSeconds))
+            freshUntil = min(freshUntil ?? crossing, crossing)
+        }
+        if source.kind.hasHeader, case .account(let account?, _) = try reader.rows(of: source, limit: 0, asOf: page.asOf),
+           let header = Self.header(.account(account, [])) {
             text += ", \"header\": "
             header.write(to: &text)
+            if !account.stale { fresh(since: account.seenAt) }
         }
         if let lag = freshness.replicaLag.json {
             text += ", \"replica_lag_s\": "
@@ -181,9 +195,6 @@ extension CacheServer {
         }
         bytes += Array(text.utf8) + Array(", \"stale\": \(freshness.version.stale), \"refreshing\": \(refreshing), \"rows\": [".utf8)
         var count = 0, staleRows = 0
-        // The first moment a fresh row of the page turns stale (the views' test: its seen_at
-        // older than the TTL), after which the page says something else.
-        var freshUntil: Date?
         let write = { (columns: [String], row: Statement, writer: inout RowRecordBytes?) in
             let rowWriter = writer ?? RowRecordBytes(columns, keyColumn: key)
             writer = rowWriter
@@ -191,9 +202,8 @@ extension CacheServer {
             rowWriter.json(row, into: &bytes)
             if let flag = rowWriter.staleColumn, row.int(flag) != 0 {
                 staleRows += 1
-            } else if let seenAt = rowWriter.seenAt(row).flatMap(Timestamp.parse) {
-                let crossing = seenAt.addingTimeInterval(Double(source.ttlSeconds))
-                freshUntil = min(freshUntil ?? crossing, crossing)
+            } else {
+                fresh(since: rowWriter.seenAt(row))
             }
             count += 1
         }

@@ -27,9 +27,10 @@ extension Cache {
     }
 
     /// Queues many edits of the source `name` at once, in order, in one transaction: all of
-    /// them, or none when one is refused (the error says which, by its place and key). Each is
-    /// what `edit(_:key:_:)` queues, and shows at once; one commit writes them all, so an app
-    /// importing a list of changes, or marking many rows at once, waits once, not per edit.
+    /// them, or none when one is refused (a refusal says which, by its place and key; a record
+    /// not cached is `noSuchRow`, naming its key). Each is what `edit(_:key:_:)` queues, and
+    /// shows at once; one commit writes them all, so an app importing a list of changes, or
+    /// marking many rows at once, waits once, not per edit.
     ///
     /// ```swift
     /// let done = try cache.edit("tasks", [("7", .patch(#"{"done": true}"#)), ("8", .delete)])

@@ -29,7 +29,8 @@ import Synchronization
 /// and watches nothing): the cached rows at once, then, when they are stale, a refresh. After
 /// that it stays current: a sync by any process (cron, the command line, `cache serve`)
 /// reaches it within a second, through SQLite's `data_version` (what `cache serve`'s events
-/// watch). Its work stops when it is released.
+/// watch). Released, it stops watching; a refresh it started ends at its next state (or its
+/// timeout), and nothing more is read for it.
 @MainActor @Observable
 public final class SourceModel<Row: Decodable & Sendable> {
     /// The seed app's loading status.

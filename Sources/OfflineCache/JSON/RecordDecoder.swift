@@ -146,6 +146,9 @@ enum RecordDecoder {
         }
 
         var where_: String { page > 1 ? " on page \(page)" : "" }
+        /// The line being read, in JSON Lines: a record is named by it, not by its place.
+        var line: Int?
+        func named(_ index: Int) -> String { "\(line.map { "line \($0)" } ?? "record \(index)")\(where_)" }
 
         mutating func read(_ cursor: inout JSONCursor) throws(JSONCursor.Failure) -> RecordPage {
             cursor.skipWhitespace()
@@ -178,25 +181,24 @@ enum RecordDecoder {
                     line += 1
                     continue
                 }
-                guard bytes[cursor.position] == UInt8(ascii: "{") else { throw JSONCursor.Failure(message: "line \(line): \(oneToALine)") }
+                guard bytes[cursor.position] == UInt8(ascii: "{") else { throw JSONCursor.Failure(message: "line \(line)\(where_): \(oneToALine)") }
                 if index == 0 { first = cursor.position } else { cursor.prove(from: first, to: cursor.position) }
                 let start = cursor.position
+                self.line = line
                 do throws(JSONCursor.Failure) {
                     try addRecord(&cursor, index: index)
-                    // An object spread over lines (pretty-printed) is not JSON Lines.
-                    if memchr(bytes.baseAddress! + start, 0x0A, cursor.position - start) != nil {
-                        throw JSONCursor.Failure(message: "record \(index)\(where_): \(oneToALine), not spread over lines")
-                    }
-                } catch where !error.timedOut {
-                    // Named by its line, not its place among the records.
-                    let own = "record \(index)\(where_): "
-                    let message = error.message.hasPrefix(own) ? String(error.message.dropFirst(own.count)) : error.message
-                    throw JSONCursor.Failure(message: "line \(line)\(where_): \(message)", repeatedKey: error.repeatedKey)
+                } catch where !error.timedOut && !error.message.hasPrefix(named(index)) {
+                    // The JSON itself (a record's own failures name their line already).
+                    throw JSONCursor.Failure(message: "\(named(index)): \(error.message)", repeatedKey: error.repeatedKey)
+                }
+                // An object spread over lines (pretty-printed) is not JSON Lines.
+                if memchr(bytes.baseAddress! + start, 0x0A, cursor.position - start) != nil {
+                    throw JSONCursor.Failure(message: "\(named(index)): \(oneToALine), not spread over lines")
                 }
                 index += 1
                 passBlanks(&cursor)
                 guard cursor.position == bytes.count || bytes[cursor.position] == UInt8(ascii: "\n") else {
-                    throw JSONCursor.Failure(message: "line \(line): \(oneToALine)")
+                    throw JSONCursor.Failure(message: "line \(line)\(where_): \(oneToALine)")
                 }
             }
             foundRows = true
@@ -283,7 +285,7 @@ enum RecordDecoder {
             do throws(JSONCursor.Failure) {
                 try Canonical.object(&cursor, into: &records.bytes, scratch: &scratch, entries: &entries)
             } catch where error.repeatedKey {
-                throw JSONCursor.Failure(message: "record \(index)\(where_): \(error.message)", repeatedKey: true)
+                throw JSONCursor.Failure(message: "\(named(index)): \(error.message)", repeatedKey: true)
             }
             let json = start..<records.bytes.count
             var parts: [Canonical.Entry] = []
@@ -292,7 +294,7 @@ enum RecordDecoder {
                 guard let entry = entries.first(where: { scratch[$0.key].elementsEqual(field.keys[0].utf8) }),
                       entry.kind == .string || entry.kind == .number else {
                     let present = entries.contains { scratch[$0.key].elementsEqual(field.keys[0].utf8) }
-                    throw JSONCursor.Failure(message: "record \(index)\(where_) has no key field \(field.dotted)"
+                    throw JSONCursor.Failure(message: "\(named(index)) has no key field \(field.dotted)"
                         + (present ? " holding a string or number" : Self.keyHint(entries.map { Canonical.name($0, scratch) })))
                 }
                 parts.append(entry)
@@ -325,7 +327,7 @@ enum RecordDecoder {
                 guard let value = record.at(field), value.isKey else {
                     var names: [String] = []
                     if case .object(let keys, _) = record { names = keys }
-                    throw JSONCursor.Failure(message: "record \(index)\(where_) has no key field \(field.dotted)"
+                    throw JSONCursor.Failure(message: "\(named(index)) has no key field \(field.dotted)"
                         + (record.at(field) == nil ? Self.keyHint(names) : " holding a string or number"))
                 }
                 parts.append(value)

@@ -38,7 +38,8 @@ package struct OutboxStore {
     }
 
     /// Queues every change of `edits` in one transaction, in order: all of them, or none when
-    /// one is refused (the error names which). One commit for many edits: an app importing a
+    /// one is refused (a refusal names the edit by its place and key; a record that is not
+    /// cached is `noSuchRow`, which names its key). One commit for many edits: an app importing a
     /// list of changes, or marking many rows at once, writes each page of the file once.
     package func queue(_ edits: [(key: String?, change: LocalEdit.Change)], source: Source, now: Date = Date()) throws(CacheError) -> [LocalEdit] {
         func naming(_ index: Int, _ error: CacheError) -> CacheError {

@@ -9,8 +9,11 @@ package enum Timestamp {
 
     package static func format(_ date: Date) -> String {
         let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(ms / 1000)
-        let millis = Int(ms - Int64(seconds) * 1000)
+        // Floored, so a moment before 1970 keeps its milliseconds between 0 and 999.
+        var (whole, part) = ms.quotientAndRemainder(dividingBy: 1000)
+        if part < 0 { (whole, part) = (whole - 1, part + 1000) }
+        var seconds = time_t(whole)
+        let millis = Int(part)
         var tm = tm()
         gmtime_r(&seconds, &tm)
         let year = Int(tm.tm_year) + 1900
