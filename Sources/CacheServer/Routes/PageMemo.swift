@@ -4,11 +4,12 @@ import OfflineCache
 /// JSON pages of rows, kept for the moment they are asked for again: a dashboard, a load of page
 /// views, a proxy revalidating, all ask for the same page between two syncs. A kept page is given
 /// only while every input of its body is as it was when it was made — the rows' version (a sync
-/// that wrote or confirmed them, a local edit), the source's own stale flag, whether a refresh is
-/// in flight — and before the first of its fresh rows crosses its TTL; the headers (`Age`,
-/// `Cache-Control`, `Cache-Status`) are made for each answer. So a kept page never says anything
-/// its rows would not say now. Pages of a follower (whose lag is in the body), of a past moment
-/// and of a search are made each time.
+/// that wrote or confirmed them, a local edit), the source's own stale flag and TTL, whether a
+/// refresh is in flight — and before the first of its fresh rows (or its account's header)
+/// crosses its TTL; the headers (`Age`, `Cache-Control`, `Cache-Status`) are made for each
+/// answer. So a kept page never says anything its rows would not say now. Pages of a follower (whose lag is in the body), of a past moment,
+/// of a search, and those whose rows the clock picks (`stale=1`, a filter on `stale` or `age_s`)
+/// are made each time (`CacheServer.rows` decides).
 final class PageMemo: Sendable {
     /// What a page's body says besides its rows, read for each request: a kept page whose inputs
     /// differ is made again.
