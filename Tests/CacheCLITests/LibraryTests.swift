@@ -184,9 +184,10 @@ import Testing
                 == ["tokenEnv", "oauthTokenURL", "clientIDEnv", "noCACert", "noOAuth", "maxDelete", "url"])
     }
 
-    /// At most 52 public types (48 since typed rows, search, a row's log, the run history and
-    /// the screen's model; 52 with local edits: `LocalEdit`, its `State` and `Change`), and none
-    /// of the engine's inner ones: an app sees what it needs.
+    /// At most 49 public types (48 since typed rows, search, a row's log, the run history and
+    /// the screen's model; 52 with local edits: `LocalEdit`, its `State` and `Change`; 49 once
+    /// `RecordLayout`, its `NextPage` and `JSONPath`, which only the command line and the engine
+    /// read, became `package`), and none of the engine's inner ones: an app sees what it needs.
     @Test func thePublicSurfaceIsSmall() throws {
         let root = URL(fileURLWithPath: Paths.repository + "/Sources/OfflineCache")
         let files = (FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".swift") }
@@ -198,7 +199,7 @@ import Testing
             }
         }
         print("public types: \(names.count): \(names.sorted().joined(separator: ", "))")
-        #expect(names.count <= 52, "\(names.count) public types")
+        #expect(names.count <= 49, "\(names.count) public types")
         #expect(names.count > 10)
         for inner in ["Connection", "Statement", "PayloadDecoder", "RecordDecoder", "JSONCursor", "SyncEngine", "CacheDatabase"] {
             #expect(!names.contains(inner), "\(inner) is public")

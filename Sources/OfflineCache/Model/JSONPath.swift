@@ -8,17 +8,17 @@ import Glibc
 /// ```swift
 /// let path = JSONPath("$['@odata.nextLink']")   // nil for text that is not a path
 /// ```
-public struct JSONPath: Sendable, Equatable, Hashable {
+package struct JSONPath: Sendable, Equatable, Hashable {
     /// The object keys from the root, in order.
-    public var keys: [String]
+    package var keys: [String]
 
     /// The path through these keys (none: the root, `$`).
-    public init(_ keys: [String] = []) { self.keys = keys }
+    package init(_ keys: [String] = []) { self.keys = keys }
 
     /// `$`, `$.a.b`, `$['a.b']`, or (for key fields) `a.b`; nil for an empty key or a malformed path.
     /// A name runs to the next `.` or `['`/`["`: any other character is part of it (`items[]`
     /// is one key, as paths stored before brackets were read have it).
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         var rest = Substring(text)
         if rest.hasPrefix("$") {
             rest = rest.dropFirst()
@@ -114,12 +114,12 @@ public struct JSONPath: Sendable, Equatable, Hashable {
     /// As SQLite's JSON functions take it: `$."a"."b"` (keys hold no `"` or `\`: see the settings' check).
     package var sqlitePath: String { "$" + keys.map { ".\"" + $0 + "\"" }.joined() }
 
-    public var description: String {
+    package var description: String {
         "$" + keys.map { Self.isPlain($0) ? "." + $0 : Self.bracketed($0) }.joined()
     }
 
     /// As a key field is written: `user.id`; a key that is not a plain name in brackets (`['a.b']`).
-    public var dotted: String {
+    package var dotted: String {
         keys.enumerated().map { index, key in
             Self.isPlain(key) ? (index == 0 ? key : "." + key) : Self.bracketed(key)
         }.joined()

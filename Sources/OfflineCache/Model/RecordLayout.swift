@@ -6,22 +6,22 @@ import Glibc
 /// ```swift
 /// if let layout = try cache.sources().first(where: { $0.name == "repos" })?.layout { print(layout.keyDescription) }
 /// ```
-public struct RecordLayout: Sendable, Equatable {
+package struct RecordLayout: Sendable, Equatable {
     /// Where the records are: `$` (the response itself), `$.results`, `$.data.items`. An array
     /// there holds records; a single object is one record.
-    public var rows: JSONPath
+    package var rows: JSONPath
     /// The fields whose values identify a record: `id`, or `user.id,repo` (dot paths).
-    public var key: [JSONPath]
+    package var key: [JSONPath]
     /// How to find the next page, if the API pages.
-    public var next: NextPage?
+    package var next: NextPage?
     /// The query parameter a cursor, offset, page number or last key is sent as.
-    public var nextParam: String?
+    package var nextParam: String?
     /// With `next = .page`: the first page's number (1 unless set).
-    public var firstPage: Int?
+    package var firstPage: Int?
     /// With `next = .lastKey`: the boolean that says more pages follow (`$.has_more`).
-    public var hasMore: JSONPath?
+    package var hasMore: JSONPath?
     /// Reaching this many pages fails the sync rather than caching part of the data.
-    public var maxPages: Int
+    package var maxPages: Int
     /// For a csv source: the byte between fields (`,` unless set).
     package var delimiter: UInt8?
     /// Syncs that ask only for what changed since the last one, with a full sweep now and then.
@@ -88,10 +88,10 @@ public struct RecordLayout: Sendable, Equatable {
     }
 
     /// Pages one sync follows unless `maxPages` says otherwise.
-    public static let defaultMaxPages = 100
+    package static let defaultMaxPages = 100
 
     /// Where the records are, what keys them, and how the pages follow one another.
-    public init(rows: JSONPath = JSONPath(), key: [JSONPath], next: NextPage? = nil, nextParam: String? = nil,
+    package init(rows: JSONPath = JSONPath(), key: [JSONPath], next: NextPage? = nil, nextParam: String? = nil,
                 firstPage: Int? = nil, hasMore: JSONPath? = nil, maxPages: Int = RecordLayout.defaultMaxPages,
                 delimiter: UInt8? = nil) {
         self.rows = rows
@@ -121,7 +121,7 @@ public struct RecordLayout: Sendable, Equatable {
     /// ```swift
     /// if case .body(let path)? = layout.next { print("next page at \(path)") }
     /// ```
-    public enum NextPage: Sendable, Equatable {
+    package enum NextPage: Sendable, Equatable {
         /// `Link: <…>; rel="next"` response headers (GitHub's style).
         case link
         /// A URL (or, with `nextParam`, a cursor) at this path in the body; null or absent ends.
@@ -136,7 +136,7 @@ public struct RecordLayout: Sendable, Equatable {
         case lastKey
 
         /// `link`, `offset`, `page`, `last-key`, `header:NAME` or a path such as `$.next`.
-        public init?(_ text: String) {
+        package init?(_ text: String) {
             switch text {
             case "link": self = .link
             case "offset": self = .offset
@@ -154,7 +154,7 @@ public struct RecordLayout: Sendable, Equatable {
             }
         }
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .link: "link"
             case .body(let path): path.description
@@ -189,8 +189,8 @@ public struct RecordLayout: Sendable, Equatable {
     }
 
     /// The key when it is one top-level field (`id`), else nil.
-    public var singleKeyField: String? { key.count == 1 && key[0].keys.count == 1 ? key[0].keys[0] : nil }
+    package var singleKeyField: String? { key.count == 1 && key[0].keys.count == 1 ? key[0].keys[0] : nil }
 
     /// The key as `sources list` shows it and the database stores it: `id` or `user.id,repo`.
-    public var keyDescription: String { key.map(\.dotted).joined(separator: ",") }
+    package var keyDescription: String { key.map(\.dotted).joined(separator: ",") }
 }

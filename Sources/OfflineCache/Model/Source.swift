@@ -98,7 +98,7 @@ public struct Source: Sendable, Equatable {
     /// it; nil: the age given on the command line.
     public var alertAfterSeconds: Int?
     /// For `json` sources: where the records are and what identifies them.
-    public var layout: RecordLayout?
+    package var layout: RecordLayout?
     /// For sources that keep records: where and how local edits are written (`--write-url`…).
     package var writing = Writing()
     /// Whether the source's rows are kept in the full-text index `cache search` reads (on unless
