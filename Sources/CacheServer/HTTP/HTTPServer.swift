@@ -45,7 +45,7 @@ package final class HTTPServer: @unchecked Sendable {
     /// closed, and `cutOff` hears of it (the peer, and the seconds it had).
     package init(address: String, port: UInt16, limits: Limits = Limits(),
                  screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
-                 tooSlow: HTTPResponse = .error(408, "the request took too long to come"),
+                 tooSlow: HTTPResponse,
                  cutOff: @escaping @Sendable (_ peer: String, _ seconds: Double) -> Void = { _, _ in },
                  handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(StartError) {
         self.handler = handler

@@ -94,7 +94,8 @@ enum RecordDecoder {
             let bytes = cursor.bytes
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { cursor.position = 3 }
             func passBlanks(_ cursor: inout JSONCursor) {
-                while cursor.position < bytes.count, [0x20, 0x09, 0x0D].contains(bytes[cursor.position]) { cursor.position += 1 }
+                while cursor.position < bytes.count,
+                      bytes[cursor.position] == 0x20 || bytes[cursor.position] == 0x09 || bytes[cursor.position] == 0x0D { cursor.position += 1 }
             }
             let oneToALine = "a record is a JSON object, one to a line"
             var line = 1, index = 0, first = 0
