@@ -91,7 +91,10 @@ public final class SourceModel<Row: Decodable & Sendable> {
             guard let states = self?.start() else { return }
             for await state in states {
                 guard let (cache, source, limit) = self.map({ ($0.cache, $0.source, $0.limit) }) else { return }
-                let read = await Task.detached { try? Self.read(cache, source, limit) }.value
+                // A refresh under way changes no row: shown at once, not after a read that its
+                // sync's write could hold up.
+                var read: Read?
+                if case .refreshing = state {} else { read = await Task.detached { try? Self.read(cache, source, limit) }.value }
                 self?.apply(state, read)
             }
             self?.loaded()
