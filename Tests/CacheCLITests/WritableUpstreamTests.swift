@@ -75,9 +75,12 @@ import Testing
         try upstream.tasks(["hold": true])
         let other = ["Idempotency-Key": "\"second\""]
         let port = upstream.port
+        // Its answer waits for the test's release, not a clock: a loaded machine may take a
+        // while to get there, and a 10 s read bound cut it off once (beside a CPU hog).
         let held = Task.detached {
             try HTTPProbe.request(port: port, method: "PATCH", target: "/api/tasks/1",
-                                  headers: ["Content-Type": "application/json", "Idempotency-Key": "\"second\""], body: #"{"title": "b"}"#).status
+                                  headers: ["Content-Type": "application/json", "Idempotency-Key": "\"second\""], body: #"{"title": "b"}"#,
+                                  timeout: 120).status
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while try ((upstream.taskLog()["writes"] as? [[String: Any]]) ?? []).filter({ $0["idempotency_key"] as? String == "\"second\"" }).isEmpty,
