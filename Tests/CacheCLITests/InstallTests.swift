@@ -173,6 +173,28 @@ import Testing
         #expect(wrong.status == 64 && wrong.stderr.contains("unknown argument '--prefix'"), "\(wrong.stderr)")
     }
 
+    /// `Scripts/soak` runs every test the suite runs smaller: each test it names exists, and
+    /// each test file that scales a test (`TestScale.pick`) has a test the script names.
+    @Test func soakRunsEveryScaledTest() async throws {
+        let box = try Sandbox()
+        let listed = try await box.run(Paths.repository + "/Scripts/soak", ["--list"])
+        #expect(listed.status == 0)
+        let names = listed.stdout.split(separator: "\n").map(String.init)
+        #expect(names.count >= 4, "\(listed.stdout)")
+        let folder = Paths.repository + "/Tests/CacheCLITests"
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".swift") }
+        let texts = try files.map { try String(contentsOfFile: folder + "/" + $0, encoding: .utf8) }
+        for name in names {
+            #expect(texts.contains { $0.contains("func \(name)(") }, "Scripts/soak names \(name), which is no test")
+        }
+        let scaling = "TestScale" + ".pick("  // spelled apart, so this file does not match itself
+        for (file, text) in zip(files, texts) where text.contains(scaling) {
+            #expect(names.contains { text.contains("func \($0)(") }, "\(file) scales a test that Scripts/soak does not run")
+        }
+        let wrong = try await box.run(Paths.repository + "/Scripts/soak", ["--fast"])
+        #expect(wrong.status == 64 && wrong.stderr.contains("unknown argument '--fast'"), "\(wrong.stderr)")
+    }
+
     /// `systemd-analyze verify`, where the machine has it.
     static func verify(_ files: [String], prefix: String, _ box: Sandbox) async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {

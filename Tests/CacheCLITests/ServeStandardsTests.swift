@@ -51,7 +51,7 @@ struct ServeStandardsTests {
         defer { withExtendedLifetime(served) {} }
         let (_, key) = try Self.targets(served)
         let run = try await served.box.run(Paths.repository + "/Scripts/api-fuzz", [
-            "http://127.0.0.1:\(served.server.port)", "--name", "jokes", "--key", key, "--examples", "15", "--seed", "20261203",
+            "http://127.0.0.1:\(served.server.port)", "--name", "jokes", "--key", key, "--examples", "10", "--seed", "20261203",
         ])
         #expect(run.status == 0, "\(run.stdout.suffix(4000)) \(run.stderr.suffix(1000))")
         #expect(run.stdout.contains(" passed"), "\(run.stdout.suffix(1000))")

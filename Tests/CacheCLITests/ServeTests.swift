@@ -333,7 +333,8 @@ import Testing
     /// and never the end, beside a client on another: the limit per client turns all but 512
     /// away at once, the watchdog cuts the rest off with a 408 within its 10 s, and the other
     /// client's `/healthz` answers every time. Each 408 is logged and counted as every answer is.
-    @Test func oneAddressTricklingHeadersStarvesNoOne() async throws {
+    /// (It waits out the watchdog's 10 s, so it waits in the lane for waiting.)
+    @Test(.waiting) func oneAddressTricklingHeadersStarvesNoOne() async throws {
         let served = try Self.served(["--access-log"])
         let server = served.server
         defer { withExtendedLifetime(served) {} }
