@@ -205,4 +205,21 @@ import Testing
             #expect(!names.contains(inner), "\(inner) is public")
         }
     }
+
+    /// Issue 56: every call into the C library is made from one folder, `Platform/`, so a port
+    /// to another system (an app's Apple platforms) changes those files alone: no other file of
+    /// the library imports Glibc, and each of that folder's imports has its Darwin alternative.
+    @Test func theCLibraryIsCalledFromOneFolder() throws {
+        let root = Paths.repository + "/Sources/OfflineCache/"
+        let files = (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".swift") }
+        var importing: [String] = []
+        for file in files {
+            let text = try String(contentsOfFile: root + file, encoding: .utf8)
+            guard text.contains("import Glibc") else { continue }
+            importing.append(file)
+            #expect(text.contains("#if canImport(Glibc)\nimport Glibc\n#elseif canImport(Darwin)\nimport Darwin\n#endif"), "\(file) imports Glibc with no alternative")
+        }
+        #expect(importing.count >= 5, "\(importing)")
+        #expect(importing.allSatisfy { $0.hasPrefix("Platform/") }, "outside Platform/: \(importing.filter { !$0.hasPrefix("Platform/") })")
+    }
 }

@@ -12,7 +12,7 @@ import Testing
 
     /// Bottom first. "." is the files directly in the module's folder.
     static let layers: [String: [String]] = [
-        "OfflineCache": ["Support", "Model", "HTTP", "JSON", "SQLite", "Kinds", "Store", "Sync", "Read", "Inspect", "Shapes", "Outbox", "Client"],
+        "OfflineCache": ["Platform", "Support", "Model", "HTTP", "JSON", "SQLite", "Kinds", "Store", "Sync", "Read", "Inspect", "Shapes", "Outbox", "Client"],
         "CacheCLI": ["Interface", "Output", "Refresh", "Commands", "."],
     ]
 

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// The states of one source as an app shows them: preview, then content or a clear failure.

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import Observation
-import Glibc
 import Synchronization
 
 /// One source as a screen shows it, the seed app's `Client` in library form: an `@Observable`

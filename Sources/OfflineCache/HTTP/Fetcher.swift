@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// What to fetch and within which limits.
 ///
@@ -147,24 +146,28 @@ public struct Fetcher: Fetching {
     private func readFile(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
         let path = request.url.path
         let display = Source.redacted(request.url)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { throw .noFile(path: path) }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .noFile(path: path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .notAFile(path: path, what: Self.fileType(info.st_mode)) }
-        guard Int(info.st_size) <= request.maxBytes else { throw .tooLarge(limit: request.maxBytes) }
+        guard let descriptor = FileSystem.openForReading(path, blocking: false) else { throw .noFile(path: path) }
+        defer { FileSystem.closeDescriptor(descriptor) }
+        guard let status = FileSystem.status(descriptor: descriptor) else { throw .noFile(path: path) }
+        guard status.kind == .regular else { throw .notAFile(path: path, what: Self.describe(status.kind)) }
+        guard status.size <= request.maxBytes else { throw .tooLarge(limit: request.maxBytes) }
         var data = Data()
-        data.reserveCapacity(Int(info.st_size))
+        data.reserveCapacity(status.size)
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         // One byte past the cap is read, so a file that grew while read is still refused;
         // `room` never passes the cap, so nothing overflows however large the cap is.
         while data.count <= request.maxBytes {
             guard ContinuousClock.now < request.deadline else { throw .timedOut(url: display, seconds: request.timeout) }
             let room = request.maxBytes - data.count
-            let count = read(descriptor, &chunk, room < chunk.count ? room + 1 : chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw .unreachable(url: display, reason: String(cString: strerror(errno))) }
+            let wanted = room < chunk.count ? room + 1 : chunk.count
+            let count: Int
+            do {
+                count = try chunk.withUnsafeMutableBytes { buffer in
+                    try FileSystem.readSome(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]))
+                }
+            } catch {
+                throw .unreachable(url: display, reason: "\(error)")
+            }
             if count == 0 { break }
             data.append(contentsOf: chunk[0..<count])
         }
@@ -172,13 +175,13 @@ public struct Fetcher: Fetching {
         return FetchResponse(status: 200, body: data)
     }
 
-    private static func fileType(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFIFO: "a FIFO"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFDIR: "a folder"
-        case S_IFSOCK: "a socket"
+    private static func describe(_ kind: FileSystem.Kind) -> String {
+        switch kind {
+        case .fifo: "a FIFO"
+        case .characterDevice: "a character device"
+        case .blockDevice: "a block device"
+        case .folder: "a folder"
+        case .socket: "a socket"
         default: "something else"
         }
     }
@@ -226,14 +229,8 @@ package enum RetryAfter {
               let year = Int(fields[3]), (1970...9999).contains(year) else { return nil }
         let clock = fields[4].split(separator: ":").compactMap { Int($0) }
         guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2]) else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(clock[0])
-        parts.tm_min = Int32(clock[1])
-        parts.tm_sec = Int32(clock[2])
-        return Date(timeIntervalSince1970: Double(timegm(&parts)))
+        let time = CivilTime(year: year, month: month + 1, day: day, hour: clock[0], minute: clock[1], second: clock[2])
+        return Date(timeIntervalSince1970: Double(time.secondsUTC))
     }
 }
 

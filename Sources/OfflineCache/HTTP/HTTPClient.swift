@@ -1,6 +1,5 @@
 import CurlShim
 import FoundationEssentials
-import Glibc
 
 /// `http://` and `https://` through libcurl.
 ///
@@ -267,7 +266,7 @@ final class Transfer {
         case CURLE_COULDNT_RESOLVE_PROXY:
             return .unreachable(url: display + throughProxy, reason: "proxy host not found")
         case CURLE_COULDNT_CONNECT:
-            let reason = osError != 0 ? String(cString: strerror(osError)).lowercased() : detail
+            let reason = osError != 0 ? SystemError(code: osError).description.lowercased() : detail
             return .unreachable(url: display + throughProxy, reason: reason)
         case CURLE_PARTIAL_FILE:
             return .truncated(url: display, received: body.count, expected: encoded ? -1 : contentLength ?? -1)
@@ -275,10 +274,10 @@ final class Transfer {
             // The connection or stream broke after the answer began (a reset mid-body): a partial body.
             return .truncated(url: display, received: body.count, expected: encoded ? -1 : contentLength ?? -1)
         case _ where [CURLE_SSL_CONNECT_ERROR, CURLE_RECV_ERROR, CURLE_SEND_ERROR].contains(code)
-            && status == 0 && [ECONNRESET, EPIPE, ECONNABORTED].contains(osError):
+            && status == 0 && SystemError(code: osError).isConnectionLost:
             // The connection reset before any answer, in the TLS handshake or before it: the
             // network's trouble, so asked again like any other that broke (not a TLS failure).
-            return .unreachable(url: display, reason: "the connection was reset before an answer (\(String(cString: strerror(osError)).lowercased()))")
+            return .unreachable(url: display, reason: "the connection was reset before an answer (\(SystemError(code: osError).description.lowercased()))")
         case CURLE_SSL_CACERT_BADFILE:
             return .caFile(path: request.caCert ?? "the system's CA store", reason: detail)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,

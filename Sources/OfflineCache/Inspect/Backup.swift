@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// A consistent copy of a cache file, made while syncs, pushes and `cache serve` go on
 /// (`cache backup`). SQLite's `VACUUM INTO` reads one snapshot — a read transaction, so writers
@@ -16,8 +15,7 @@ package enum Backup {
     }
 
     package static func write(_ database: CacheDatabase, to destination: String) throws(CacheError) -> Report {
-        var status = stat()
-        guard lstat(destination, &status) != 0 else {
+        guard FileSystem.linkStatus(destination) == nil else {
             throw .cannotCreate(path: destination, reason: "a file is already there; back up to a new path, or move that one away first")
         }
         // Written beside it (one file system, so the link into place is atomic), hidden, named for
@@ -25,15 +23,15 @@ package enum Backup {
         let slash = destination.lastIndex(of: "/")
         let folder = slash.map { $0 == destination.startIndex ? "/" : String(destination[..<$0]) } ?? "."
         let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
-        let partial = (slash == nil ? "" : folder + (folder == "/" ? "" : "/")) + "." + name + ".partial-\(getpid())"
-        unlink(partial)
+        let partial = (slash == nil ? "" : folder + (folder == "/" ? "" : "/")) + "." + name + ".partial-\(Processes.current)"
+        FileSystem.remove(partial)
         var kept = false
-        defer { if !kept { unlink(partial) } }
+        defer { if !kept { FileSystem.remove(partial) } }
         do {
             try database.connection.run("VACUUM INTO ?", [.text(partial)])
         } catch {
             // The cache itself damaged is 74; a folder missing or not writable, 73.
-            if error.isCorruptionOrIO, access(folder, W_OK) == 0 { throw .database(error) }
+            if error.isCorruptionOrIO, FileSystem.refusal(writing: folder) == nil { throw .database(error) }
             throw .cannotCreate(path: destination, reason: "\(error.message) (is the folder \(folder) there, and writable?)")
         }
         let report: IntegrityReport
@@ -49,28 +47,33 @@ package enum Backup {
         }
         let sources = (try? CacheDatabase.openForInspection(partial, readOnly: true).scalarInt("SELECT count(*) FROM sources")).map { Int($0) } ?? 0
         // Only this user reads it, as the cache itself (whatever the umask made of SQLite's 0644).
-        guard chmod(partial, 0o600) == 0 else { throw .cannotWrite(path: destination, reason: String(cString: strerror(errno))) }
+        do {
+            try FileSystem.setPermissions(partial, 0o600)
+        } catch {
+            throw .cannotWrite(path: destination, reason: error.description)
+        }
         try sync(partial, destination)
         // A link, not a rename: it fails where a file appeared at the path meanwhile (another
         // backup to the same path), which a rename would replace.
-        guard link(partial, destination) == 0 else {
-            throw .cannotCreate(path: destination, reason: errno == EEXIST ? "a file is already there; back up to a new path, or move that one away first"
-                                                                            : String(cString: strerror(errno)))
+        do {
+            try FileSystem.makeLink(to: partial, at: destination)
+        } catch {
+            throw .cannotCreate(path: destination, reason: error.isAlreadyThere ? "a file is already there; back up to a new path, or move that one away first"
+                                                                                : error.description)
         }
-        unlink(partial)
+        FileSystem.remove(partial)
         kept = true
         try sync(folder, destination)
-        stat(destination, &status)
-        return Report(path: destination, bytes: Int(status.st_size), sources: sources, schemaVersion: report.schemaVersion)
+        let bytes = FileSystem.status(destination)?.size ?? 0
+        return Report(path: destination, bytes: bytes, sources: sources, schemaVersion: report.schemaVersion)
     }
 
     /// `fsync`s a file or a folder, so the copy and its name survive a crash once reported.
     private static func sync(_ path: String, _ destination: String) throws(CacheError) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0, fsync(descriptor) == 0 || errno == EINVAL else {
-            if descriptor >= 0 { close(descriptor) }
-            throw .cannotWrite(path: destination, reason: String(cString: strerror(errno)))
+        do {
+            try FileSystem.syncToDisk(path)
+        } catch {
+            throw .cannotWrite(path: destination, reason: error.description)
         }
-        close(descriptor)
     }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import CSQLite
 
 /// One query from a person, run so that it cannot change the database: the file is opened

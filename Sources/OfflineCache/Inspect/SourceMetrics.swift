@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// What `cache metrics` exposes of one source: its status, its failure streak, its last sync's
 /// duration, size and HTTP status, and how many runs ended each way (from `sync_runs`).

@@ -1,4 +1,3 @@
-import Glibc
 
 /// Canonical JSON written straight from a cursor: the same text as `JSONNode.canonical` (keys
 /// sorted by their bytes, no whitespace, numbers in canonical form), without building a tree.

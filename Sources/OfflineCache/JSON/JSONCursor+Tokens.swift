@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Number and string tokens, checked strictly, read in place.
 extension JSONCursor {
@@ -160,7 +159,7 @@ extension JSONCursor {
 
     /// Whether a key read in place is `word`.
     static func isKey(_ key: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
-        key.count == word.utf8CodeUnitCount && (key.isEmpty || memcmp(key.baseAddress!, word.utf8Start, key.count) == 0)
+        key.count == word.utf8CodeUnitCount && (key.isEmpty || Memory.compare(key.baseAddress!, word.utf8Start, count: key.count) == 0)
     }
 
     /// A string token, unescaped; the bytes must be valid UTF-8.

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// The typed values the built-in decoders read, and where the reader is, for messages.
 extension JSONCursor {

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// When a decode must stop: the sync's deadline, with its timeout for the message.
 package struct DecodeDeadline: Sendable {
@@ -33,13 +32,7 @@ package struct BodyRelease: Sendable {
     /// zeros from then on, and count no more toward the process's memory. Every 4 MiB: what is
     /// read but not yet given back is at the peak too (a larger step raised a large sync's peak; figures:
     /// docs/performance.md).
-    package static let pages = BodyRelease(every: 4 << 20) { start, count in
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let first = (Int(bitPattern: start) + page - 1) / page * page
-        let end = (Int(bitPattern: start) + count) / page * page
-        guard end > first else { return }
-        madvise(UnsafeMutableRawPointer(bitPattern: first), end - first, MADV_DONTNEED)
-    }
+    package static let pages = BodyRelease(every: 4 << 20) { start, count in Memory.giveBack(start, count: count) }
 }
 
 /// A byte-level JSON reader that decodes straight into the values the payload needs, with no

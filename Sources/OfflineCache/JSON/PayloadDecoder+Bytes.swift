@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 extension PayloadDecoder {
     /// Decodes a body by reading its bytes in place (see `JSONCursor`). It gives the same

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// The two formats this tool was made for, each read into its own payload.
 package enum PayloadShape: Sendable {

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Reads one page of a generic source: the records at the layout's rows path, each checked for
 /// its key, and the next page's URL or cursor when the body carries it.
@@ -118,7 +117,7 @@ enum RecordDecoder {
                     throw JSONCursor.Failure(message: "\(named(index)): \(error.message)", repeatedKey: error.repeatedKey)
                 }
                 // An object spread over lines (pretty-printed) is not JSON Lines.
-                if memchr(bytes.baseAddress! + start, 0x0A, cursor.position - start) != nil {
+                if Memory.contains(0x0A, in: bytes.baseAddress! + start, count: cursor.position - start) {
                     throw JSONCursor.Failure(message: "\(named(index)): \(oneToALine), not spread over lines")
                 }
                 index += 1

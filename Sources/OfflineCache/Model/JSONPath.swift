@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// A path of object keys into a JSON value: `$` is the value itself, `$.data.items` two keys down.
 /// A key that is not a plain name goes in brackets: `$['@odata.nextLink']`, `$.data["items"]`.

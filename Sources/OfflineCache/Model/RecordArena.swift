@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// One record of a generic JSON source, checked: its key and the record in canonical form.
 package struct UpstreamRecord: Sendable, Equatable {
@@ -84,6 +83,6 @@ package struct RecordPage: Sendable, Equatable {
 /// order of canonical object keys and of record keys.
 func compareBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Int32 {
     let common = min(a.count, b.count)
-    let compared = common == 0 ? 0 : memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, common)
+    let compared = common == 0 ? 0 : Memory.compare(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, count: common)
     return compared != 0 ? compared : Int32(clamping: a.count - b.count)
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Where a generic JSON source's records are and what identifies one.
 ///

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// How a response is reconciled with the cache.
 ///

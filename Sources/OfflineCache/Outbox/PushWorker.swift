@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// One worker of a push (`Pusher`): claims an edit, prepares its request and sends it; what
 /// the answer makes of the edit is in `PushWorker+Answers.swift`.
@@ -164,7 +163,7 @@ struct PushWorker {
         for claim in claims {
             let parts = claim.split(separator: ":", maxSplits: 1)
             let pid = Int32(parts.first ?? "") ?? 0
-            let alive = pid == getpid() ? Pusher.live.contains(parts.count == 2 ? String(parts[1]) : "") : SyncLease.isAlive(pid)
+            let alive = pid == Processes.current ? Pusher.live.contains(parts.count == 2 ? String(parts[1]) : "") : SyncLease.isAlive(pid)
             guard !alive else { continue }
             for id in try db.query("SELECT id FROM outbox WHERE state = 'in_flight' AND claim = ?", [.text(claim)], row: { $0.text(0) ?? "" }) {
                 try db.run("UPDATE outbox SET state = 'queued', claim = NULL WHERE id = ?", [.text(id)])

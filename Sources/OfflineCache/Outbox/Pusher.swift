@@ -1,6 +1,5 @@
 import Dispatch
 import FoundationEssentials
-import Glibc
 
 /// Sends queued edits to the upstream (`cache push`, and every `cache sync` before it fetches).
 ///
@@ -96,7 +95,7 @@ package struct Pusher: Sendable {
             names = JSONValue.array(sources.keys.sorted().map { .string($0) }).compact
         }
 
-        var claim: String { "\(getpid()):\(token)" }
+        var claim: String { "\(Processes.current):\(token)" }
     }
 
     /// The request as stored with its edit, before it is sent.

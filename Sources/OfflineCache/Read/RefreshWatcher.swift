@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Watches the run history for the outcome of a refresh that another process performs.
 ///

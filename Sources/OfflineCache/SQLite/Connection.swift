@@ -1,6 +1,5 @@
 import CSQLite
 import FoundationEssentials
-import Glibc
 
 /// One open SQLite database.
 ///
@@ -36,9 +35,7 @@ package final class Connection {
         flags |= SQLITE_OPEN_URI
         let name = Self.uri(path, immutable: immutable)
         _ = Self.processSettings
-        let previousMask = umask(0o077)
-        let code = sqlite3_open_v2(name, &db, flags, nil)
-        umask(previousMask)
+        let code = FileSystem.withPrivateUmask { sqlite3_open_v2(name, &db, flags, nil) }
         guard let db else {
             throw DatabaseError(extendedCode: code, message: "cannot open \(path)")
         }
@@ -113,12 +110,12 @@ package final class Connection {
     /// (then the shared lock it reads under), else nil; one side file without the other is refused.
     private static func immutableReadLock(_ path: String) throws(DatabaseError) -> SharedFileLock? {
         guard isWALFile(path) else { return nil }
-        if access(path + "-shm", F_OK) != 0 && !hasContent(path + "-wal") {
+        if !FileSystem.exists(path + "-shm") && !hasContent(path + "-wal") {
             let lock = try SharedFileLock(path: path)
             // Looked at again under the lock: a writer may have opened the file meanwhile.
-            if !hasContent(path + "-wal") && access(path + "-shm", F_OK) != 0 { return lock }
+            if !hasContent(path + "-wal") && !FileSystem.exists(path + "-shm") { return lock }
         }
-        let sides = (wal: access(path + "-wal", F_OK) == 0, shm: access(path + "-shm", F_OK) == 0)
+        let sides = (wal: FileSystem.exists(path + "-wal"), shm: FileSystem.exists(path + "-shm"))
         if sides.wal != sides.shm {
             throw DatabaseError(extendedCode: SQLITE_CANTOPEN,
                                 message: "\(path) has its \(sides.wal ? "-wal" : "-shm") file but not its \(sides.wal ? "-shm" : "-wal"): only a writer can recover that; open it once without --read-only")
@@ -135,8 +132,7 @@ package final class Connection {
 
     /// Whether a side file is there with something in it (an empty `-wal` is as good as none).
     private static func hasContent(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_size > 0
+        (FileSystem.status(path)?.size ?? 0) > 0
     }
 
     /// Whether the file's header says WAL mode (bytes 18 and 19 are 2).
@@ -144,8 +140,8 @@ package final class Connection {
     /// read locks this process's other connections hold on it.)
     private static func isWALFile(_ path: String) -> Bool {
         guard let fd = KeptDescriptor.of(path) else { return false }
-        var header = [UInt8](repeating: 0, count: 20)
-        return pread(fd, &header, 20, 0) == 20 && header[18] == 2 && header[19] == 2
+        guard let header = FileSystem.readBytes(fd, count: 20, at: 0) else { return false }
+        return header[18] == 2 && header[19] == 2
     }
 
     /// SQLite's process-wide settings, made once before the first open.

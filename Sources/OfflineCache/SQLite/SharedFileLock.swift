@@ -1,6 +1,5 @@
 import CSQLite
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// SQLite's own SHARED lock on a database file, taken as its unix VFS takes it (a read lock on
@@ -18,18 +17,16 @@ final class SharedFileLock {
     private let fd: Int32
 
     /// SQLite's lock bytes (see `os_unix.c`): at 1 GiB, past any page a file this size uses.
-    private static let pendingByte = off_t(0x4000_0000)
+    private static let pendingByte: Int64 = 0x4000_0000
     private static let sharedFirst = pendingByte + 2
-    private static let sharedSize = off_t(510)
-    /// `F_OFD_SETLK` (Linux 3.15), which the Glibc module leaves out without _GNU_SOURCE.
-    private static let setOFDLock: Int32 = 37
+    private static let sharedSize: Int64 = 510
     /// Holders in this process, by kept descriptor.
     private static let holders = Mutex<[Int32: Int]>([:])
 
     /// Waits up to `timeoutMs` for the lock, as SQLite's busy timeout would.
     init(path: String, timeoutMs: Int32 = 5000) throws(DatabaseError) {
         guard let fd = KeptDescriptor.of(path) else {
-            throw DatabaseError(extendedCode: SQLITE_CANTOPEN, message: "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw DatabaseError(extendedCode: SQLITE_CANTOPEN, message: "cannot open \(path): \(SystemError.last)")
         }
         self.fd = fd
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeoutMs))
@@ -41,26 +38,15 @@ final class SharedFileLock {
             guard ContinuousClock.now < deadline else {
                 throw DatabaseError(extendedCode: SQLITE_BUSY, message: "database is locked (\(path) is being written)")
             }
-            var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
-            nanosleep(&pause, nil)
+            sleepSeconds(0.02)
         }
     }
 
     private static func lockShared(_ fd: Int32) -> Bool {
-        guard set(fd, F_RDLCK, pendingByte, 1) else { return false }
-        let shared = set(fd, F_RDLCK, sharedFirst, sharedSize)
-        _ = set(fd, F_UNLCK, pendingByte, 1)
+        guard RangeLock.read(fd, start: pendingByte, length: 1) else { return false }
+        let shared = RangeLock.read(fd, start: sharedFirst, length: sharedSize)
+        RangeLock.release(fd, start: pendingByte, length: 1)
         return shared
-    }
-
-    private static func set(_ fd: Int32, _ type: Int32, _ start: off_t, _ length: off_t) -> Bool {
-        var lock = flock()
-        lock.l_type = Int16(type)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = start
-        lock.l_len = length
-        lock.l_pid = 0  // an OFD lock's, always
-        return fcntl(fd, setOFDLock, &lock) == 0
     }
 
     deinit {
@@ -68,7 +54,7 @@ final class SharedFileLock {
             holders[fd, default: 1] -= 1
             if holders[fd] == 0 {
                 holders[fd] = nil
-                _ = Self.set(fd, F_UNLCK, Self.sharedFirst, Self.sharedSize)
+                RangeLock.release(fd, start: Self.sharedFirst, length: Self.sharedSize)
             }
         }
     }

@@ -1,6 +1,5 @@
 import CSQLite
 import FoundationEssentials
-import Glibc
 
 /// A value bound to a statement parameter.
 package enum SQLValue: Sendable, Equatable {

@@ -1,6 +1,5 @@
 import CSQLite
 import FoundationEssentials
-import Glibc
 
 /// Why the cache's database could not be opened or used.
 ///
@@ -212,7 +211,7 @@ package final class CacheDatabase {
     /// program's SQLite file, or one that is not SQLite, is refused as every other command
     /// refuses it, and an empty file is no database yet.
     static func openForInspection(_ path: String, readOnly: Bool = false) throws(CacheError) -> Connection {
-        guard access(path, F_OK) == 0 else { throw .noDatabase(path: path) }
+        guard FileSystem.exists(path) else { throw .noDatabase(path: path) }
         try refuseIfNotAFile(path)
         let db: Connection
         do {
@@ -270,14 +269,14 @@ package final class CacheDatabase {
     /// SQLite says only "unable to open database file" (SQLITE_CANTOPEN) when the file exists
     /// but may not be read or written: told apart here, so it exits 77, not 74.
     static func explained(_ error: DatabaseError, path: String) -> DatabaseError {
-        guard error.primaryCode == SQLITE_CANTOPEN, access(path, F_OK) == 0 else { return error }
-        if access(path, R_OK) != 0 && errno == EACCES {
+        guard error.primaryCode == SQLITE_CANTOPEN, FileSystem.exists(path) else { return error }
+        if FileSystem.refusal(reading: path)?.isPermissionDenied == true {
             return DatabaseError(extendedCode: SQLITE_PERM, message: "permission denied reading \(path)")
         }
         let folder = Self.folder(of: path)
-        if access(path, W_OK) != 0 || access(folder.isEmpty ? "." : folder, W_OK) != 0 {
+        if let refusal = FileSystem.refusal(writing: path) ?? FileSystem.refusal(writing: folder.isEmpty ? "." : folder) {
             // A read-only mount is no matter of permission: say what it is, and how to read it.
-            if errno == EROFS {
+            if refusal.isReadOnlyFileSystem {
                 return DatabaseError(extendedCode: SQLITE_PERM, message: "\(path) is on a read-only file system, so nothing can be written there; read it with --read-only (or CACHE_READ_ONLY=1), and write where the file system is writable")
             }
             return DatabaseError(extendedCode: SQLITE_PERM, message: "permission denied writing \(path) or its folder")
@@ -287,7 +286,7 @@ package final class CacheDatabase {
 
     private static func reason(_ error: Error) -> String {
         if let cocoa = error as? CocoaError, let underlying = cocoa.underlying as? POSIXError {
-            return String(cString: strerror(underlying.code.rawValue))
+            return SystemError(code: underlying.code.rawValue).description
         }
         return "\(error)"
     }
@@ -297,14 +296,13 @@ package final class CacheDatabase {
     /// may never come (a cron check pointed at the wrong path must alert, not hang). A link to
     /// a regular file is followed.
     static func refuseIfNotAFile(_ path: String) throws(CacheError) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return }  // nothing there yet: the caller says what that means
-        let what: String? = switch info.st_mode & S_IFMT {
-        case S_IFREG: nil
-        case S_IFDIR: "it is a folder"
-        case S_IFIFO: "it is a FIFO (a named pipe)"
-        case S_IFSOCK: "it is a socket"
-        case S_IFCHR, S_IFBLK: "it is a device"
+        guard let status = FileSystem.status(path) else { return }  // nothing there yet: the caller says what that means
+        let what: String? = switch status.kind {
+        case .regular: nil
+        case .folder: "it is a folder"
+        case .fifo: "it is a FIFO (a named pipe)"
+        case .socket: "it is a socket"
+        case .characterDevice, .blockDevice: "it is a device"
         default: "it is not a regular file"
         }
         if let what { throw .notACache(path: path, reason: what + "; point --db or CACHE_DB at the cache's SQLite file") }
@@ -321,7 +319,7 @@ package final class CacheDatabase {
     package static func defaultPath(environment: [String: String]) -> String {
         if let path = environment["CACHE_DB"], !path.isEmpty { return path }
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return xdg + "/cache/cache.sqlite3" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (getpwuid(getuid())?.pointee.pw_dir.map { String(cString: $0) } ?? "/")
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileSystem.homeFolder ?? "/"
         return home + "/.cache/cache/cache.sqlite3"
     }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// One row of the sync history, as `cache history` shows it.
 package struct SyncRunRecord: Sendable, Equatable {

@@ -1,4 +1,3 @@
-import Glibc
 
 /// A file that Litestream's follower keeps (`litestream restore -f`): it writes `FILE-txid`
 /// beside the file, naming the last transaction it applied, and keeps it while it follows and
@@ -10,8 +9,7 @@ package enum LitestreamReplica {
     /// follower keeps.
     package static func mark(of path: String) -> String? {
         let mark = path + "-txid"
-        var info = stat()
-        guard stat(mark, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard FileSystem.status(mark)?.kind == .regular else { return nil }
         return mark
     }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Brings a database to this binary's schema: the numbered migrations it lacks, in order, in
 /// one immediate transaction that also records their ids; a database that a newer version of

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Synchronization
 
 /// The `sources` table: adding, finding, listing and removing sources.

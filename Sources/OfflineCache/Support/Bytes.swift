@@ -1,4 +1,3 @@
-import Glibc
 
 /// The 64-bit FNV-1a hash of bytes: stable across processes and releases (a transaction's id
 /// is made with it), and cheap on the short texts it hashes (dates, vendors).
@@ -31,7 +30,7 @@ extension String {
     /// canonical equivalence).
     mutating func hasUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         withUTF8 { kept in
-            kept.count == bytes.count && (bytes.isEmpty || memcmp(kept.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+            kept.count == bytes.count && (bytes.isEmpty || Memory.compare(kept.baseAddress!, bytes.baseAddress!, count: bytes.count) == 0)
         }
     }
 }

@@ -1,8 +1,6 @@
-import Glibc
-
 // What the code needs of text beyond the standard library, without Foundation's
-// internationalization (its ICU data would be most of the binary): trimming, printf-style numbers,
-// percent-encoding.
+// internationalization (its ICU data would be most of the binary): trimming and percent-encoding
+// (printf-style numbers are in Platform/CFormat.swift).
 
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs (not newlines: a header value keeps a CR or
@@ -35,20 +33,6 @@ extension String {
             if let text = replacement(scalar) { out += text } else { out.unicodeScalars.append(scalar) }
         }
         return out
-    }
-
-    /// printf-style formatting of numbers: `String(cFormat: "%.2f", 1.5)` → `1.50`, the same in
-    /// every locale (the C locale: `cache` never calls setlocale).
-    package init(cFormat format: String, _ arguments: CVarArg...) {
-        self = withVaList(arguments) { list in
-            var buffer = [CChar](repeating: 0, count: 64)
-            let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
-            if needed >= buffer.count {
-                buffer = [CChar](repeating: 0, count: needed + 1)
-                _ = withVaList(arguments) { again in vsnprintf(&buffer, buffer.count, format, again) }
-            }
-            return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        }
     }
 
     /// Percent-encodes every byte outside `unreserved` (RFC 3986's unreserved characters by default).

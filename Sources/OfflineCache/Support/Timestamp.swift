@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// The one text form of a moment that this project stores and prints: ISO 8601 UTC with
 /// milliseconds, `2026-11-30T02:00:00.000Z`. Every stored time has this exact shape, so
@@ -12,14 +11,12 @@ package enum Timestamp {
         // Floored, so a moment before 1970 keeps its milliseconds between 0 and 999.
         var (whole, part) = ms.quotientAndRemainder(dividingBy: 1000)
         if part < 0 { (whole, part) = (whole - 1, part + 1000) }
-        var seconds = time_t(whole)
         let millis = Int(part)
-        var tm = tm()
-        gmtime_r(&seconds, &tm)
-        let year = Int(tm.tm_year) + 1900
+        let time = CivilTime(utc: whole)
+        let year = time.year
         guard (0...9999).contains(year) else {
-            return String(cFormat: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
-                          Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec), millis)
+            return String(cFormat: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, time.month, time.day,
+                          time.hour, time.minute, time.second, millis)
         }
         // The digits placed by hand: `cFormat`'s variadic call cost a twentieth of a request of
         // `cache serve`, which stamps every read's lease check with the time.
@@ -32,11 +29,11 @@ package enum Timestamp {
                 }
             }
             put(year, at: 0, digits: 4)
-            put(Int(tm.tm_mon) + 1, at: 5, digits: 2)
-            put(Int(tm.tm_mday), at: 8, digits: 2)
-            put(Int(tm.tm_hour), at: 11, digits: 2)
-            put(Int(tm.tm_min), at: 14, digits: 2)
-            put(Int(tm.tm_sec), at: 17, digits: 2)
+            put(time.month, at: 5, digits: 2)
+            put(time.day, at: 8, digits: 2)
+            put(time.hour, at: 11, digits: 2)
+            put(time.minute, at: 14, digits: 2)
+            put(time.second, at: 17, digits: 2)
             put(millis, at: 20, digits: 3)
             for (index, byte) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
                 text[index] = UInt8(ascii: byte)
@@ -103,26 +100,16 @@ package enum Timestamp {
                 return nil
             }
         }
-        var tm = tm()
-        tm.tm_year = Int32(year - 1900); tm.tm_mon = Int32(month - 1); tm.tm_mday = Int32(day)
-        tm.tm_hour = Int32(hour); tm.tm_min = Int32(minute); tm.tm_sec = Int32(second)
-        var seconds = timegm(&tm)
-        // timegm moves 2026-02-31 to March: a day the month does not have is no date.
-        var check = Glibc.tm()
-        gmtime_r(&seconds, &check)
-        guard Int(check.tm_mday) == day else { return nil }
-        return Date(timeIntervalSince1970: Double(seconds - offset) + fraction)
+        let seconds = CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second).secondsUTC
+        // 2026-02-31 is read as March 3: a day the month does not have is no date.
+        guard CivilTime(utc: seconds).day == day else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds - Int64(offset)) + fraction)
     }
 
     /// A wall-clock time in this machine's time zone (TZ), as mktime reads it; nil for a day the
     /// month does not have.
     private static func localTime(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900); parts.tm_mon = Int32(month - 1); parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour); parts.tm_min = Int32(minute); parts.tm_sec = Int32(second)
-        parts.tm_isdst = -1  // the zone's own rule for that day
-        let seconds = mktime(&parts)
-        guard seconds != -1, Int(parts.tm_mday) == day else { return nil }
+        guard let seconds = CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second).secondsLocal else { return nil }
         return Date(timeIntervalSince1970: Double(seconds))
     }
 }

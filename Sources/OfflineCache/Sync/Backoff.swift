@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// Exponential backoff with full jitter: a random delay between a floor and an exponentially
 /// growing, capped ceiling. Jitter spreads out the retries of many clients that failed together.
@@ -20,7 +19,7 @@ package struct Backoff: Sendable {
 
     /// The delay before try `n + 1` after `n` failures (n ≥ 1).
     package func delay(afterFailures n: Int, random: Double = Double.random(in: 0...1)) -> Double {
-        let ceiling = min(cap, base * pow(2, Double(max(n, 1) - 1)))
+        let ceiling = min(cap, base * Double(sign: .plus, exponent: max(n, 1) - 1, significand: 1))
         return max(base / 2, ceiling * random)
     }
 }

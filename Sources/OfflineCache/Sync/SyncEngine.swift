@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import Dispatch
 
 /// Fetches sources and reconciles them into the cache.

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// The per-source lease that keeps syncs of one source from overlapping, across processes.
 ///
@@ -28,7 +27,7 @@ package struct SyncLease {
                 INSERT INTO sync_leases (source, holder_pid, holder_token, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (source) DO UPDATE SET holder_pid = excluded.holder_pid, holder_token = excluded.holder_token,
                     acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
-                """, [.text(source), .int(Int64(getpid())), .text(token), .text(Timestamp.format(now)),
+                """, [.text(source), .int(Int64(Processes.current)), .text(token), .text(Timestamp.format(now)),
                       .text(Timestamp.format(now.addingTimeInterval(seconds)))])
             return .acquired(token: token)
         }
@@ -68,13 +67,5 @@ package struct SyncLease {
     }
 
     /// Whether `pid` is a running process (a zombie, dead but not yet reaped, is not).
-    static func isAlive(_ pid: Int32) -> Bool {
-        guard pid > 0 else { return false }
-        if kill(pid, 0) != 0 && errno != EPERM { return false }
-        // /proc/PID/stat: "pid (comm) S ..." — the state follows the last ')'.
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return true }
-        let state = stat[stat.index(after: close)...].trimmingSpaces().first
-        return state != "Z" && state != "X"
-    }
+    static func isAlive(_ pid: Int32) -> Bool { Processes.isRunning(pid) }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 
 /// The transactions' reconcile. The table is clustered on (source, date, vendor, ordinal), so
 /// the response is put in that order first; then an empty cache is loaded with appends only,
@@ -192,7 +191,7 @@ extension Reconciler {
     /// (Swift's own String order compares Unicode canonically, which SQLite does not.)
     static func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         let common = min(a.count, b.count)
-        let byBytes = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
+        let byBytes = common == 0 ? 0 : Int(Memory.compare(a.baseAddress!, b.baseAddress!, count: common))
         return byBytes != 0 ? byBytes : a.count - b.count
     }
 

@@ -1,4 +1,3 @@
-import Glibc
 
 /// A load into an empty cache: the response's rows inserted in table order, 100 to a statement.
 ///

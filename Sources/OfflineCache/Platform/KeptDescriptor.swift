@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// One read-only descriptor per database file (by device and inode), for this process's own
@@ -16,8 +20,7 @@ enum KeptDescriptor {
         guard let identity = FileIdentity.of(path) else { return nil }
         return open.withLock { kept -> Int32? in
             if let fd = kept[identity] { return fd }
-            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return nil }
+            guard let fd = FileSystem.openForReading(path) else { return nil }
             // Named by what was opened: the path may have been given another file meanwhile.
             guard let key = FileIdentity.of(descriptor: fd) else { return fd }
             if let earlier = kept[key] { return earlier }  // this one stays open, unused (see above)

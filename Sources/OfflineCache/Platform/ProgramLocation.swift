@@ -1,5 +1,9 @@
 import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where this process's program is on disk (Linux's /proc/self/exe): to start it again, or to
 /// find what is installed beside it.

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Starts `body` on a new joinable thread (Foundation's `Thread` without Foundation).
 private func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {

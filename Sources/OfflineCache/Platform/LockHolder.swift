@@ -1,5 +1,9 @@
 import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Who holds a database's write lock, for a message better than "database is locked".
 ///
@@ -55,14 +59,12 @@ enum LockHolder {
 
     /// Up to `limit` bytes of a /proc file, as text.
     private static func read(_ path: String, limit: Int) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let fd = FileSystem.openForReading(path) else { return nil }
+        defer { FileSystem.closeDescriptor(fd) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         var text: [UInt8] = []
         while text.count < limit {
-            let count = Glibc.read(fd, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
+            let count = (try? buffer.withUnsafeMutableBytes { try FileSystem.readSome(fd, into: $0) }) ?? 0
             guard count > 0 else { break }
             text.append(contentsOf: buffer[..<count])
         }
