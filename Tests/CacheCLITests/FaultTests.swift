@@ -43,7 +43,7 @@ import Testing
         // The two accounts share no transaction: each sync replaces them all, past the guard.
         try addBank(upstream, box, ["--max-delete", "100%"])
         // Sizes that make a sync last long enough for kills to land inside its commit (about
-        // 0.3 s here, debug build), and no longer: it runs 8 times or more (24 under Scripts/soak).
+        // 0.3 s here, debug build), and no longer: it runs 6 times or more (24 under Scripts/soak).
         _ = try upstream.generate(count: 5_000, seed: 1)
         // Beside it, records with a document each in the search index, their texts changing
         // every round: killed syncs land inside the index's writes too.
@@ -73,8 +73,8 @@ import Testing
 
         var generator = SystemRandomNumberGenerator()
         var sawOld = 0, sawNew = 0
-        // 8 rounds (24 soaking), and more (up to 90) until kills have landed on both sides of a commit.
-        let rounds = TestScale.pick(suite: 8, soak: 24)
+        // 6 rounds (24 soaking), and more (up to 90) until kills have landed on both sides of a commit.
+        let rounds = TestScale.pick(suite: 6, soak: 24)
         for round in 0..<90 where round < rounds || sawOld == 0 || sawNew == 0 {
             _ = try upstream.generate(count: round % 2 == 0 ? 5_000 : 5_500, seed: round % 2 == 0 ? 1 : 2)
             try writeNotes(round)

@@ -445,7 +445,7 @@ import Testing
         #expect(try Self.shown(box)["1"]?["pending"] as? Bool == false)
     }
 
-    /// A kill at any moment of a push loses nothing and applies nothing twice: 16 `SIGKILL`s of
+    /// A kill at any moment of a push loses nothing and applies nothing twice: 8 `SIGKILL`s of
     /// `cache push` (the binary), against an upstream that honours the key — every other one
     /// while the upstream holds the writes in flight (they apply after the push is gone: the
     /// answer lost), the rest at a random moment after its first write; then one push to the
@@ -461,7 +461,7 @@ import Testing
         }
         var generator = SystemRandomNumberGenerator()
         var midPush = 0
-        let kills = TestScale.pick(suite: 16, soak: 50)
+        let kills = TestScale.pick(suite: 8, soak: 50)
         for round in 0..<kills {
             let held = round % 2 == 0
             if held { try upstream.tasks(["hold": true]) }
