@@ -327,6 +327,11 @@ import Testing
         let failing = cache.model(of: "down")
         try await until("the refresh fails") { if case .failure = failing.status { true } else { false } }
         #expect(!failing.isPending && failing.rows.count == 0)
+        // The models read their rows once for each state, typed: the states under them read none
+        // (the stream an app takes itself, `states(of:)`, reads its own).
+        #expect(SourceModelWatch.untypedReads.withLock { $0[box.database, default: 0] } == 0, "a model's states read rows untyped too")
+        for await _ in cache.states(of: "jokes") {}
+        #expect(SourceModelWatch.untypedReads.withLock { $0[box.database, default: 0] } > 0, "the count counts nothing")
     }
 
     /// The model follows the file its path names, as `cache serve` does (one `CommitWatch`):

@@ -213,7 +213,11 @@ public struct Cache: Sendable {
     /// preview alone; the work runs on a thread of its own (a sync blocks on the network), and
     /// the stream ends once that thread has.
     public func states(of name: String, limit: Int? = nil) -> AsyncStream<LoadingState> {
-        LoadingStates(databasePath: path, fetcher: fetcher, environment: environment, readOnly: readOnly).states(of: name, limit: limit)
+        loadingStates(readsRows: true).states(of: name, limit: limit)
+    }
+
+    func loadingStates(readsRows: Bool) -> LoadingStates {
+        LoadingStates(databasePath: path, fetcher: fetcher, environment: environment, readOnly: readOnly, readsRows: readsRows)
     }
 
     /// The stored form of `asOf`, checked against what the change log still answers for.

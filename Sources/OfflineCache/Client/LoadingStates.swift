@@ -65,6 +65,9 @@ struct LoadingStates: Sendable {
     /// How often to look for the outcome of a refresh another process is running.
     var pollInterval = 0.1
     var readOnly = false
+    /// Whether each state carries the rows, untyped. A model reads its own, typed, from the
+    /// same states: for it the stream reads none (each state's rows are then empty).
+    var readsRows = true
 
     /// Preview first, then — if the source is stale — refreshing, then fresh or failed.
     /// A fresh source yields its preview alone. The work runs on its own thread, since a
@@ -93,7 +96,12 @@ struct LoadingStates: Sendable {
             let database = try CacheDatabase(path: databasePath, access: readOnly ? .readOnly : .write)
             let read = try RefreshBehindRead(database, source: name)
             let reader = CacheReader(database)
-            preview = try reader.rows(of: read.source, limit: limit)
+            func rows() throws -> CachedRows {
+                guard readsRows else { return .jokes([]) }
+                SourceModelWatch.untypedReads.withLock { $0[databasePath, default: 0] += 1 }
+                return try reader.rows(of: read.source, limit: limit)
+            }
+            preview = try rows()
             yield(.preview(preview, stale: read.stale))
             let plan = try read.plan(refresh: refresh && !readOnly && !cancelled(), environment: environment)
             if let reason = plan.reason {
@@ -107,13 +115,15 @@ struct LoadingStates: Sendable {
             let engine = SyncEngine(database: database, fetcher: fetcher, environment: environment)
             let started = try read.start(plan, runner: .inProcess(engine))
             let error = try read.wait(for: started, pollInterval: pollInterval, cancelled: cancelled)
-            let rows = try reader.rows(of: read.source, limit: limit)
+            let rows = try rows()
             if let error {
                 yield(.failed(error, cached: rows))
             } else {
                 var changes = RowChanges.between(preview, rows)
                 // With a limit, a row can leave the window and stay cached: that is not a removal.
-                changes = changes.leavingOut(try reader.cachedIDs(of: read.source, among: Set(changes.removed.ids)))
+                if !changes.removed.ids.isEmpty {
+                    changes = changes.leavingOut(try reader.cachedIDs(of: read.source, among: Set(changes.removed.ids)))
+                }
                 yield(.fresh(rows, changes: changes))
             }
         } catch {

@@ -103,7 +103,8 @@ public final class SourceModel<Row: Decodable & Sendable> {
     private func start() -> AsyncStream<LoadingState> {
         SourceModelWatch.started.withLock { $0[cache.path, default: 0] += 1 }
         status = .loading
-        return cache.states(of: source, limit: limit)
+        // The states alone: the rows are read here, typed, for each of them.
+        return cache.loadingStates(readsRows: false).states(of: source, limit: limit)
     }
 
     /// Syncs the source now (pull to refresh), whatever its age; the rows follow.
@@ -126,12 +127,13 @@ public final class SourceModel<Row: Decodable & Sendable> {
 
     private func apply(_ state: LoadingState, _ read: Read?) {
         switch state {
-        case .preview(let cached, let stale):
+        case .preview(_, let stale):
             show(read)
             isStale = stale
             if !stale { status = .success }
-            // Cached rows, or a fresh source that has none: something to show.
-            if cached.count > 0 || !stale { isPending = false }
+            // Cached rows (decoded or not), or a fresh source that has none: something to show.
+            if let read, !read.rows.rows.isEmpty || !read.rows.failures.isEmpty { isPending = false }
+            if !stale { isPending = false }
         case .refreshing:
             isRefreshing = true
         case .fresh:
@@ -229,6 +231,9 @@ package enum SourceModelWatch {
     /// How many looks the watchers have taken, by database path (for the tests: a turn that
     /// would have written, had the watcher written, has happened).
     package static let looks = Mutex<[String: Int]>([:])
+    /// How many times loading states read rows of their own, untyped, by database path (for the
+    /// tests: a model's states read none; the model reads each state's rows once, typed).
+    package static let untypedReads = Mutex<[String: Int]>([:])
 }
 
 extension Cache {
