@@ -208,7 +208,8 @@ import Testing
 
     /// Issue 56: every call into the C library is made from one folder, `Platform/`, so a port
     /// to another system (an app's Apple platforms) changes those files alone: no other file of
-    /// the library imports Glibc, and each of that folder's imports has its Darwin alternative.
+    /// the library imports Glibc, and each of that folder's imports names where Darwin goes (a
+    /// place to start a port, not a build for it: see `SystemError`).
     @Test func theCLibraryIsCalledFromOneFolder() throws {
         let root = Paths.repository + "/Sources/OfflineCache/"
         let files = (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".swift") }

@@ -23,7 +23,8 @@ package enum Memory {
     package static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
     /// The whole pages inside `count` bytes at `start` go back to the system (`MADV_DONTNEED`):
-    /// they read as zeros from then on, and count no more toward the process's memory.
+    /// they count no more toward the process's memory, and on Linux read as zeros from then on
+    /// (the caller never reads them again).
     package static func giveBack(_ start: UnsafeRawPointer, count: Int) {
         let first = (Int(bitPattern: start) + pageSize - 1) / pageSize * pageSize
         let end = (Int(bitPattern: start) + count) / pageSize * pageSize

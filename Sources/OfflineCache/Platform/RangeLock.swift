@@ -6,7 +6,8 @@ import Darwin
 
 /// Read locks on byte ranges of a file, held by its open file description (Linux's OFD locks,
 /// `F_OFD_SETLK`) rather than by the process: closing another descriptor of the same file does
-/// not drop them. To another process they conflict as POSIX locks do.
+/// not drop them. To another process they conflict as POSIX locks do. Linux's alone: Darwin has
+/// no OFD locks, and 37 is Linux's number for the command.
 package enum RangeLock {
     /// `F_OFD_SETLK` (Linux 3.15), which the Glibc module leaves out without _GNU_SOURCE.
     private static let setOFDLock: Int32 = 37

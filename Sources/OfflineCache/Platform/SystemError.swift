@@ -6,7 +6,10 @@ import Darwin
 
 /// An error the operating system reported (`errno`): its number, and the C library's words for
 /// it. Every call into the C library is made in this folder (`Platform/`), so a port to another
-/// system changes these files alone.
+/// system changes these files alone. Each imports Darwin where there is no Glibc, but the folder
+/// is built and tested on Linux only, and three parts are Linux's own, for a port to give
+/// another way: the byte-range locks (`RangeLock`, Linux's OFD locks), and what `/proc` tells
+/// (`LockHolder`, `ProgramLocation`, `Processes.isRunning`'s zombies).
 package struct SystemError: Error, CustomStringConvertible, Sendable {
     package let code: Int32
 

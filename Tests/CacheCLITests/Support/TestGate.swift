@@ -82,8 +82,10 @@ extension Trait where Self == Gated {
 
 /// A counting semaphore for tasks.
 actor TestGate {
-    static let shared = TestGate(slots: Int(ProcessInfo.processInfo.environment["CACHE_TEST_GATE"] ?? "") ?? 5)
-    static let waiting = TestGate(slots: 2)
+    static let sharedSlots = Int(ProcessInfo.processInfo.environment["CACHE_TEST_GATE"] ?? "") ?? 5
+    static let waitingSlots = 2
+    static let shared = TestGate(slots: sharedSlots)
+    static let waiting = TestGate(slots: waitingSlots)
 
     private var free: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -112,7 +114,9 @@ actor TestGate {
 /// what it saw; on the runner's two threads each of those blocks stopped every other test from
 /// resuming, and the machine sat a third idle while hundreds of tests waited for a thread.
 final class TestThreads: TaskExecutor, @unchecked Sendable {
-    static let shared = TestThreads(count: 8)
+    /// One for each test the gates let through, and one spare, so a blocked test never leaves
+    /// another with no thread to resume on.
+    static let shared = TestThreads(count: TestGate.sharedSlots + TestGate.waitingSlots + 1)
 
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
