@@ -115,7 +115,7 @@ import Testing
         try cache.addSource(name: "bank", kind: .account, url: upstream.baseURL + "/account")
         try cache.addSource(name: "jokes", kind: .jokes, url: upstream.baseURL + "/jokes/ten")
         #expect(try cache.syncAll().allSatisfy { $0.failure == nil })
-        let transactions = try cache.rows(of: "bank", as: Transaction.self)
+        let transactions = try cache.rows(of: "bank", as: AccountTransaction.self)
         #expect(transactions.failures.isEmpty && transactions.rows.count == 6, "\(transactions.failures)")
         #expect(transactions.rows.allSatisfy { !$0.value.vendor.isEmpty && $0.key == $0.value.id })
         let jokes = try cache.rows(of: "jokes", as: Joke.self, limit: 3)

@@ -185,7 +185,7 @@ import Testing
     }
 
     /// At most 49 public types (48 since typed rows, search, a row's log, the run history and
-    /// the screen's model; 52 with local edits: `LocalEdit`, its `State` and `Change`; 49 once
+    /// the screen's model; 52 with local edits: `LocalEdit`, its `Phase` and `Change`; 49 once
     /// `RecordLayout`, its `NextPage` and `JSONPath`, which only the command line and the engine
     /// read, became `package`), and none of the engine's inner ones: an app sees what it needs.
     @Test func thePublicSurfaceIsSmall() throws {
@@ -204,6 +204,13 @@ import Testing
         for inner in ["Connection", "Statement", "PayloadDecoder", "RecordDecoder", "JSONCursor", "SyncEngine", "CacheDatabase"] {
             #expect(!names.contains(inner), "\(inner) is public")
         }
+        // An app imports SwiftUI and Foundation beside it: none of their common names is taken,
+        // at any depth (a nested `State` still shadows SwiftUI's inside an extension of its type).
+        let taken = ["Transaction", "State", "Binding", "Data", "Date", "URL", "UUID", "View", "Text", "Image", "Color",
+                     "Environment", "Animation", "Locale", "Calendar", "TimeZone", "Notification", "Decimal", "Progress",
+                     "Bundle", "Published", "Scene", "App", "List", "Table", "Section", "Form", "Label", "Link", "Button",
+                     "Menu", "Group", "Task", "Result", "Error"]
+        #expect(Set(names).isDisjoint(with: taken), "named as SwiftUI or Foundation names a type: \(Set(names).intersection(taken).sorted())")
     }
 
     /// Issue 56: every call into the C library is made from one folder, `Platform/`, so a port

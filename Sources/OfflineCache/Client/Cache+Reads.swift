@@ -4,7 +4,7 @@ import FoundationEssentials
 /// an app, without SQL and without the command line.
 extension Cache {
     /// The cached rows of a source, each decoded into `Value` from its JSON: a json, csv or
-    /// ndjson record as upstream sent it, a joke as `Joke`, a transaction as `Transaction`; as
+    /// ndjson record as upstream sent it, a joke as `Joke`, a transaction as `AccountTransaction`; as
     /// `String`, each row's JSON as text. A row that does not decode is left out and named in
     /// `failures`, by key, with the field and what was found there.
     ///

@@ -60,8 +60,8 @@ public struct Joke: Codable, Sendable, Equatable {
     public var punchline: String
 }
 
-/// A transaction as the account kind keeps it: `cache.rows(of: "bank", as: Transaction.self)`.
-public struct Transaction: Codable, Sendable, Equatable {
+/// A transaction as the account kind keeps it: `cache.rows(of: "bank", as: AccountTransaction.self)`.
+public struct AccountTransaction: Codable, Sendable, Equatable {
     /// The transaction's id.
     public var id: String
     /// The account it belongs to, when upstream names one.

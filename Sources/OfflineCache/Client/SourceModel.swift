@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// ```swift
 /// struct AccountScreen: View {
-///     @State private var model: SourceModel<Transaction>?
+///     @State private var model: SourceModel<AccountTransaction>?
 ///     var body: some View {
 ///         List {
 ///             if let model {
@@ -19,7 +19,7 @@ import Synchronization
 ///             }
 ///         }
 ///         // Made once, when the screen appears: a view's initializer runs far more often.
-///         .task { model = model ?? cache.model(of: "bank", as: Transaction.self, limit: 50) }
+///         .task { model = model ?? cache.model(of: "bank", as: AccountTransaction.self, limit: 50) }
 ///     }
 /// }
 /// ```
@@ -238,7 +238,7 @@ package enum SourceModelWatch {
 
 extension Cache {
     /// A model of `name` for a screen, each row decoded into `Row` (a json, csv or ndjson
-    /// record as upstream sent it, a joke as `Joke`, a transaction as `Transaction`): at most
+    /// record as upstream sent it, a joke as `Joke`, a transaction as `AccountTransaction`): at most
     /// `limit` rows, loading on the main actor's next turn and current from then on (see
     /// `SourceModel`). Make it once for a screen (in `.task`, or held by the app's state), not
     /// in a view's initializer.

@@ -46,7 +46,7 @@ public struct LocalEdit: Sendable, Equatable {
     /// Where an edit is in its life. `queued` and `inFlight` are on their way; `conflict`,
     /// `rejected` and `blocked` wait for someone (`cache outbox retry`, `drop`, `resolve`);
     /// `applied` and `dropped` are done.
-    public enum State: String, Sendable, CaseIterable {
+    public enum Phase: String, Sendable, CaseIterable {
         /// Waiting to be sent (perhaps after a backoff).
         case queued
         /// Sent by a push that has not yet recorded the answer.
@@ -77,7 +77,7 @@ public struct LocalEdit: Sendable, Equatable {
     /// The merge patch, whole record or new record as given; nil for a removal.
     package var body: String?
     /// Where it is in its life.
-    public var state: State
+    public var state: Phase
     /// Requests answered (a push killed before the answer is not an attempt).
     public var attempts: Int
     /// When it was made (ISO 8601, UTC).

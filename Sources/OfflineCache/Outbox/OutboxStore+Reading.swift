@@ -7,7 +7,7 @@ extension OutboxStore {
     static func edit(_ row: Statement) -> LocalEdit {
         LocalEdit(id: row.text(0) ?? "", source: row.text(1) ?? "", key: row.text(2) ?? "",
                     operation: LocalEdit.Operation(rawValue: row.text(3) ?? "") ?? .patch, body: row.text(4),
-                    state: LocalEdit.State(rawValue: row.text(5) ?? "") ?? .queued, attempts: Int(row.int(6)),
+                    state: LocalEdit.Phase(rawValue: row.text(5) ?? "") ?? .queued, attempts: Int(row.int(6)),
                     madeAt: row.text(7) ?? "", nextAt: row.text(8), answerStatus: row.isNull(9) ? nil : Int(row.int(9)),
                     answer: row.text(10), base: row.text(11), remote: row.text(12))
     }
