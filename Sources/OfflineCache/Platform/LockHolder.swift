@@ -24,17 +24,16 @@ enum LockHolder {
     /// which a writer holds while it waits for the readers to finish and then writes.
     static func writer(of path: String) -> pid_t? {
         if let pid = holder(of: path + "-shm", covering: 120) { return pid }
-        return access(path + "-shm", F_OK) == 0 ? nil : holder(of: path, covering: 0x4000_0000)
+        return FileSystem.exists(path + "-shm") ? nil : holder(of: path, covering: 0x4000_0000)
     }
 
     private static func holder(of path: String, covering byte: Int) -> pid_t? {
-        var info = stat()
-        guard stat(path, &info) == 0, let locks = read("/proc/locks", limit: 1 << 20) else { return nil }
+        guard let identity = FileIdentity.of(path), let locks = read("/proc/locks", limit: 1 << 20) else { return nil }
         // /proc/locks names a file as MAJOR:MINOR:INODE, the device numbers in hex.
-        let device = UInt64(info.st_dev)
+        let device = identity.device
         let major = (device >> 8) & 0xFFF | ((device >> 32) & ~0xFFF), minor = (device & 0xFF) | ((device >> 12) & ~0xFF)
         func hex(_ value: UInt64) -> String { let text = String(value, radix: 16); return text.count < 2 ? "0" + text : text }
-        let file = "\(hex(major)):\(hex(minor)):\(info.st_ino)"
+        let file = "\(hex(major)):\(hex(minor)):\(identity.inode)"
         // "1: POSIX  ADVISORY  WRITE 18602 fe:00:16220814 120 120"
         for line in locks.split(separator: "\n") {
             let fields = line.split(separator: " ")
