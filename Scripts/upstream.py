@@ -15,7 +15,9 @@ line or at run time, so tests can drive every failure path over real HTTP:
 Run-time control (JSON bodies), used by the tests:
     POST /_control  {"delay": 2, "status": 503, "fault": "truncated", "message": "..."}
                     keys left out are unchanged; {"reset": true} clears every fault
-                    also: "validators": true (send ETag and Last-Modified, answer 304 to a match;
+                    also: "hold": true (reads stay in flight until {"release": true} lets them go:
+                    a test decides when a refresh lands, not a clock),
+                    "validators": true (send ETag and Last-Modified, answer 304 to a match;
                     a string instead of true is sent as the ETag, as it is),
                     "retry_after": "2" (sent with error statuses), "gzip": true (compress JSON
                     answers for clients that accept gzip), "silent_once": true (the next upstream
@@ -230,6 +232,7 @@ class State:
         self.tokens = {}  # token -> {"expires": time, "uses_left": n or None}
         self.token_requests = 0
         self.tasks = Tasks()
+        self.released = threading.Event()  # held reads wait for it (see "hold")
 
     def count(self, path, headers, query=""):
         with self.lock:
@@ -586,9 +589,13 @@ def make_handler(state):
                 return self.send_json({"error": str(error)}, 400)
             if self.path == "/_control":
                 with state.lock:
+                    if value.get("reset") or value.get("release"):
+                        state.released.set()
+                        state.released = threading.Event()
+                        state.faults.pop("hold", None)
                     if value.get("reset"):
                         state.faults = {}
-                    for key in ("delay", "status", "fault", "message", "envelope_status", "validators", "retry_after",
+                    for key in ("hold", "delay", "status", "fault", "message", "envelope_status", "validators", "retry_after",
                                 "gzip", "silent_once", "always_304", "fail_page", "ignore_paging", "has_more_value", "announce"):
                         if key in value:
                             state.faults[key] = value[key]
@@ -666,6 +673,10 @@ def make_handler(state):
                 faults = dict(state.faults)
                 account = state.account
                 silent = state.faults.pop("silent_once", False)
+                # Taken under the lock: a release that comes before the wait is not lost.
+                held = state.released if faults.get("hold") else None
+            if held is not None:
+                held.wait(120)
             if silent or path == "/silent":
                 time.sleep(120)  # a server that accepted and never answers
                 self.close_connection = True

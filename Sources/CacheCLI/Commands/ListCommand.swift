@@ -41,11 +41,14 @@ enum ListCommand {
         }
 
         guard let started, waits else {
+            // Asked before the rows are read: a refresh landing between the two must not turn
+            // "never fetched" into "fetched, and empty".
+            let neverFetched = try !options.staleOnly && !reader.hasSucceeded(source)
             // JSON and CSV stream row by row, so memory stays flat at any size.
             let count = options.format == .human
                 ? try printHuman(read(), console, columns: options.columns, keyField: source.layout?.singleKeyField)
                 : try stream(reader, source, options, console)
-            if count == 0 && !options.staleOnly, try !reader.hasSucceeded(source) {
+            if count == 0 && neverFetched {
                 // Never fetched is not "no rows": a script must be able to tell them apart.
                 console.err(started != nil
                     ? "Nothing cached for '\(source.name)' yet; a refresh has started."
