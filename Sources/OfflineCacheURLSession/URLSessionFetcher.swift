@@ -27,7 +27,7 @@ public struct URLSessionFetcher: Fetching {
     public init() {}
 
     /// Fetches `request`, following redirects as `Fetcher` does.
-    public func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
+    public func fetch(_ request: Fetcher.Request) throws(CacheError.Upstream) -> Fetcher.Response {
         let scheme = request.url.scheme?.lowercased() ?? ""
         switch scheme {
         case "file": return try Fetcher().fetch(request)

@@ -68,7 +68,9 @@ import Testing
 
         let found = try cache.search("items", for: "lovelace", as: Item.self)
         #expect(found.matches.map(\.row.value.id) == [1] && found.matches.first?.snippet.contains("[lovelace]") == true, "\(found.matches.map(\.snippet))")
-        #expect(throws: SearchError.self) { try cache.search("items", for: "\"unclosed", as: Item.self) }
+        #expect { try cache.search("items", for: "\"unclosed", as: Item.self) } throws: { error in
+            if case CacheError.invalidSearch(let reason) = error { reason.contains("is not one FTS5 can read") } else { false }
+        }
 
         let log = try cache.log(of: "items", key: "1")
         #expect(log.map(\.change) == [.updated, .loaded], "\(log)")
@@ -115,10 +117,10 @@ import Testing
         try cache.addSource(name: "bank", kind: .account, url: upstream.baseURL + "/account")
         try cache.addSource(name: "jokes", kind: .jokes, url: upstream.baseURL + "/jokes/ten")
         #expect(try cache.syncAll().allSatisfy { $0.failure == nil })
-        let transactions = try cache.rows(of: "bank", as: AccountTransaction.self)
+        let transactions = try cache.rows(of: "bank", as: Source.Kind.AccountTransaction.self)
         #expect(transactions.failures.isEmpty && transactions.rows.count == 6, "\(transactions.failures)")
         #expect(transactions.rows.allSatisfy { !$0.value.vendor.isEmpty && $0.key == $0.value.id })
-        let jokes = try cache.rows(of: "jokes", as: Joke.self, limit: 3)
+        let jokes = try cache.rows(of: "jokes", as: Source.Kind.Joke.self, limit: 3)
         #expect(jokes.failures.isEmpty && jokes.rows.count == 3 && jokes.rows.allSatisfy { !$0.value.punchline.isEmpty })
     }
 

@@ -4,10 +4,15 @@ import Testing
 
 /// The library's "preview, then content" sequence, against the loopback upstream over real HTTP.
 @Suite(.gated) struct LoadingStatesTests {
-    func collect(_ box: Sandbox, _ name: String) async throws -> [LoadingState] {
-        var states: [LoadingState] = []
+    func collect(_ box: Sandbox, _ name: String) async throws -> [Cache.LoadingState] {
+        var states: [Cache.LoadingState] = []
         for await state in try Cache(path: box.database).states(of: name) { states.append(state) }
         return states
+    }
+
+    /// The rows of a state, each decoded from its JSON as an app would.
+    func transactions(_ rows: [Cached<String>]) throws -> [Source.Kind.AccountTransaction] {
+        try rows.map { try JSONDecoder().decode(Source.Kind.AccountTransaction.self, from: Data($0.value.utf8)) }
     }
 
 
@@ -30,16 +35,16 @@ import Testing
         let states = try await collect(box, "bank")
         #expect(states.count == 3)
         guard states.count == 3,
-              case .preview(.account(_, let preview), stale: true) = states[0],
+              case .preview(let preview, stale: true) = states[0],
               case .refreshing = states[1],
-              case .fresh(.account(let header, let fresh), let changes) = states[2] else {
+              case .fresh(let fresh, let changes) = states[2] else {
             Issue.record("unexpected states: \(states)")
             return
         }
-        #expect(preview.count == 6 && preview.allSatisfy(\.stale))
-        #expect(fresh.count == 7 && fresh.allSatisfy { !$0.stale })
-        #expect(header?.name == "Jane Appleseed")
-        let gift = try #require(fresh.first { $0.vendor == "Gift" })
+        #expect(preview.count == 6 && preview.allSatisfy(\.isStale))
+        #expect(fresh.count == 7 && fresh.allSatisfy { !$0.isStale })
+        #expect(try Cache(path: box.database).account(of: "bank")?.value.name == "Jane Appleseed")
+        let gift = try #require(try transactions(fresh).first { $0.vendor == "Gift" })
         #expect(changes.inserted == [gift.id] && changes.updated.isEmpty && changes.removed.count == 0)
     }
 
@@ -52,16 +57,16 @@ import Testing
         // Payroll, outside the window, is really gone.
         try giveAGift(upstream, removing: "Payroll")
 
-        var states: [LoadingState] = []
+        var states: [Cache.LoadingState] = []
         for await state in try Cache(path: box.database).states(of: "bank", limit: 3) { states.append(state) }
-        guard case .preview(.account(_, let preview), stale: true)? = states.first,
-              case .fresh(.account(_, let fresh), let changes)? = states.last else {
+        guard case .preview(let preview, stale: true)? = states.first,
+              case .fresh(let fresh, let changes)? = states.last else {
             Issue.record("unexpected states: \(states)")
             return
         }
-        #expect(preview.map(\.vendor) == ["Refund: Amazon", "Uber", "Whole Foods"])
-        #expect(fresh.map(\.vendor) == ["Gift", "Refund: Amazon", "Uber"])
-        #expect(changes.inserted == [try #require(fresh.first?.id)])
+        #expect(try transactions(preview).map(\.vendor) == ["Refund: Amazon", "Uber", "Whole Foods"])
+        #expect(try transactions(fresh).map(\.vendor) == ["Gift", "Refund: Amazon", "Uber"])
+        #expect(changes.inserted == [try #require(fresh.first?.key)])
         #expect(changes.removed.count == 0, "\(changes.removed)")
     }
 
@@ -73,16 +78,16 @@ import Testing
 
         let states = try await collect(box, "bank")
         guard states.count == 3, case .preview(_, stale: true) = states[0], case .refreshing = states[1],
-              case .failed(let error, cached: .account(_, let cached)) = states[2] else {
+              case .failed(let error, let cached) = states[2] else {
             Issue.record("unexpected states: \(states)")
             return
         }
-        #expect(error.message == "upstream answered status 500: Ledger offline")
-        guard case .upstream(.envelope(status: 500, message: "Ledger offline"))? = error.failure else {
-            Issue.record("expected the typed envelope failure, got \(String(describing: error.failure))")
+        #expect(error.description == "upstream answered status 500: Ledger offline")
+        guard case .refreshFailed(_, failure: .upstream(.envelope(status: 500, message: "Ledger offline"))?) = error else {
+            Issue.record("expected the typed envelope failure, got \(error)")
             return
         }
-        #expect(cached.count == 6 && cached.allSatisfy(\.stale))
+        #expect(cached.count == 6 && cached.allSatisfy(\.isStale))
     }
 
     @Test func emptyThenFresh() async throws {
@@ -90,8 +95,8 @@ import Testing
         let box = try Sandbox()
         try await box.cache("sources", "add", "jokes", "--kind", "jokes", "--url", upstream.baseURL + "/jokes/ten")
         let states = try await collect(box, "jokes")
-        guard states.count == 3, case .preview(.jokes(let empty), stale: true) = states[0], case .refreshing = states[1],
-              case .fresh(.jokes(let jokes), let changes) = states[2] else {
+        guard states.count == 3, case .preview(let empty, stale: true) = states[0], case .refreshing = states[1],
+              case .fresh(let jokes, let changes) = states[2] else {
             Issue.record("unexpected states: \(states)")
             return
         }
@@ -131,8 +136,8 @@ import Testing
             Issue.record("unexpected states: \(states)")
             return
         }
-        #expect(error.message.hasPrefix("not refreshing: backing off after failures; next try in "), "\(error.message)")
-        #expect(error.message.contains("(last error: HTTP 503 from "), "\(error.message)")
+        #expect(error.description.hasPrefix("not refreshing: backing off after failures; next try in "), "\(error)")
+        #expect(error.description.contains("(last error: HTTP 503 from "), "\(error)")
         #expect(cached.count == 6)
         #expect(try upstreamRequests(upstream).count == requests)
     }
@@ -145,13 +150,13 @@ import Testing
         #expect(try await box.cache(["sync"], environment: ["BANK_TOKEN": "secret"]).status == 0)
         try age(box.database, by: 3600)
 
-        var states: [LoadingState] = []
+        var states: [Cache.LoadingState] = []
         for await state in try Cache(path: box.database, environment: [:]).states(of: "bank") { states.append(state) }
         guard states.count == 2, case .failed(let error, cached: let cached) = states[1] else {
             Issue.record("unexpected states: \(states)")
             return
         }
-        #expect(error.message == "not refreshing: the token variable BANK_TOKEN is not set in this environment")
+        #expect(error.description == "not refreshing: the token variable BANK_TOKEN is not set in this environment")
         #expect(cached.count == 6)
         #expect(try upstreamRequests(upstream).count == 1)
         #expect(try rows(box.database, "SELECT outcome FROM sync_runs").map { $0["outcome"] } == ["updated"])

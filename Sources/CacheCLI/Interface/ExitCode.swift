@@ -58,10 +58,12 @@ enum ExitCode {
         case .noDatabase, .noSuchSource, .noSuchRun, .beforeHistory, .noSuchRow: return noInput
         case .cannotCreate, .cannotWrite: return cannotCreate
         case .newerSchema, .invalidSource, .notACache, .readOnly, .replica: return configuration
-        case .sourceExists, .refusedEdit: return usage
+        case .sourceExists, .refusedEdit, .invalidSearch: return usage
         case .versionMismatch: return dataError
         case .sourceReplaced: return temporaryFailure
         case .database(let error): return of(error)
+        case .refreshFailed(_, let failure?): return of(failure)
+        case .refreshFailed: return temporaryFailure
         }
     }
 

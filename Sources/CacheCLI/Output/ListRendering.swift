@@ -8,7 +8,9 @@ import OfflineCache
 /// badge in its own stable colour, credits are green, debits red, and stale rows dimmed.
 struct ListRendering {
     /// Marks for a redraw after a refresh: new, changed, and removed rows.
-    var changes: RowChanges?
+    var changes: Cache.RowChanges?
+    /// The rows the refresh removed, as the preview showed them: drawn struck through.
+    var removedRows: CachedRows?
     var color: Bool
     /// The terminal's width: every line is made to fit it (nil: no limit, as into a pipe).
     var columns: Int? = nil
@@ -39,7 +41,7 @@ struct ListRendering {
                 header.append(fit(line))
             }
             let removed: [CachedTransaction]
-            if case .account(_, let gone)? = changes?.removed { removed = gone } else { removed = [] }
+            if case .account(_, let gone)? = removedRows { removed = gone } else { removed = [] }
             let layout = TransactionLayout(transactions + removed, rendering: self)
             for row in transactions {
                 blocks.append([fit(transactionLine(row, mark: mark(for: row.id), layout))])
@@ -49,12 +51,12 @@ struct ListRendering {
             }
         case .jokes(let jokes):
             let removed: [CachedJoke]
-            if case .jokes(let gone)? = changes?.removed { removed = gone } else { removed = [] }
+            if case .jokes(let gone)? = removedRows { removed = gone } else { removed = [] }
             for joke in jokes { blocks.append(jokeLines(joke, mark: mark(for: String(joke.id))).map(fit)) }
             for joke in removed { blocks.append(jokeLines(joke, mark: .removed).map(fit)) }
         case .records(let fields, let records):
             let removed: [CachedRecord]
-            if case .records(_, let gone)? = changes?.removed { removed = gone } else { removed = [] }
+            if case .records(_, let gone)? = removedRows { removed = gone } else { removed = [] }
             let table = RecordTable(fields: fields, records: records + removed, rendering: self)
             header.append(fit(table.header()))
             for record in records { blocks.append([fit(table.line(record, mark: mark(for: record.key)))]) }

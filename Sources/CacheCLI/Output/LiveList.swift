@@ -68,10 +68,10 @@ struct LiveList {
             return
         }
         guard let fresh = try? read() else { return }
-        var changes = RowChanges.between(preview, fresh)
-        changes = changes.leavingOut((try? stillCached(Set(changes.removed.ids))) ?? [])
+        var changes = Cache.RowChanges.between(preview, fresh)
+        changes = changes.leavingOut((try? stillCached(changes.removed)) ?? [])
         erase(drawn)
-        let redrawn = ListRendering(changes: skeleton ? nil : changes, color: console.useColor, columns: columns, fieldChoice: fieldChoice,
+        let redrawn = ListRendering(changes: skeleton ? nil : changes, removedRows: preview.keeping(changes.removed), color: console.useColor, columns: columns, fieldChoice: fieldChoice,
                                     keyField: source.layout?.singleKeyField)
         console.out(redrawn.screenful(fresh, height: height - 1, source: source.name).map { $0 + "\n" }.joined())
         console.flush()

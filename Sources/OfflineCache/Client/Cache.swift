@@ -89,7 +89,7 @@ public struct Cache: Sendable {
     ///   - settings: the rest, as `sources add` takes them; a `json` or `csv` source needs a `key`.
     /// - Throws: `CacheError.invalidSource` with the command line's message (naming settings,
     ///   such as `.ttl`, where it names options), or `.sourceExists`.
-    public func addSource(name: String, kind: SourceKind, url: String, _ settings: SourceSettings = SourceSettings()) throws(CacheError) {
+    public func addSource(name: String, kind: Source.Kind, url: String, _ settings: Source.Settings = Source.Settings()) throws(CacheError) {
         var settings = settings
         settings[.url] = .text(url)
         let source: Source
@@ -122,7 +122,7 @@ public struct Cache: Sendable {
     /// - Throws: `CacheError.invalidSource` with the command line's message (naming settings
     ///   where it names options), or `.noSuchSource`.
     @discardableResult
-    public func setSource(named name: String, _ settings: SourceSettings) throws(CacheError) -> Source {
+    public func setSource(named name: String, _ settings: Source.Settings) throws(CacheError) -> Source {
         do throws(SourceRules.Problem) {
             try settings.checkedAlone()
         } catch {
@@ -195,18 +195,28 @@ public struct Cache: Sendable {
         SyncEngine.Options(timeout: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
     }
 
-    /// The cached rows of a source at once, without the network: at most `limit` of them, only
-    /// the stale ones with `staleOnly`, and with `asOf` as they were then (from the change log;
-    /// `CacheError.beforeHistory` when it does not go back that far).
-    public func rows(of name: String, limit: Int? = nil, staleOnly: Bool = false, asOf: Date? = nil) throws -> CachedRows {
+    /// The cached rows of a source at once, without the network, each as its JSON (a record as
+    /// upstream sent it; a joke's or a transaction's fields): at most `limit` of them, only the
+    /// stale ones with `staleOnly`, and with `asOf` as they were then (from the change log;
+    /// `CacheError.beforeHistory` when it does not go back that far). For typed rows, see
+    /// `rows(of:as:limit:staleOnly:asOf:)`.
+    public func rows(of name: String, limit: Int? = nil, staleOnly: Bool = false, asOf: Date? = nil) throws -> [Cached<String>] {
+        try rows(of: name, as: String.self, limit: limit, staleOnly: staleOnly, asOf: asOf).rows
+    }
+
+    /// An account source's holder and balance, as cached (nil before its first sync, and for
+    /// other kinds).
+    ///
+    /// ```swift
+    /// if let header = try cache.account(of: "bank") { print(header.value.name, header.value.balance, header.isStale) }
+    /// ```
+    public func account(of name: String) throws -> Cached<Source.Kind.Account>? {
         let database = try database()
-        let source = try SourceStore(database).named(name)
-        let moment = try Self.moment(asOf, source, database)
-        return try CacheReader(database).rows(of: source, staleOnly: staleOnly, limit: limit, asOf: moment)
+        return try CacheReader(database).accountHeader(of: SourceStore(database).named(name))
     }
 
     /// Every source's state, as `cache status` shows it.
-    public func status() throws -> [SourceStatus] { try CacheReader(database()).status() }
+    public func status() throws -> [Source.Status] { try CacheReader(database()).status() }
 
     /// The loading states of a source: its preview at once (at most `limit` rows), then, when it
     /// is stale, `refreshing` and the fresh rows or a failure. A fresh source yields its
@@ -231,12 +241,14 @@ public struct Cache: Sendable {
     }
 }
 
-/// What `Cache.apply(sourcesFile:)` does, or would do, to one source.
-public struct SourceChange: Sendable, Equatable {
-    /// The source's name.
-    public var source: String
-    /// `create`, `change`, `unchanged`, `keep` (not in the file) or `remove` (with `prune`).
-    public var action: String
-    /// Each setting that changes, as `ttl 15m → 1h`.
-    public var changes: [String]
+extension Cache {
+    /// What `Cache.apply(sourcesFile:)` does, or would do, to one source.
+    public struct SourceChange: Sendable, Equatable {
+        /// The source's name.
+        public var source: String
+        /// `create`, `change`, `unchanged`, `keep` (not in the file) or `remove` (with `prune`).
+        public var action: String
+        /// Each setting that changes, as `ttl 15m → 1h`.
+        public var changes: [String]
+    }
 }

@@ -48,35 +48,58 @@ public struct UndecodableRow: Error, Sendable, CustomStringConvertible {
     public var description: String { "the row '\(key)' does not decode: \(reason)" }
 }
 
-/// A joke as the jokes kind keeps it: `cache.rows(of: "jokes", as: Joke.self)`.
-public struct Joke: Codable, Sendable, Equatable {
-    /// The joke's id upstream.
-    public var id: Int
-    /// Its category (`general`, `programming`, …).
-    public var type: String
-    /// The question.
-    public var setup: String
-    /// The answer.
-    public var punchline: String
+extension Source.Kind {
+    /// A joke as the jokes kind keeps it: `cache.rows(of: "jokes", as: Source.Kind.Joke.self)`.
+    public struct Joke: Codable, Sendable, Equatable {
+        /// The joke's id upstream.
+        public var id: Int
+        /// Its category (`general`, `programming`, …).
+        public var type: String
+        /// The question.
+        public var setup: String
+        /// The answer.
+        public var punchline: String
+    }
 }
 
-/// A transaction as the account kind keeps it: `cache.rows(of: "bank", as: AccountTransaction.self)`.
-public struct AccountTransaction: Codable, Sendable, Equatable {
-    /// The transaction's id.
-    public var id: String
-    /// The account it belongs to, when upstream names one.
-    public var account: String?
-    /// 0 for a credit, 1 for a debit.
-    public var type: Int
-    /// Who it was paid to or received from.
-    public var vendor: String
-    /// The amount, without a sign (`type` says which way).
-    public var amount: Double
-    /// The day, as upstream writes it (`2026-11-29`).
-    public var date: String
+extension Source.Kind {
+    /// A transaction as the account kind keeps it: `cache.rows(of: "bank", as: Source.Kind.AccountTransaction.self)`.
+    public struct AccountTransaction: Codable, Sendable, Equatable {
+        /// The transaction's id.
+        public var id: String
+        /// The account it belongs to, when upstream names one.
+        public var account: String?
+        /// 0 for a credit, 1 for a debit.
+        public var type: Int
+        /// Who it was paid to or received from.
+        public var vendor: String
+        /// The amount, without a sign (`type` says which way).
+        public var amount: Double
+        /// The day, as upstream writes it (`2026-11-29`).
+        public var date: String
 
-    /// Money in.
-    public var isCredit: Bool { type == 0 }
+        /// Money in.
+        public var isCredit: Bool { type == 0 }
+    }
+
+    /// An account's holder and balance, what a screen shows above its transactions
+    /// (`SourceModel.account`, `Cache.account(of:)`).
+    public struct Account: Codable, Sendable, Equatable {
+        /// The account holder's name.
+        public var name: String
+        /// The current balance.
+        public var balance: Double
+    }
+}
+
+extension CacheReader {
+    /// An account source's header, as a cached row keyed by the source's name; nil for other
+    /// kinds, and before the first sync.
+    package func accountHeader(of source: Source) throws -> Cached<Source.Kind.Account>? {
+        guard source.kind.hasHeader, case .account(let header?, _) = try rows(of: source, limit: 0) else { return nil }
+        return Cached(value: .init(name: header.name, balance: header.balance), key: source.name, isStale: header.stale,
+                      seenAt: Timestamp.parse(header.seenAt) ?? Date(timeIntervalSince1970: 0), age: .seconds(header.ageSeconds))
+    }
 }
 
 /// A row as the reader steps over it, before it is decoded: its key, its JSON, and what the

@@ -1,59 +1,24 @@
 import FoundationEssentials
 import Synchronization
 
-/// The states of one source as an app shows them: preview, then content or a clear failure.
-///
-/// ```swift
-/// for await state in cache.states(of: "bank", limit: 50) {
-///     if case .fresh(let rows, let changes) = state { print(rows.count, changes.inserted.count) }
-/// }
-/// ```
-public enum LoadingState: Sendable {
-    /// The cached rows at once, with the source's staleness. Empty rows mean "show skeletons".
-    case preview(CachedRows, stale: Bool)
-    /// A refresh is under way (this process's, or another's that was already running).
-    case refreshing
-    /// The refresh landed: the reconciled rows and what changed since the preview.
-    case fresh(CachedRows, changes: RowChanges)
-    /// The refresh failed, or was not started (the source is backing off after failures, or its
-    /// token variable is not set: the message says which); the cached rows are still served.
-    case failed(RefreshError, cached: CachedRows)
-}
-
-/// The loading states alone, under their first name: ``Cache`` is the one entry point now, and
-/// its `states(of:limit:)` is this same stream (and `model(of:as:limit:)` a screen's model on
-/// it). This type stays so that code written against it keeps compiling, with a warning.
-///
-/// ```swift
-/// for await state in try Cache(path: path).states(of: "bank") { print(state) }
-/// ```
-@available(*, deprecated, message: "use Cache(path:): its states(of:limit:) is this same stream")
-public struct CacheClient: Sendable {
-    /// The database file.
-    public var databasePath: String
-    /// How syncs reach upstream.
-    public var fetcher: any Fetching
-    /// Where token variables are read.
-    public var environment: [String: String]
-    /// How often to look for the outcome of a refresh another process is running.
-    public var pollInterval: Double = 0.1
-    /// Read as `cache --read-only` reads (a replica, a read-only mount): nothing is written,
-    /// and nothing is refreshed.
-    public var readOnly = false
-
-    /// Loading states of the cache at `databasePath`.
-    public init(databasePath: String, fetcher: any Fetching = Fetcher(),
-                environment: [String: String] = processEnvironment()) {
-        self.databasePath = databasePath
-        self.fetcher = fetcher
-        self.environment = environment
-    }
-
-    /// Preview first, then — if the source is stale — refreshing, then fresh or failed
-    /// (`refresh: false`: the preview alone), at most `limit` rows in each state.
-    public func states(of name: String, refresh: Bool = true, limit: Int? = nil) -> AsyncStream<LoadingState> {
-        LoadingStates(databasePath: databasePath, fetcher: fetcher, environment: environment, pollInterval: pollInterval,
-                      readOnly: readOnly).states(of: name, refresh: refresh, limit: limit)
+extension Cache {
+    /// The states of one source as an app shows them: preview, then content or a clear failure.
+    ///
+    /// ```swift
+    /// for await state in cache.states(of: "bank", limit: 50) {
+    ///     if case .fresh(let rows, let changes) = state { print(rows.count, changes.inserted.count) }
+    /// }
+    /// ```
+    public enum LoadingState: Sendable {
+        /// The cached rows at once, with the source's staleness. Empty rows mean "show skeletons".
+        case preview([Cached<String>], stale: Bool)
+        /// A refresh is under way (this process's, or another's that was already running).
+        case refreshing
+        /// The refresh landed: the reconciled rows and what changed since the preview.
+        case fresh([Cached<String>], changes: RowChanges)
+        /// The refresh failed, or was not started (the source is backing off after failures, or its
+        /// token variable is not set: the message says which); the cached rows are still served.
+        case failed(CacheError, cached: [Cached<String>])
     }
 }
 
@@ -78,7 +43,7 @@ struct LoadingStates: Sendable {
     ///   - refresh: whether a stale source is refreshed (false: its preview alone).
     ///   - limit: at most this many rows in each state: what a screen shows, so a preview of a
     ///     large source reads only that much.
-    func states(of name: String, refresh: Bool = true, limit: Int? = nil) -> AsyncStream<LoadingState> {
+    func states(of name: String, refresh: Bool = true, limit: Int? = nil) -> AsyncStream<Cache.LoadingState> {
         AsyncStream { continuation in
             let cancelled = Mutex(false)
             continuation.onTermination = { _ in cancelled.withLock { $0 = true } }
@@ -90,23 +55,25 @@ struct LoadingStates: Sendable {
         }
     }
 
-    private func run(_ name: String, refresh: Bool, limit: Int?, cancelled: () -> Bool, yield: (LoadingState) -> Void) {
-        var preview = CachedRows.jokes([])
+    private func run(_ name: String, refresh: Bool, limit: Int?, cancelled: () -> Bool, yield: (Cache.LoadingState) -> Void) {
+        var preview: [Cached<String>] = []
         do {
             let database = try CacheDatabase(path: databasePath, access: readOnly ? .readOnly : .write)
             let read = try RefreshBehindRead(database, source: name)
             let reader = CacheReader(database)
-            func rows() throws -> CachedRows {
-                guard readsRows else { return .jokes([]) }
+            func rows() throws -> [Cached<String>] {
+                guard readsRows else { return [] }
                 SourceModelWatch.untypedReads.withLock { $0[databasePath, default: 0] += 1 }
-                return try reader.rows(of: read.source, limit: limit)
+                return try DecodedRows.decoding(as: String.self) { add in
+                    try reader.forEachRow(of: read.source, staleOnly: false, limit: limit, asRecords: true, asOf: nil) { add(CachedRowText($0, $1)) }
+                }.rows
             }
             preview = try rows()
             yield(.preview(preview, stale: read.stale))
             let plan = try read.plan(refresh: refresh && !readOnly && !cancelled(), environment: environment)
             if let reason = plan.reason {
                 // Nothing is started or recorded: the refresh could only fail, or is not due.
-                yield(.failed(RefreshError(message: reason), cached: preview))
+                yield(.failed(.refreshFailed(reason, failure: nil), cached: preview))
                 return
             }
             guard plan != .none else { return }
@@ -117,17 +84,17 @@ struct LoadingStates: Sendable {
             let error = try read.wait(for: started, pollInterval: pollInterval, cancelled: cancelled)
             let rows = try rows()
             if let error {
-                yield(.failed(error, cached: rows))
+                yield(.failed(.refreshFailed(error.message, failure: error.failure), cached: rows))
             } else {
-                var changes = RowChanges.between(preview, rows)
+                var changes = Cache.RowChanges.between(preview, rows)
                 // With a limit, a row can leave the window and stay cached: that is not a removal.
-                if !changes.removed.ids.isEmpty {
-                    changes = changes.leavingOut(try reader.cachedIDs(of: read.source, among: Set(changes.removed.ids)))
+                if !changes.removed.isEmpty {
+                    changes = changes.leavingOut(try reader.cachedIDs(of: read.source, among: changes.removed))
                 }
                 yield(.fresh(rows, changes: changes))
             }
         } catch {
-            yield(.failed(RefreshError(message: "\(error)"), cached: preview))
+            yield(.failed(.refreshFailed("\(error)", failure: nil), cached: preview))
         }
     }
 }

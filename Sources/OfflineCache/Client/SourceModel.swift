@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// ```swift
 /// struct AccountScreen: View {
-///     @State private var model: SourceModel<AccountTransaction>?
+///     @State private var model: SourceModel<Source.Kind.AccountTransaction>?
 ///     var body: some View {
 ///         List {
 ///             if let model {
@@ -19,7 +19,7 @@ import Synchronization
 ///             }
 ///         }
 ///         // Made once, when the screen appears: a view's initializer runs far more often.
-///         .task { model = model ?? cache.model(of: "bank", as: AccountTransaction.self, limit: 50) }
+///         .task { model = model ?? cache.model(of: "bank", as: Source.Kind.AccountTransaction.self, limit: 50) }
 ///     }
 /// }
 /// ```
@@ -56,7 +56,7 @@ public final class SourceModel<Row: Decodable & Sendable> {
     public private(set) var failures: [UndecodableRow] = []
     /// For an account, its holder and balance (what the screen shows above the transactions);
     /// nil for other kinds, and before the first read.
-    public private(set) var account: CachedAccount?
+    public private(set) var account: Cached<Source.Kind.Account>?
     /// Nothing to show yet: no rows read, no answer from upstream, no failure. Show placeholder
     /// rows while it is true. It is apart from ``isStale``, which says how old rows are: a
     /// source that never synced is stale from the start, while the placeholders are not rows to
@@ -67,7 +67,7 @@ public final class SourceModel<Row: Decodable & Sendable> {
     /// A refresh is under way.
     public private(set) var isRefreshing = false
     /// The last refresh's failure, until a refresh succeeds.
-    public private(set) var lastError: RefreshError?
+    public private(set) var lastError: CacheError?
 
     @ObservationIgnored private let cache: Cache
     @ObservationIgnored private let limit: Int?
@@ -75,7 +75,7 @@ public final class SourceModel<Row: Decodable & Sendable> {
     /// What one read of the source gives the model.
     private struct Read: Sendable {
         var rows: DecodedRows<Row>
-        var account: CachedAccount?
+        var account: Cached<Source.Kind.Account>?
         var stale: Bool
     }
 
@@ -100,7 +100,7 @@ public final class SourceModel<Row: Decodable & Sendable> {
         }
     }
 
-    private func start() -> AsyncStream<LoadingState> {
+    private func start() -> AsyncStream<Cache.LoadingState> {
         SourceModelWatch.started.withLock { $0[cache.path, default: 0] += 1 }
         status = .loading
         // The states alone: the rows are read here, typed, for each of them.
@@ -118,14 +118,14 @@ public final class SourceModel<Row: Decodable & Sendable> {
             lastError = nil
             status = .success
         case .success(let report):
-            fail(RefreshError(message: report.failure.map { "\($0)" } ?? "the sync failed"))
+            fail(.refreshFailed(report.failure.map { "\($0)" } ?? "the sync failed", failure: report.failure))
         case .failure(let error):
-            fail(RefreshError(message: "\(error)"))
+            fail(.refreshFailed("\(error)", failure: nil))
         }
         await reload()
     }
 
-    private func apply(_ state: LoadingState, _ read: Read?) {
+    private func apply(_ state: Cache.LoadingState, _ read: Read?) {
         switch state {
         case .preview(_, let stale):
             show(read)
@@ -159,9 +159,9 @@ public final class SourceModel<Row: Decodable & Sendable> {
         watch()
     }
 
-    private func fail(_ error: RefreshError) {
+    private func fail(_ error: CacheError) {
         lastError = error
-        status = .failure(error.message)
+        status = .failure(error.description)
     }
 
     /// The rows and staleness as they are now.
@@ -181,9 +181,7 @@ public final class SourceModel<Row: Decodable & Sendable> {
             let rows = try DecodedRows.decoding(as: Row.self) { add in
                 try reader.forEachRow(of: named, staleOnly: false, limit: limit, asRecords: true, asOf: nil) { add(CachedRowText($0, $1)) }
             }
-            var account: CachedAccount?
-            if named.kind.hasHeader, case .account(let holder, _) = try reader.rows(of: named, limit: 0) { account = holder }
-            return Read(rows: rows, account: account, stale: try reader.isStale(named))
+            return Read(rows: rows, account: try reader.accountHeader(of: named), stale: try reader.isStale(named))
         }
     }
 
@@ -238,7 +236,7 @@ package enum SourceModelWatch {
 
 extension Cache {
     /// A model of `name` for a screen, each row decoded into `Row` (a json, csv or ndjson
-    /// record as upstream sent it, a joke as `Joke`, a transaction as `AccountTransaction`): at most
+    /// record as upstream sent it, a joke as `Source.Kind.Joke`, a transaction as `Source.Kind.AccountTransaction`): at most
     /// `limit` rows, loading on the main actor's next turn and current from then on (see
     /// `SourceModel`). Make it once for a screen (in `.task`, or held by the app's state), not
     /// in a view's initializer.

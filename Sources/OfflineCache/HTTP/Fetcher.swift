@@ -1,105 +1,109 @@
 import FoundationEssentials
 
-/// What to fetch and within which limits.
-///
-/// ```swift
-/// let request = FetchRequest(url: URL(string: "https://api.example/items")!, timeout: 10)
-/// ```
-public struct FetchRequest: Sendable {
-    /// What to fetch.
-    public var url: URL
-    /// Headers to send besides the defaults.
-    public var headers: [Source.Header]
-    /// The time the whole sync may take, retries and waits included (for messages)...
-    public var timeout: Double
-    /// ...and when it runs out, on the monotonic clock.
-    public var deadline: ContinuousClock.Instant
-    /// The largest body accepted.
-    public var maxBytes: Int
-    /// Redirects followed before giving up.
-    public var maxRedirects: Int
-    /// A PEM bundle of CAs trusted instead of the system's, for internal CAs.
-    public var caCert: String?
-    /// Validators from the last response applied: sent as If-None-Match / If-Modified-Since.
-    public var etag: String?
-    /// The `Last-Modified` of the cached rows, sent as `If-Modified-Since`.
-    public var lastModified: String?
-    /// Called as the body arrives, with the bytes so far and the announced length, if any.
-    public var onBytes: (@Sendable (Int, Int?) -> Void)?
-    /// A response header to hand back as `FetchResponse.cursor` (a paging cursor), by name.
-    public var cursorHeader: String?
-    /// A form body (`application/x-www-form-urlencoded`): the request is a POST (an OAuth2
-    /// token request).
-    public var form: String?
-    /// The media types asked for (`Accept`), unless `headers` name their own: each kind's own
-    /// (`text/csv` for a csv source), JSON for everything else.
-    public var accept = "application/json"
-    /// A write (`cache push`): the method and the JSON body sent, and every answer handed back as
-    /// it is (its status, headers the push reads and up to `maxBytes` of its body) instead of an
-    /// error status thrown; no redirect is followed.
-    package var write: (method: String, body: Data?)?
-    /// A handle whose connections later requests reuse (a push's worker, one request at a time);
-    /// nil: a handle of the request's own.
-    package var connection: ReusedConnection?
+extension Fetcher {
+    /// What to fetch and within which limits.
+    ///
+    /// ```swift
+    /// let request = Fetcher.Request(url: URL(string: "https://api.example/items")!, timeout: 10)
+    /// ```
+    public struct Request: Sendable {
+        /// What to fetch.
+        public var url: URL
+        /// Headers to send besides the defaults.
+        public var headers: [Source.Header]
+        /// The time the whole sync may take, retries and waits included (for messages)...
+        public var timeout: Double
+        /// ...and when it runs out, on the monotonic clock.
+        public var deadline: ContinuousClock.Instant
+        /// The largest body accepted.
+        public var maxBytes: Int
+        /// Redirects followed before giving up.
+        public var maxRedirects: Int
+        /// A PEM bundle of CAs trusted instead of the system's, for internal CAs.
+        public var caCert: String?
+        /// Validators from the last response applied: sent as If-None-Match / If-Modified-Since.
+        public var etag: String?
+        /// The `Last-Modified` of the cached rows, sent as `If-Modified-Since`.
+        public var lastModified: String?
+        /// Called as the body arrives, with the bytes so far and the announced length, if any.
+        public var onBytes: (@Sendable (Int, Int?) -> Void)?
+        /// A response header to hand back as `Fetcher.Response.cursor` (a paging cursor), by name.
+        public var cursorHeader: String?
+        /// A form body (`application/x-www-form-urlencoded`): the request is a POST (an OAuth2
+        /// token request).
+        public var form: String?
+        /// The media types asked for (`Accept`), unless `headers` name their own: each kind's own
+        /// (`text/csv` for a csv source), JSON for everything else.
+        public var accept = "application/json"
+        /// A write (`cache push`): the method and the JSON body sent, and every answer handed back as
+        /// it is (its status, headers the push reads and up to `maxBytes` of its body) instead of an
+        /// error status thrown; no redirect is followed.
+        package var write: (method: String, body: Data?)?
+        /// A handle whose connections later requests reuse (a push's worker, one request at a time);
+        /// nil: a handle of the request's own.
+        package var connection: ReusedConnection?
 
-    /// Seconds a request may take by default.
-    public static let defaultTimeout: Double = 30
-    /// The connect timeout.
-    public static let connectTimeout: Double = 10
-    /// The largest body accepted by default: 64 MiB.
-    public static let defaultMaxBytes = 64 << 20
-    /// The largest cap a source may set: 16 GiB. A sync holds the whole body in memory while it
-    /// checks it, so a cap past any machine's memory protects nothing.
-    public static let largestMaxBytes = 16 << 30
+        /// Seconds a request may take by default.
+        public static let defaultTimeout: Double = 30
+        /// The connect timeout.
+        public static let connectTimeout: Double = 10
+        /// The largest body accepted by default: 64 MiB.
+        public static let defaultMaxBytes = 64 << 20
+        /// The largest cap a source may set: 16 GiB. A sync holds the whole body in memory while it
+        /// checks it, so a cap past any machine's memory protects nothing.
+        public static let largestMaxBytes = 16 << 30
 
-    /// A request for `url`.
-    public init(url: URL, headers: [Source.Header] = [], timeout: Double = FetchRequest.defaultTimeout,
-                deadline: ContinuousClock.Instant? = nil, maxBytes: Int = FetchRequest.defaultMaxBytes,
-                maxRedirects: Int = 5, caCert: String? = nil) {
-        self.url = url
-        self.headers = headers
-        self.timeout = timeout
-        self.deadline = deadline ?? ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-        self.maxBytes = maxBytes
-        self.maxRedirects = maxRedirects
-        self.caCert = caCert
+        /// A request for `url`.
+        public init(url: URL, headers: [Source.Header] = [], timeout: Double = Fetcher.Request.defaultTimeout,
+                    deadline: ContinuousClock.Instant? = nil, maxBytes: Int = Fetcher.Request.defaultMaxBytes,
+                    maxRedirects: Int = 5, caCert: String? = nil) {
+            self.url = url
+            self.headers = headers
+            self.timeout = timeout
+            self.deadline = deadline ?? ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+            self.maxBytes = maxBytes
+            self.maxRedirects = maxRedirects
+            self.caCert = caCert
+        }
     }
 }
 
-/// A complete response: the whole body has been read.
-///
-/// ```swift
-/// let response = try Fetcher().fetch(FetchRequest(url: URL(string: "https://api.example/items")!))
-/// print(response.status, response.body.count, response.etag ?? "-")
-/// ```
-public struct FetchResponse: Sendable {
-    /// The HTTP status; 200 for a file, 304 when the validators still hold (and the body is empty).
-    public var status: Int
-    /// The body, decompressed.
-    public var body: Data
-    /// The response's `ETag`, to send back as `If-None-Match`.
-    public var etag: String?
-    /// The response's `Last-Modified`, to send back as `If-Modified-Since`.
-    public var lastModified: String?
-    /// The `Link` header, for sources that page with it.
-    public var link: String?
-    /// The header `FetchRequest.cursorHeader` named, if the response has it.
-    public var cursor: String?
-    /// For a write: the answer's `Retry-After` in seconds and its `Location`.
-    package var retryAfter: Double?
-    package var location: String?
+extension Fetcher {
+    /// A complete response: the whole body has been read.
+    ///
+    /// ```swift
+    /// let response = try Fetcher().fetch(Fetcher.Request(url: URL(string: "https://api.example/items")!))
+    /// print(response.status, response.body.count, response.etag ?? "-")
+    /// ```
+    public struct Response: Sendable {
+        /// The HTTP status; 200 for a file, 304 when the validators still hold (and the body is empty).
+        public var status: Int
+        /// The body, decompressed.
+        public var body: Data
+        /// The response's `ETag`, to send back as `If-None-Match`.
+        public var etag: String?
+        /// The response's `Last-Modified`, to send back as `If-Modified-Since`.
+        public var lastModified: String?
+        /// The `Link` header, for sources that page with it.
+        public var link: String?
+        /// The header `Fetcher.Request.cursorHeader` named, if the response has it.
+        public var cursor: String?
+        /// For a write: the answer's `Retry-After` in seconds and its `Location`.
+        package var retryAfter: Double?
+        package var location: String?
 
-    /// A response (a test hands canned ones to `Cache`).
-    public init(status: Int, body: Data, etag: String? = nil, lastModified: String? = nil, link: String? = nil) {
-        self.status = status
-        self.body = body
-        self.etag = etag
-        self.lastModified = lastModified
-        self.link = link
+        /// A response (a test hands canned ones to `Cache`).
+        public init(status: Int, body: Data, etag: String? = nil, lastModified: String? = nil, link: String? = nil) {
+            self.status = status
+            self.body = body
+            self.etag = etag
+            self.lastModified = lastModified
+            self.link = link
+        }
+
+        /// A 304: the cached rows are still what upstream has.
+        public var notModified: Bool { status == 304 }
     }
-
-    /// A 304: the cached rows are still what upstream has.
-    public var notModified: Bool { status == 304 }
 }
 
 /// The seam between the sync engine and the network.
@@ -107,8 +111,8 @@ public struct FetchResponse: Sendable {
 ///
 /// ```swift
 /// struct Canned: Fetching {
-///     func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
-///         FetchResponse(status: 200, body: Data(#"[{"id": 1}]"#.utf8))
+///     func fetch(_ request: Fetcher.Request) throws(CacheError.Upstream) -> Fetcher.Response {
+///         Fetcher.Response(status: 200, body: Data(#"[{"id": 1}]"#.utf8))
 ///     }
 /// }
 /// let cache = try Cache(path: path, fetcher: Canned())
@@ -118,7 +122,7 @@ public struct FetchResponse: Sendable {
 /// as it is decoded, so it must own its bytes (a `Data` made with `bytesNoCopy` over memory the
 /// app still reads would see them zeroed).
 public protocol Fetching: Sendable {
-    func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse
+    func fetch(_ request: Fetcher.Request) throws(CacheError.Upstream) -> Fetcher.Response
 }
 
 /// Fetches http and https through libcurl (`HTTPClient`) and reads file URLs directly.
@@ -131,7 +135,7 @@ public struct Fetcher: Fetching {
     public init() {}
 
     /// Fetches `request`, following redirects.
-    public func fetch(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
+    public func fetch(_ request: Fetcher.Request) throws(CacheError.Upstream) -> Fetcher.Response {
         let scheme = request.url.scheme?.lowercased() ?? ""
         switch scheme {
         case "file": return try readFile(request)

@@ -7,14 +7,14 @@
 /// case .records(let columns, let records): print(columns, records.map(\.key))
 /// }
 /// ```
-public enum CachedRows: Sendable, Equatable {
+package enum CachedRows: Sendable, Equatable {
     case account(CachedAccount?, [CachedTransaction])
     case jokes([CachedJoke])
     /// The view's field columns, in order, and the records, by key.
     case records(columns: [String], [CachedRecord])
 
     /// How many rows: transactions, jokes or records.
-    public var count: Int {
+    package var count: Int {
         switch self {
         case .account(_, let rows): rows.count
         case .jokes(let rows): rows.count
@@ -28,6 +28,15 @@ public enum CachedRows: Sendable, Equatable {
         case .account(_, let rows): rows.map(\.ageSeconds)
         case .jokes(let rows): rows.map(\.ageSeconds)
         case .records(_, let rows): rows.map(\.ageSeconds)
+        }
+    }
+
+    /// The rows whose ids are among `ids` (the account's header left out).
+    package func keeping(_ ids: Set<String>) -> CachedRows {
+        switch self {
+        case .account(_, let rows): .account(nil, rows.filter { ids.contains($0.id) })
+        case .jokes(let rows): .jokes(rows.filter { ids.contains(String($0.id)) })
+        case .records(let columns, let rows): .records(columns: columns, rows.filter { ids.contains($0.key) })
         }
     }
 

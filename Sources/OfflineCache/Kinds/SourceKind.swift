@@ -22,7 +22,7 @@ extension SourceKind {
     package var accept: String { definition.accept }
 
     /// How its responses are reconciled unless the source says otherwise.
-    public var defaultMode: SyncMode { definition.defaultMode }
+    package var defaultMode: SyncMode { definition.defaultMode }
 
     /// Where and how its rows are kept.
     package var storage: RowStorage { definition.storage }

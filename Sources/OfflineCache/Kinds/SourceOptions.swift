@@ -4,7 +4,7 @@ import FoundationEssentials
 /// set`'s report and `sources list --json` show them. A kind's own options are declared in its folder.
 extension SourceOption {
     /// `--url`: An http, https or file URL.
-    public static let url = SourceOption(
+    public static let url = Source.Option(
         "url", "url", help: "An http, https or file URL.",
         changingNote: " A new URL keeps the rows but marks them stale, and drops the stored validators, until the next sync.",
         effects: [.abortsSync, .unconfirms], listed: { [("url", .string($0.displayURL))] },
@@ -21,7 +21,7 @@ extension SourceOption {
     }
 
     /// `--ttl`: How long a row stays fresh after upstream confirms it: …
-    public static let ttl = SourceOption(
+    public static let ttl = Source.Option(
         "ttl", "duration", help: "How long a row stays fresh after upstream confirms it: \(durationExamples)",
         addingNote: " (default: 15m).", changingNote: ".", listed: { [("ttl_s", .int($0.ttlSeconds))] },
         text: { $0.ttlSeconds == Source.defaultTTL ? nil : [DurationText.format($0.ttlSeconds)] },
@@ -31,7 +31,7 @@ extension SourceOption {
     }
 
     /// `--mode`: Replace (the response is the whole truth) or merge (a sample; never remove).
-    public static let mode = SourceOption(
+    public static let mode = Source.Option(
         "mode", "mode", help: "replace (the response is the whole truth) or merge (a sample; never remove).",
         addingNote: " Default: replace, but merge for jokes.", choices: SyncMode.allCases.map(\.rawValue),
         effects: [.abortsSync], listed: { [("mode", .string($0.mode.rawValue))] },
@@ -42,7 +42,7 @@ extension SourceOption {
     }
 
     /// `--header`: An extra request header, "Name: value", sent only to the URL's origin. Repeatable
-    public static let header = SourceOption(
+    public static let header = Source.Option(
         "header", "header", help: "An extra request header, \"Name: value\", sent only to the URL's origin. Repeatable",
         addingNote: ".", changingNote: "; the headers given replace the stored ones.", repeatable: true, shown: "headers",
         listed: { [("headers", .array($0.headers.map { .string($0.name) })), ("unsent_headers", .array($0.unsentHeaders.map { .string($0) }))] },
@@ -65,10 +65,10 @@ extension SourceOption {
     }
 
     /// `--no-headers`: Send no extra headers.
-    public static let noHeaders = SourceOption(clearing: "no-headers", help: "Send no extra headers.", clears: ["header"])
+    public static let noHeaders = Source.Option(clearing: "no-headers", help: "Send no extra headers.", clears: ["header"])
 
     /// `--token-env`: Send $VAR as a bearer token at sync time; only the variable's name is stored.
-    public static let tokenEnv = SourceOption(
+    public static let tokenEnv = Source.Option(
         "token-env", "var", help: "Send $VAR as a bearer token at sync time; only the variable's name is stored.",
         shown: "token", listed: { [("token_env", .optional($0.tokenEnv))] },
         text: { $0.tokenEnv.map { [$0] } }, show: { $0.tokenEnv.map { "$\($0)" } ?? "none" }
@@ -77,10 +77,10 @@ extension SourceOption {
     }
 
     /// `--no-token`: Send no bearer token.
-    public static let noToken = SourceOption(clearing: "no-token", help: "Send no bearer token.", clears: ["token-env"])
+    public static let noToken = Source.Option(clearing: "no-token", help: "Send no bearer token.", clears: ["token-env"])
 
     /// `--oauth-token-url`: OAuth2 client credentials: ask this token endpoint for the bearer token (with --client-id-env and --client-secret-env).
-    public static let oauthTokenURL = SourceOption(
+    public static let oauthTokenURL = Source.Option(
         "oauth-token-url", "url",
         help: "OAuth2 client credentials: ask this token endpoint for the bearer token (with --client-id-env and --client-secret-env).",
         listed: { [("oauth_token_url", .optional($0.oauth.map { Source.redacted($0.tokenURL) }))] },
@@ -105,7 +105,7 @@ extension SourceOption {
     }
 
     /// `--client-id-env`: OAuth2: the variable holding the client id; only its name is stored.
-    public static let clientIDEnv = SourceOption(
+    public static let clientIDEnv = Source.Option(
         "client-id-env", "var", help: "OAuth2: the variable holding the client id; only its name is stored.",
         listed: { [("client_id_env", .optional($0.oauth?.clientIDEnv))] },
         text: { $0.oauth.map { [$0.clientIDEnv] } }, show: { $0.oauth.map { "$" + $0.clientIDEnv } ?? "none" }
@@ -115,7 +115,7 @@ extension SourceOption {
     }
 
     /// `--client-secret-env`: OAuth2: the variable holding the client secret; only its name is stored.
-    public static let clientSecretEnv = SourceOption(
+    public static let clientSecretEnv = Source.Option(
         "client-secret-env", "var", help: "OAuth2: the variable holding the client secret; only its name is stored.",
         listed: { [("client_secret_env", .optional($0.oauth?.clientSecretEnv))] },
         text: { $0.oauth.map { [$0.clientSecretEnv] } }, show: { $0.oauth.map { "$" + $0.clientSecretEnv } ?? "none" }
@@ -125,7 +125,7 @@ extension SourceOption {
     }
 
     /// `--scope`: OAuth2: the scope to ask for, if the endpoint wants one.
-    public static let scope = SourceOption(
+    public static let scope = Source.Option(
         "scope", "scope", help: "OAuth2: the scope to ask for, if the endpoint wants one.",
         listed: { [("scope", .optional($0.oauth?.scope))] },
         text: { $0.oauth?.scope.map { [$0] } }, show: { $0.oauth?.scope ?? "none" }
@@ -138,12 +138,12 @@ extension SourceOption {
     }
 
     /// `--no-oauth`: Ask no token endpoint: drop the OAuth2 client.
-    public static let noOAuth = SourceOption(
+    public static let noOAuth = Source.Option(
         clearing: "no-oauth", help: "Ask no token endpoint: drop the OAuth2 client.",
         clears: ["oauth-token-url", "client-id-env", "client-secret-env", "scope"])
 
     /// `--max-bytes`: Refuse bodies larger than this, decoded (default: 64 MiB).
-    public static let maxBytes = SourceOption(
+    public static let maxBytes = Source.Option(
         "max-bytes", "n", help: "Refuse bodies larger than this, decoded (default: 64 MiB).",
         listed: { [("max_bytes", .optional($0.maxBytes))] },
         text: { $0.maxBytes.map { [String($0)] } }, show: { $0.maxBytes.map(String.init) ?? "default" }
@@ -156,7 +156,7 @@ extension SourceOption {
     }
 
     /// `--ca-cert`: Trust the CAs in this PEM file instead of the system's (internal CAs).
-    public static let caCert = SourceOption(
+    public static let caCert = Source.Option(
         "ca-cert", "file", help: "Trust the CAs in this PEM file instead of the system's (internal CAs).", isFile: true,
         listed: { [("ca_cert", .optional($0.caCert))] },
         text: { $0.caCert.map { [$0] } }, show: { $0.caCert ?? "system" }
@@ -172,10 +172,10 @@ extension SourceOption {
     }
 
     /// `--no-ca-cert`: Trust the system's CAs again.
-    public static let noCACert = SourceOption(clearing: "no-ca-cert", help: "Trust the system's CAs again.", clears: ["ca-cert"])
+    public static let noCACert = Source.Option(clearing: "no-ca-cert", help: "Trust the system's CAs again.", clears: ["ca-cert"])
 
     /// `--max-delete`: Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache).
-    public static let maxDelete = SourceOption(
+    public static let maxDelete = Source.Option(
         "max-delete", "n|p%",
         help: "Hold a replace sync that would remove more cached rows than this (default: 50%; only 100% allows emptying the cache).",
         effects: [.abortsSync], listed: { [("max_delete", .string(($0.maxDelete ?? .default).description))] },
@@ -188,7 +188,7 @@ extension SourceOption {
     }
 
     /// `--alert-after`: The age past which 'status --max-age' reports this source, instead of the age given there.
-    public static let alertAfter = SourceOption(
+    public static let alertAfter = Source.Option(
         "alert-after", "duration", help: "The age past which 'status --max-age' reports this source, instead of the age given there.",
         listed: { [("alert_after_s", .optional($0.alertAfterSeconds))] },
         text: { $0.alertAfterSeconds.map { [DurationText.format($0)] } }, show: { $0.alertAfterSeconds.map(DurationText.format) ?? "none" }
@@ -197,7 +197,7 @@ extension SourceOption {
     }
 
     /// `--search`: Keep the rows in the full-text index 'cache search' reads (default: on; indexing a million json records takes about twice as long as syncing them).
-    public static let search = SourceOption(
+    public static let search = Source.Option(
         "search", "on|off",
         help: "Let 'cache search' find the rows (default: on). The index is built on the source's first search (or by 'cache reindex'), then kept in step by every sync: a source nobody searches costs nothing at sync time.",
         choices: ["on", "off"], listed: { [("search", .bool($0.searchable))] },
@@ -249,7 +249,7 @@ extension SourceOption {
 
     /// Every option, common ones first, then each kind's own in the registry's order.
     /// (Made once: a server reads a source's settings on every request.)
-    public static let all: [SourceOption] = {
+    public static let all: [Source.Option] = {
         var seen: Set<String> = []
         return SourceKind.allCases.flatMap(\.options).filter { seen.insert($0.name).inserted }
     }()

@@ -5,23 +5,24 @@ import FoundationEssentials
 /// ```swift
 /// try cache.addSource(name: "jokes", kind: .jokes, url: "https://jokes.example/jokes/ten", [.mode: "merge"])
 /// ```
-public enum SyncMode: String, Sendable, CaseIterable {
+package enum SyncMode: String, Sendable, CaseIterable {
     /// Insert new rows, update changed ones, remove rows the response no longer has.
     case replace
     /// Insert or update by id; never remove a row because it is absent.
     case merge
 }
 
-/// A named upstream URL of one kind, as stored in the `sources` table.
-/// The kinds of upstream this tool understands: the two it was made for, any JSON API described
-/// by a `RecordLayout`, and CSV tables. What each is lives in its folder under `Kinds/`, and the
-/// registry there (`Kinds/SourceKind.swift`) is the one place that switches on it.
-///
-/// ```swift
-/// try cache.addSource(name: "items", kind: .json, url: "https://api.example/items", [.key: "id"])
-/// ```
-public enum SourceKind: String, Sendable, CaseIterable {
-    case account, jokes, json, csv, ndjson
+extension Source {
+    /// The kinds of upstream this tool understands: the two it was made for, any JSON API described
+    /// by a `RecordLayout`, and CSV tables. What each is lives in its folder under `Kinds/`, and the
+    /// registry there (`Kinds/SourceKind.swift`) is the one place that switches on it.
+    ///
+    /// ```swift
+    /// try cache.addSource(name: "items", kind: .json, url: "https://api.example/items", [.key: "id"])
+    /// ```
+    public enum Kind: String, Sendable, CaseIterable {
+        case account, jokes, json, csv, ndjson
+    }
 }
 
 /// A configured upstream: its name, kind, URL and the settings its syncs follow.
@@ -38,11 +39,11 @@ public struct Source: Sendable, Equatable {
     /// The source's name: letters, digits, `-`, `_` and `.`.
     public var name: String
     /// What the upstream serves, and how its rows are kept.
-    public var kind: SourceKind
+    public var kind: Source.Kind
     /// Where its rows come from.
     public var url: URL
     /// Whether a response is the whole truth (`replace`) or a sample (`merge`).
-    public var mode: SyncMode
+    package var mode: SyncMode
     /// How long a row stays fresh after upstream confirms it.
     public var ttlSeconds: Int
     /// Extra request headers, as `(name, value)`.
@@ -92,7 +93,7 @@ public struct Source: Sendable, Equatable {
     /// A PEM bundle of CAs trusted instead of the system's; only its path is stored.
     public var caCert: String?
     /// How many cached rows one `replace` sync may remove before it is held (nil: the default).
-    public var maxDelete: RemovalLimit?
+    public var maxDelete: Source.RemovalLimit?
     /// How long the source may go without a successful sync before `status --max-age` reports
     /// it; nil: the age given on the command line.
     public var alertAfterSeconds: Int?

@@ -150,17 +150,12 @@ extension RefreshBehindRead.Plan {
     }
 }
 
-/// Why a refresh failed, as the sync that ran it recorded it.
-///
-/// ```swift
-/// for await state in cache.states(of: "bank") {
-///     if case .failed(let error, let cached) = state { print("showing \(cached.count) cached rows: \(error.message)") }
-/// }
-/// ```
-public struct RefreshError: Error, Sendable, CustomStringConvertible {
+/// Why a refresh failed, as the sync that ran it recorded it (an app sees it as
+/// `CacheError.refreshFailed`).
+package struct RefreshError: Error, Sendable, CustomStringConvertible {
     /// Why, in a sentence.
-    public var message: String
+    package var message: String
     /// The typed failure, when this process ran the sync itself.
-    public var failure: SyncReport.Failure?
-    public var description: String { message }
+    package var failure: SyncReport.Failure?
+    package var description: String { message }
 }

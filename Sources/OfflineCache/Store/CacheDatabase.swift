@@ -17,7 +17,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     /// Read-only mode (a replica's reader): a command that writes, or a file that would need
     /// a migration first.
     case readOnly(path: String, reason: String)
-    case database(DatabaseError)
+    case database(CacheError.Database)
     case noSuchSource(String)
     /// The file is not a cache database (someone else's SQLite file, or not SQLite at all).
     case notACache(path: String, reason: String)
@@ -40,6 +40,12 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     case refusedEdit(String)
     /// An edit made on a version of the row it no longer has (an HTTP client's `If-Match`).
     case versionMismatch(String)
+    /// A refresh behind a read failed, or could not start (the source is backing off after
+    /// failures, or its token variable is not set): the message says which; the typed failure
+    /// is there when this process ran the sync.
+    indirect case refreshFailed(String, failure: SyncReport.Failure?)
+    /// `Cache.search`: search is off for the source, or the query is not one SQLite's FTS5 reads.
+    case invalidSearch(String)
 
     public var description: String {
         switch self {
@@ -51,7 +57,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
             Migrator.NewerSchemaError(databaseVersion: databaseVersion, knownVersion: knownVersion).description
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"
-        case let .refusedEdit(reason), let .versionMismatch(reason): reason
+        case let .refusedEdit(reason), let .versionMismatch(reason), let .refreshFailed(reason, _), let .invalidSearch(reason): reason
         case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
         case let .sourceReplaced(name): "the source '\(name)' was removed or changed during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"

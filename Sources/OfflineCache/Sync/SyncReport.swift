@@ -29,8 +29,8 @@ public struct SyncReport: Sendable {
     /// if case .upstream(let error)? = try cache.sync("bank").failure { print("upstream: \(error)") }
     /// ```
     public enum Failure: Error, Sendable, CustomStringConvertible {
-        case upstream(UpstreamError)
-        case database(DatabaseError)
+        case upstream(CacheError.Upstream)
+        case database(CacheError.Database)
         case source(CacheError)
         /// The removal guard held the sync: nothing was written.
         case held(source: String, reason: String)
@@ -50,7 +50,7 @@ public struct SyncReport: Sendable {
     /// What the sync did.
     public var outcome: Outcome
     /// Rows inserted, updated and removed.
-    public var counts = ChangeCounts()
+    public var counts = SyncReport.Counts()
     /// Upstream's last HTTP status.
     public var httpStatus: Int?
     /// Body bytes received.
@@ -63,10 +63,10 @@ public struct SyncReport: Sendable {
     public var repeatedRecords = 0
     /// A `sync --if-stale` skipped while its source is still in trouble: the outage (or the
     /// hold) goes on, so the exit status a timer sees says so, as the failed sync's did.
-    public var skippedWhile: Trouble?
+    package var skippedWhile: Trouble?
 
     /// What a source is waiting out.
-    public enum Trouble: String, Sendable {
+    package enum Trouble: String, Sendable {
         /// Backing off after failed syncs.
         case failing
         /// The removal guard held its last sync.

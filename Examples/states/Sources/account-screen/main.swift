@@ -1,5 +1,5 @@
 // account-screen DB_PATH URL: the seed app's account screen in library form. Its client is a
-// `SourceModel<AccountTransaction>` (the seed's `Client` with its `loadingStatus`, each row a typed
+// `SourceModel<Source.Kind.AccountTransaction>` (the seed's `Client` with its `loadingStatus`, each row a typed
 // transaction), observed as SwiftUI would; each time the screen would change, it prints what
 // the screen shows: skeleton cells while there is nothing to show, the holder and balance, the
 // transactions newest first (`Sun, Nov 29`, `+ 19.99` or `- 23.50`), a row that does not
@@ -46,7 +46,7 @@ func money(_ amount: Double) -> String {
 }
 
 /// What the screen shows now.
-@MainActor func screen(_ model: SourceModel<AccountTransaction>) -> String {
+@MainActor func screen(_ model: SourceModel<Source.Kind.AccountTransaction>) -> String {
     let status = switch model.status {
     case .initial: "initial"
     case .loading: "loading"
@@ -54,7 +54,7 @@ func money(_ amount: Double) -> String {
     case .failure: "failure"
     }
     var lines = ["[\(status)\(model.isRefreshing ? ", refreshing" : "")\(model.isStale ? ", stale" : "")]"]
-    guard !model.isPending, let account = model.account else {
+    guard !model.isPending, let account = model.account?.value else {
         lines += Array(repeating: "  ░░░░░░░░░░░░  ░░░░░░░░  ░░░░░░", count: 3)  // skeleton cells
         if case .failure(let reason) = model.status { lines.append("  ! \(reason)") }
         return lines.joined(separator: "\n")
@@ -71,7 +71,7 @@ func money(_ amount: Double) -> String {
     return lines.joined(separator: "\n")
 }
 
-@MainActor func show(_ model: SourceModel<AccountTransaction>) async {
+@MainActor func show(_ model: SourceModel<Source.Kind.AccountTransaction>) async {
     var shown = ""
     while true {
         // Drawn under observation, as a SwiftUI body is: a change after this wakes the loop.
@@ -86,5 +86,5 @@ func money(_ amount: Double) -> String {
     }
 }
 
-let model = cache.model(of: "bank", as: AccountTransaction.self, limit: 50)
+let model = cache.model(of: "bank", as: Source.Kind.AccountTransaction.self, limit: 50)
 await show(model)

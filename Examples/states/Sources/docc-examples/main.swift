@@ -11,7 +11,7 @@ let cache = try Cache(path: "/var/lib/myapp/cache.sqlite3")
 if try !cache.hasSource(named: "bank") {
     try cache.addSource(name: "bank", kind: .account, url: "https://bank.example/api/account")
 }
-let model = cache.model(of: "bank", as: AccountTransaction.self, limit: 50)   // an @Observable model, typed rows
+let model = cache.model(of: "bank", as: Source.Kind.AccountTransaction.self, limit: 50)   // an @Observable model, typed rows
     _ = model
 }
 
@@ -26,8 +26,8 @@ if try !cache.hasSource(named: "bank") {
 
 /// GettingStarted.md, "Read past the first screen".
 func readPastTheFirstScreen(_ cache: Cache) throws {
-let page = try cache.rows(of: "bank", as: AccountTransaction.self, limit: 50)
-let coffee = try cache.search("bank", for: "starbucks", as: AccountTransaction.self)
+let page = try cache.rows(of: "bank", as: Source.Kind.AccountTransaction.self, limit: 50)
+let coffee = try cache.search("bank", for: "starbucks", as: Source.Kind.AccountTransaction.self)
 if let first = page.rows.first {
     print(try cache.log(of: "bank", key: first.key))   // what each sync did to that row
 }
@@ -36,7 +36,7 @@ print(page.failures, coffee.matches.count, report.failure.map { "\($0)" } ?? "sy
 // The rows as they were a week ago, from the change log. A cache younger than that (or one
 // whose history was pruned past it) cannot say: it throws, naming the oldest moment it can.
 do {
-    let lastWeek = try cache.rows(of: "bank", as: AccountTransaction.self, asOf: .now.addingTimeInterval(-7 * 86_400))
+    let lastWeek = try cache.rows(of: "bank", as: Source.Kind.AccountTransaction.self, asOf: .now.addingTimeInterval(-7 * 86_400))
     print(lastWeek.rows.count)
 } catch let error as CacheError {
     print(error)

@@ -116,30 +116,30 @@ struct AccountStorage: StorageDefinition {
 ///     for row in rows { print(row.date, row.vendor, row.isCredit ? "+" : "-", row.amount, row.stale ? "(stale)" : "") }
 /// }
 /// ```
-public struct CachedTransaction: Sendable, Equatable {
+package struct CachedTransaction: Sendable, Equatable {
     /// The transaction's id (upstream's, or one made from its fields).
-    public var id: String
+    package var id: String
     /// The source it was cached from.
-    public var source: String
+    package var source: String
     /// The account it belongs to, when upstream names one.
-    public var account: String?
+    package var account: String?
     /// 0 for a credit, 1 for a debit.
-    public var type: Int
+    package var type: Int
     /// Who it was paid to or received from.
-    public var vendor: String
+    package var vendor: String
     /// The amount, without a sign (`type` says which way).
-    public var amount: Double
+    package var amount: Double
     /// When it happened, as stored.
-    public var date: String
+    package var date: String
     /// When upstream last confirmed it (ISO 8601, UTC).
-    public var seenAt: String
+    package var seenAt: String
     /// How long ago that was, when it was read.
-    public var ageSeconds: Int
+    package var ageSeconds: Int
     /// Upstream has not confirmed it within the TTL.
-    public var stale: Bool
+    package var stale: Bool
 
     /// Type 0 is a credit; any other type a debit.
-    public var isCredit: Bool { type == 0 }
+    package var isCredit: Bool { type == 0 }
 }
 
 /// A cached account header as the `cached_accounts` view presents it.
@@ -147,17 +147,17 @@ public struct CachedTransaction: Sendable, Equatable {
 /// ```swift
 /// if case .account(let header?, _) = try cache.rows(of: "bank") { print(header.name, header.balance) }
 /// ```
-public struct CachedAccount: Sendable, Equatable {
+package struct CachedAccount: Sendable, Equatable {
     /// The source it was cached from.
-    public var source: String
+    package var source: String
     /// The account holder's name.
-    public var name: String
+    package var name: String
     /// The current balance.
-    public var balance: Double
+    package var balance: Double
     /// When upstream last confirmed it (ISO 8601, UTC).
-    public var seenAt: String
+    package var seenAt: String
     /// How long ago that was, when it was read.
-    public var ageSeconds: Int
+    package var ageSeconds: Int
     /// Upstream has not confirmed it within the TTL.
-    public var stale: Bool
+    package var stale: Bool
 }

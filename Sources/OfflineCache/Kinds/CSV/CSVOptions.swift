@@ -3,7 +3,7 @@ import FoundationEssentials
 /// A csv source's own option (see `SourceOption`): the character between fields.
 extension SourceOption {
     /// `--delimiter`: The character between fields (default: ,); tab for tabs.
-    public static let delimiter = SourceOption(
+    public static let delimiter = Source.Option(
         "delimiter", "c", help: "the character between fields (default: ,); tab for tabs.",
         effects: [.abortsSync, .unconfirms],
         listed: { [("delimiter", .string(RecordLayout.delimiterText($0.layout?.delimiter ?? UInt8(ascii: ","))))] },

@@ -70,21 +70,21 @@ struct JokesStorage: StorageDefinition {
 ///     print(joke.setup, "—", joke.punchline)
 /// }
 /// ```
-public struct CachedJoke: Sendable, Equatable {
+package struct CachedJoke: Sendable, Equatable {
     /// The joke's id upstream.
-    public var id: Int
+    package var id: Int
     /// Its category (`general`, `programming`, …).
-    public var type: String
+    package var type: String
     /// The question.
-    public var setup: String
+    package var setup: String
     /// The answer.
-    public var punchline: String
+    package var punchline: String
     /// The source it was cached from.
-    public var source: String
+    package var source: String
     /// When upstream last confirmed it (ISO 8601, UTC).
-    public var seenAt: String
+    package var seenAt: String
     /// How long ago that was, when it was read.
-    public var ageSeconds: Int
+    package var ageSeconds: Int
     /// Upstream has not confirmed it within the TTL.
-    public var stale: Bool
+    package var stale: Bool
 }

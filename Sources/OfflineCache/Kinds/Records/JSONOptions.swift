@@ -4,7 +4,7 @@ import FoundationEssentials
 /// it syncs incrementally; with the checks that hold them together.
 extension SourceOption {
     /// `--rows`: Where the records are: $ (the response), $.results, $.data.items (default: $).
-    public static let rows = SourceOption(
+    public static let rows = Source.Option(
         "rows", "path", help: "where the records are: $ (the response), $.results, $.data.items (default: $).",
         effects: [.abortsSync, .unconfirms], listed: { [("rows", .string($0.layout?.rows.description ?? "$"))] },
         text: { layout in layout.layout.flatMap { $0.rows.keys.isEmpty ? nil : [$0.rows.description] } },
@@ -17,7 +17,7 @@ extension SourceOption {
     }
 
     /// `--next`: How to find the next page: link (Link: <…>; rel="next" headers), a path in the body such as $.next or $['@odata.nextLink'] (a URL, or a cursor with --next-param), header:NAME (a cursor in that response header), offset, page, or last-key (with --has-more).
-    public static let next = SourceOption(
+    public static let next = Source.Option(
         "next", "style",
         help: "how to find the next page: link (Link: <…>; rel=\"next\" headers), a path in the body such as $.next or $['@odata.nextLink'] (a URL, or a cursor with --next-param), header:NAME (a cursor in that response header), offset, page, or last-key (with --has-more).",
         listed: { [("next", .optional($0.layout?.next?.description))] },
@@ -33,7 +33,7 @@ extension SourceOption {
     }
 
     /// `--next-param`: The query parameter the cursor, offset, page number or last key is sent as.
-    public static let nextParam = SourceOption(
+    public static let nextParam = Source.Option(
         "next-param", "name", help: "the query parameter the cursor, offset, page number or last key is sent as.",
         listed: { [("next_param", .optional($0.layout?.nextParam))] },
         text: { $0.layout?.nextParam.map { [$0] } }, show: { $0.layout?.nextParam ?? "none" }
@@ -42,7 +42,7 @@ extension SourceOption {
     }
 
     /// `--first-page`: The first page's number (default: 1).
-    public static let firstPage = SourceOption(
+    public static let firstPage = Source.Option(
         "first-page", "n", help: "the first page's number (default: 1).", qualifier: "with --next page",
         listed: { [("first_page", .optional($0.layout?.firstPage))] },
         text: { $0.layout?.firstPage.map { [String($0)] } }, show: { $0.layout?.firstPage.map(String.init) ?? "-" }
@@ -54,7 +54,7 @@ extension SourceOption {
     }
 
     /// `--has-more`: The boolean that says more pages follow, such as $.has_more.
-    public static let hasMore = SourceOption(
+    public static let hasMore = Source.Option(
         "has-more", "path", help: "the boolean that says more pages follow, such as $.has_more.", qualifier: "with --next last-key",
         listed: { [("has_more", .optional($0.layout?.hasMore?.description))] },
         text: { $0.layout?.hasMore.map { [$0.description] } }, show: { $0.layout?.hasMore?.description ?? "-" }
@@ -66,7 +66,7 @@ extension SourceOption {
     }
 
     /// `--max-pages`: Fail the sync rather than read more pages than this (default: 100).
-    public static let maxPages = SourceOption(
+    public static let maxPages = Source.Option(
         "max-pages", "n", help: "fail the sync rather than read more pages than this (default: 100).",
         listed: { [("max_pages", .int($0.layout?.maxPages ?? RecordLayout.defaultMaxPages))] },
         text: { layout in layout.layout.flatMap { $0.maxPages == RecordLayout.defaultMaxPages ? nil : [String($0.maxPages)] } },
@@ -79,7 +79,7 @@ extension SourceOption {
     }
 
     /// `--since-param`: Send the watermark as this query parameter, such as updated_since (with --cursor-field).
-    public static let sinceParam = SourceOption(
+    public static let sinceParam = Source.Option(
         "since-param", "name", help: "send the watermark as this query parameter, such as updated_since (with --cursor-field).",
         qualifier: "incremental", effects: [.abortsSync, .resetsWatermark],
         listed: { [("since_param", .optional($0.layout?.incremental?.sinceParam))] },
@@ -90,7 +90,7 @@ extension SourceOption {
     }
 
     /// `--cursor-field`: The field whose largest value is the watermark, such as updated_at.
-    public static let cursorField = SourceOption(
+    public static let cursorField = Source.Option(
         "cursor-field", "field", help: "the field whose largest value is the watermark, such as updated_at.",
         qualifier: "incremental", effects: [.abortsSync, .resetsWatermark],
         listed: { [("cursor_field", .optional($0.layout?.incremental?.cursorField.dotted))] },
@@ -105,7 +105,7 @@ extension SourceOption {
     }
 
     /// `--lag`: Ask from this long before the watermark (default: 0).
-    public static let lag = SourceOption(
+    public static let lag = Source.Option(
         "lag", "duration", help: "ask from this long before the watermark (default: 0).", qualifier: "incremental",
         listed: { [("lag_s", .optional($0.layout?.incremental?.lagSeconds))] },
         text: { $0.layout?.incremental.flatMap { $0.lagSeconds == 0 ? nil : [DurationText.format($0.lagSeconds)] } },
@@ -117,7 +117,7 @@ extension SourceOption {
     }
 
     /// `--full-every`: Sync in full this often, removing what upstream no longer has (default: 1d).
-    public static let fullEvery = SourceOption(
+    public static let fullEvery = Source.Option(
         "full-every", "duration", help: "sync in full this often, removing what upstream no longer has (default: 1d).",
         qualifier: "incremental", listed: { [("full_every_s", .optional($0.layout?.incremental?.fullEverySeconds))] },
         text: { $0.layout?.incremental.flatMap {
@@ -129,7 +129,7 @@ extension SourceOption {
     }
 
     /// `--no-incremental`: Sync in full each time again (the watermark is forgotten).
-    public static let noIncremental = SourceOption(
+    public static let noIncremental = Source.Option(
         clearing: "no-incremental", help: "sync in full each time again (the watermark is forgotten).",
         clears: ["since-param", "cursor-field", "lag", "full-every"])
 

@@ -3,7 +3,7 @@ import FoundationEssentials
 /// The option of every kind that keeps records (see `SourceOption`): the key that finds a record.
 extension SourceOption {
     /// `--key`: The field or fields (comma separated; dot paths such as user.id, but for csv each name is one column) whose values identify a record.
-    public static let key = SourceOption(
+    public static let key = Source.Option(
         "key", "fields",
         help: "the field or fields (comma separated; dot paths such as user.id, but for csv each name is one column) whose values identify a record.",
         effects: [.abortsSync, .unconfirms, .rekeys], listed: { [("key", .string($0.layout?.keyDescription ?? ""))] },

@@ -219,20 +219,20 @@ struct RecordStorage: StorageDefinition {
 ///     for record in records { print(record.key, zip(columns, record.fields).map { "\($0)=\($1 ?? "-")" }) }
 /// }
 /// ```
-public struct CachedRecord: Sendable, Equatable {
+package struct CachedRecord: Sendable, Equatable {
     /// The record's key (the `key` fields' values; several joined with `,`).
-    public var key: String
+    package var key: String
     /// The view's field columns' values, in `CachedRows.records`'s column order (nil where the record has none).
-    public var fields: [String?]
+    package var fields: [String?]
     /// Canonical JSON.
-    public var record: String
+    package var record: String
     /// When upstream last confirmed it (ISO 8601, UTC).
-    public var seenAt: String
+    package var seenAt: String
     /// How long ago that was, when it was read.
-    public var ageSeconds: Int
+    package var ageSeconds: Int
     /// Upstream has not confirmed it within the TTL.
-    public var stale: Bool
+    package var stale: Bool
     /// A local edit of it (`cache edit`) is waiting to reach the upstream: `record` shows the
     /// edit; a record being removed shows its last version until the removal applies.
-    public var pending = false
+    package var pending = false
 }
