@@ -258,3 +258,7 @@ enum LinkHeader {
         return nil
     }
 }
+
+/// The engine's names for them; an app sees `Fetcher.Request` and `Fetcher.Response`.
+package typealias FetchRequest = Fetcher.Request
+package typealias FetchResponse = Fetcher.Response

@@ -54,3 +54,6 @@ extension Source {
         }
     }
 }
+
+/// The engine's name for it; an app sees `Source.RemovalLimit`.
+package typealias RemovalLimit = Source.RemovalLimit

@@ -179,3 +179,6 @@ public struct Source: Sendable, Equatable {
         return words.contains(where: secretWords.contains)
     }
 }
+
+/// The engine's name for it; an app sees `Source.Kind`.
+package typealias SourceKind = Source.Kind

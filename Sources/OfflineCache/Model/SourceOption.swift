@@ -130,3 +130,6 @@ extension Source {
         }
     }
 }
+
+/// The engine's name for it; an app sees `Source.Option`.
+package typealias SourceOption = Source.Option

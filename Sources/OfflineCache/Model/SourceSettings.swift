@@ -78,3 +78,6 @@ extension Source {
         package static let nothingToChange = "Nothing to change: give at least one option, such as --ttl or --url."
     }
 }
+
+/// The engine's name for it; an app sees `Source.Settings`.
+package typealias SourceSettings = Source.Settings

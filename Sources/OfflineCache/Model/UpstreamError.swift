@@ -102,3 +102,6 @@ extension CacheError {
         }
     }
 }
+
+/// The engine's name for it; an app sees `CacheError.Upstream`.
+package typealias UpstreamError = CacheError.Upstream

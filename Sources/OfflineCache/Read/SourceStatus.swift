@@ -48,3 +48,6 @@ extension Source {
         public var isHeld: Bool { lastOutcome == "held" }
     }
 }
+
+/// The engine's name for it; an app sees `Source.Status`.
+package typealias SourceStatus = Source.Status

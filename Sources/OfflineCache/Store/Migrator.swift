@@ -59,7 +59,7 @@ package struct Migrator {
         package let databaseVersion: Int
         package let knownVersion: Int
         package var description: String {
-            "the database has schema version \(databaseVersion), newer than this cache knows (\(knownVersion)); use a newer cache"
+            CacheError.newerSchema(databaseVersion: databaseVersion, knownVersion: knownVersion).description
         }
     }
 

@@ -18,18 +18,6 @@ package struct RowVersion: Sendable, Equatable {
     }
 }
 
-extension CacheError {
-    /// Why a source's history starts where it does.
-    public enum HorizonCause: String, Sendable {
-        /// The source was added then: before it, it had no rows.
-        case added
-        /// Older runs were pruned (`cache prune`).
-        case pruned
-        /// Its rows were keyed anew (`sources set --key`): the log knows them by their old keys.
-        case rekeyed
-    }
-}
-
 /// The past of rows: how far back the change log answers (`list --as-of`), and one row's versions
 /// (`cache log`).
 extension HistoryStore {

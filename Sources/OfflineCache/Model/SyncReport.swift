@@ -116,3 +116,31 @@ extension SyncReport {
         }
     }
 }
+
+extension SyncReport {
+    /// Rows written by a reconcile.
+    ///
+    /// ```swift
+    /// let counts = try cache.sync("bank").counts
+    /// print(counts.inserted, counts.updated, counts.deleted, counts.total)
+    /// ```
+    public struct Counts: Sendable, Equatable {
+        /// Rows new to the cache.
+        public var inserted = 0
+        /// Rows whose fields changed.
+        public var updated = 0
+        /// Rows upstream no longer has, removed.
+        public var deleted = 0
+        /// Counts of a reconcile.
+        public init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0) {
+            self.inserted = inserted
+            self.updated = updated
+            self.deleted = deleted
+        }
+        /// Every row the reconcile changed.
+        public var total: Int { inserted + updated + deleted }
+    }
+}
+
+/// The engine's name for it; an app sees `SyncReport.Counts`.
+package typealias ChangeCounts = SyncReport.Counts

@@ -72,3 +72,6 @@ extension CacheError {
         }
     }
 }
+
+/// The engine's name for it; an app sees `CacheError.Database`.
+package typealias DatabaseError = CacheError.Database
