@@ -29,6 +29,9 @@ let package = Package(
         // the shim loads libmicrohttpd.so.12 when `serve` starts, so no other command pays for
         // it and a machine without it runs every other command.
         .target(name: "HTTPServerShim", linkerSettings: [.linkedLibrary("dl")]),
+        // libyaml's parser for `cache import` (apt: libyaml-dev for its header). Not linked: the
+        // shim loads libyaml-0.so.2 when a manifest is read, so no other command loads it.
+        .target(name: "YAMLShim", linkerSettings: [.linkedLibrary("dl")]),
         // The engine: store, upstream, sync, read. Never prints, never exits.
         .target(name: "OfflineCache", dependencies: ["CSQLite", "CurlShim"]),
         // A transport through URLSession (Foundation, FoundationNetworking on Linux) behind the
@@ -40,8 +43,10 @@ let package = Package(
         // The live page it answers at `/` is carried in the binary as bytes.
         .target(name: "CacheServer", dependencies: ["OfflineCache", "HTTPServerShim"],
                 resources: [.embedInCode("Live/Page/live.html")]),
+        // `cache import airbyte`: connector manifests read into sources files.
+        .target(name: "ConnectorImport", dependencies: ["OfflineCache", "YAMLShim"]),
         // Argument parsing, commands and output; testable without a process.
-        .target(name: "CacheCLI", dependencies: ["OfflineCache", "CacheServer"]),
+        .target(name: "CacheCLI", dependencies: ["OfflineCache", "CacheServer", "ConnectorImport"]),
         .executableTarget(name: "cache", dependencies: ["CacheCLI"]),
         // What Scripts/bench measures through the library rather than the command line
         // (queueing local edits). Not a product: nothing installs it.

@@ -77,6 +77,7 @@ public enum CLI {
             case .export(let source, let format): return try InspectCommands.export(source, format: format, context)
             case .log(let source, let key, let json): return try LogCommand.run(source, key: key, json: json, context)
             case .search(let search): return try SearchCommand.run(search, context)
+            case .importAirbyte(let options): return try ImportCommand.run(options, context)
             case .reindex(let names): return try SearchCommand.reindex(names, context)
             case .edit(let edit): return try OutboxCommands.edit(edit, context)
             case .push(let push): return try OutboxCommands.push(push, context)
@@ -150,6 +151,7 @@ public enum CLI {
         case .sql(_, let format): return format == .json ? .json : .text
         case .export(_, let format): return format == .csv ? .text : .json
         case .search(let search): return search.json ? .json : nil
+        case .importAirbyte: return .json
         case .push(let push): return push.json ? .json : nil
         case .outbox(.list(_, _, json: true)), .outbox(.show(_, json: true)): return .json
         default: return nil

@@ -61,7 +61,7 @@ enum ApplyCommand {
     /// The file's bytes, or standard input's for `-`. Whatever can be read is read: a regular
     /// file, a FIFO, a process substitution (`<(cache sources export)`, a `/dev/fd/N`); a folder
     /// or a device is refused by what it is (64), a missing or unreadable file is 66.
-    static func read(_ path: String) throws -> Data {
+    static func read(_ path: String, as noun: String = "sources file", limit: Int = largestFile) throws -> Data {
         let descriptor: Int32
         if path == "-" {
             descriptor = STDIN_FILENO
@@ -71,8 +71,8 @@ enum ApplyCommand {
                 throw SourcesFile.Refusal.unreadable("cannot read \(path): " + String(cString: strerror(errno)))
             }
             switch info.st_mode & S_IFMT {
-            case S_IFDIR: throw SourcesFile.Refusal.invalid("\(path) is a folder, not a sources file.")
-            case S_IFCHR, S_IFBLK: throw SourcesFile.Refusal.invalid("\(path) is a device, not a sources file.")
+            case S_IFDIR: throw SourcesFile.Refusal.invalid("\(path) is a folder, not a \(noun).")
+            case S_IFCHR, S_IFBLK: throw SourcesFile.Refusal.invalid("\(path) is a device, not a \(noun).")
             default: break
             }
             descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -91,8 +91,9 @@ enum ApplyCommand {
             }
             if count == 0 { break }
             bytes += buffer[..<count]
-            guard bytes.count <= largestFile else {
-                throw SourcesFile.Refusal.invalid("\(path == "-" ? "standard input" : path) is larger than \(largestFile >> 20) MiB: a sources file lists sources, and holds no data.")
+            guard bytes.count <= limit else {
+                throw SourcesFile.Refusal.invalid("\(path == "-" ? "standard input" : path) is larger than \(limit >> 20) MiB: "
+                    + (noun == "sources file" ? "a sources file lists sources, and holds no data." : "too large for a \(noun).") )
             }
         }
         return Data(bytes)

@@ -115,6 +115,15 @@ enum Command: Equatable {
         var all = false
     }
 
+    struct Import: Equatable {
+        var manifest = ""
+        var streams: [String] = []
+        var prefix = ""
+        var key: String?
+        var plan = false
+        var json = false
+    }
+
     struct Search: Equatable {
         var name: String
         var query: String
@@ -145,6 +154,8 @@ enum Command: Equatable {
     /// `cache log NAME KEY`: one row's versions.
     case log(source: String, key: String, json: Bool)
     case search(Search)
+    /// `cache import airbyte MANIFEST`: a sources file from a connector manifest.
+    case importAirbyte(Import)
     case edit(Edit)
     case push(Push)
     case outbox(Outbox)

@@ -32,18 +32,19 @@ enum CommandParser {
         rest.removeFirst()
 
         var name = first
-        if first == "sources" {
-            let subcommands = CommandTable.sourcesSubcommands
-            let expected = subcommands.dropLast().joined(separator: ", ") + " or " + subcommands.last!
+        // A command that is only a group of subcommands (`sources add`, `import airbyte`).
+        if first == "sources" || first == "import" {
+            let subcommands = CommandTable.spec(first).subcommands.map(\.name)
+            let expected = subcommands.count == 1 ? subcommands[0] : subcommands.dropLast().joined(separator: ", ") + " or " + subcommands.last!
             guard let sub = rest.first, !sub.hasPrefix("-") else {
-                if wantsHelp { return invocation(.help("sources")) }
-                throw UsageError(message: "Missing subcommand: \(expected).", command: "sources")
+                if wantsHelp { return invocation(.help(first)) }
+                throw UsageError(message: "Missing subcommand: \(expected).", command: first)
             }
             guard subcommands.contains(sub) else {
-                throw UsageError(message: "Unknown subcommand 'sources \(sub)'. Expected \(expected).", command: "sources")
+                throw UsageError(message: "Unknown subcommand '\(first) \(sub)'. Expected \(expected).", command: first)
             }
             rest.removeFirst()
-            name = "sources \(sub)"
+            name = "\(first) \(sub)"
         }
         if first == "outbox", let action = rest.first, CommandTable.outboxActions.contains(action) {
             rest.removeFirst()

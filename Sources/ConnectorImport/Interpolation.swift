@@ -1,0 +1,116 @@
+import FoundationEssentials
+
+/// The Jinja a manifest writes in its strings, read as far as cache can: a user's setting
+/// (`{{ config['x'] }}`, `{{ config.x }}`) becomes the variable `${X}` the sync fills, and a
+/// parameter handed down (`{{ parameters['path'] }}`) its value. Anything else is refused.
+struct Interpolation {
+    var parameters: YAMLNode?
+    /// The spec's defaults, by setting: what a part that cannot be a variable is read as.
+    var defaults: [String: String] = [:]
+    /// The settings read, in order.
+    var used: [String] = []
+    /// What was read at import rather than left to a variable, in a sentence each.
+    var notes: [String] = []
+
+    init(parameters: YAMLNode?, defaults: [String: String] = [:]) { (self.parameters, self.defaults) = (parameters, defaults) }
+
+    /// `template` with its settings as their spec defaults: for the start of a URL, which must
+    /// name a scheme and host when the source is added.
+    mutating func literal(_ template: String, _ component: String) throws(Refusal) -> String {
+        var out = try text(template, component)
+        while let start = out.firstRange(of: "${"), let end = out[start.upperBound...].firstIndex(of: "}") {
+            let variable = String(out[start.upperBound..<end])
+            guard let setting = defaults.keys.first(where: { Self.variable($0) == variable }), let value = defaults[setting] else {
+                throw Refusal(component: component, reason: "it is the setting \(variable), which has no default in the spec; a source's URL must name its host")
+            }
+            out.replaceSubrange(start.lowerBound...end, with: value)
+            used.removeAll { Self.variable($0) == variable }
+            notes.append("\(component): the setting \(setting) read as its default, \(value)")
+        }
+        return out
+    }
+
+    mutating func text(_ template: String, _ component: String) throws(Refusal) -> String {
+        guard !template.contains("{%") else { throw Refusal(component: component, reason: "Jinja statements ({% … %}) are not read") }
+        var out = "", rest = Substring(template)
+        while let open = rest.firstRange(of: "{{") {
+            out += rest[..<open.lowerBound]
+            guard let close = rest[open.upperBound...].firstRange(of: "}}") else { throw Refusal(component: component, reason: "an unclosed {{ in '\(template)'") }
+            let expression = rest[open.upperBound..<close.lowerBound].trimmed
+            if let setting = Self.parts(expression, in: "config") {
+                let name = setting.joined(separator: ".")
+                if !used.contains(name) { used.append(name) }
+                out += "${\(Self.variable(setting.joined(separator: "_")))}"
+            } else if let parameter = Self.parts(expression, in: "parameters"), parameter.count == 1,
+                      let value = parameters?[parameter[0]]?.string {
+                out += value
+            } else {
+                throw Refusal(component: component, reason: "{{ \(expression) }}: Jinja beyond reading a setting (config) or a parameter is not read")
+            }
+            rest = rest[close.upperBound...]
+        }
+        return out + rest
+    }
+
+    /// The variable a setting is read from: its name in capitals, other characters `_`.
+    static func variable(_ setting: String) -> String {
+        let name = String(setting.uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+        return name.first?.isNumber == true ? "_" + name : name
+    }
+
+    /// `${NAME}` alone: the name.
+    static func onlyVariable(_ text: String) -> String? {
+        guard text.hasPrefix("${"), text.hasSuffix("}"), !text.dropFirst(2).dropLast().contains("$") else { return nil }
+        return String(text.dropFirst(2).dropLast())
+    }
+
+    /// The expression inside `{{ … }}`, when that is the whole text.
+    static func expression(_ text: String) -> String? {
+        guard text.hasPrefix("{{"), text.hasSuffix("}}") else { return nil }
+        let inner = text.dropFirst(2).dropLast(2)
+        guard !inner.contains("{{") else { return nil }
+        return inner.trimmed
+    }
+
+    /// `root.a.b`, `root['a']['b']` or `root.get('a')` as a path `$.a.b`; nil for anything else.
+    static func path(_ expression: String, in root: String) -> String? {
+        parts(expression, in: root).map { "$" + $0.map { StreamMapping.isIdentifier($0) ? "." + $0 : "['\($0)']" }.joined() }
+    }
+
+    /// The names `root.a.b`, `root['a']['b']` or `root.get('a')` reads; nil for anything else.
+    static func parts(_ expression: String, in root: String) -> [String]? {
+        var rest = Substring(expression.replacing(" ", with: ""))
+        guard rest.hasPrefix(root) else { return nil }
+        rest = rest.dropFirst(root.count)
+        var parts: [String] = []
+        while !rest.isEmpty {
+            if rest.hasPrefix(".get(") || rest.hasPrefix("['") || rest.hasPrefix("[\"") {
+                let opening = rest.hasPrefix(".get(") ? 6 : 2
+                let quote = rest.dropFirst(opening - 1).first
+                guard quote == "'" || quote == "\"" else { return nil }
+                let body = rest.dropFirst(opening)
+                guard let end = body.firstIndex(of: quote!) else { return nil }
+                parts.append(String(body[..<end]))
+                rest = body[body.index(after: end)...]
+                guard rest.first == (opening == 6 ? ")" : "]") else { return nil }
+                rest = rest.dropFirst()
+            } else if rest.first == "." {
+                let body = rest.dropFirst()
+                let end = body.firstIndex { !($0.isLetter || $0.isNumber || $0 == "_") } ?? body.endIndex
+                guard end > body.startIndex else { return nil }
+                parts.append(String(body[..<end]))
+                rest = body[end...]
+            } else {
+                return nil
+            }
+        }
+        return parts.isEmpty ? nil : parts
+    }
+}
+
+extension StringProtocol {
+    /// Without the spaces and tabs around it.
+    var trimmed: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
