@@ -29,8 +29,10 @@ Run-time control (JSON bodies), used by the tests:
     POST /_oauth    {"client_id", "client_secret", "expires_in": S, "expire_after": N}: from now on
                     /api/* wants a bearer token from POST /oauth/token (client credentials, HTTP
                     Basic); a token dies after S seconds or after N requests (a token expiring
-                    mid-sync); {} turns it off
+                    mid-sync); {} turns it off; with "refresh_token": R, only the refresh-token
+                    grant (RFC 6749 6) with R gives a token
     POST /oauth/token  the token endpoint: 401 {"error": "invalid_client"} for other credentials
+    POST /_basic    {"user", "password"}: /api/* wants HTTP Basic authentication with them; {}: not
     POST /_rate_limit {"status": 429, "reset_in": S, "times": N} (or "retry_after": S): the next N
                     generic requests are refused with X-RateLimit-Remaining: 0 and the reset
     GET  /_stats    {"total": N, "bytes_sent": N, "token_requests": N, "paths": {"/account": N, ...}, "served_jokes": [[ids of each answer], ...],
@@ -229,6 +231,7 @@ class State:
         self.items = generated_items(300)  # the generic API's records (/api/items, /api/paged, /api/cursor)
         self.rate_limits = []  # answers to give before the generic routes answer: {"status", "reset_in"}
         self.oauth = None  # {"client_id", "client_secret", "expires_in", "expire_after"}: /api/* needs a token
+        self.basic = None  # {"user", "password"}: /api/* needs HTTP Basic authentication
         self.tokens = {}  # token -> {"expires": time, "uses_left": n or None}
         self.token_requests = 0
         self.tasks = Tasks()
@@ -408,7 +411,12 @@ def make_handler(state):
                 user, password = "", ""
             if not oauth or not basic.startswith("Basic ") or (user, password) != (oauth.get("client_id"), oauth.get("client_secret")):
                 return self.send_json({"error": "invalid_client"}, 401)
-            if form.get("grant_type") != ["client_credentials"]:
+            grant = form.get("grant_type")
+            if grant == ["refresh_token"]:
+                # RFC 6749 6: a refresh token the client was given, if the upstream has one.
+                if not oauth.get("refresh_token") or form.get("refresh_token") != [oauth["refresh_token"]]:
+                    return self.send_json({"error": "invalid_grant"}, 400)
+            elif grant != ["client_credentials"] or oauth.get("refresh_token"):
                 return self.send_json({"error": "unsupported_grant_type"}, 400)
             token = "tok-" + secrets.token_hex(12)
             expires_in = int(oauth.get("expires_in", 3600))
@@ -423,6 +431,12 @@ def make_handler(state):
             """With OAuth2 on, a generic route needs a live bearer token: False if it has one,
             else True, the 401 sent. A token spent (expire_after uses) or past its time is refused."""
             with state.lock:
+                if state.basic:
+                    expected = "Basic " + base64.b64encode(f"{state.basic['user']}:{state.basic['password']}".encode()).decode()
+                    if self.headers.get("Authorization") == expected:
+                        return False
+                    self.send(401, json.dumps({"error": "unauthorized"}), headers={"WWW-Authenticate": 'Basic realm="api"'})
+                    return True
                 if not state.oauth:
                     return False
                 token = self.headers.get("Authorization", "").removeprefix("Bearer ")
@@ -616,8 +630,14 @@ def make_handler(state):
                 with state.lock:
                     state.items = value["items"] if "items" in value else generated_items(int(value.get("count", 300)))
                 return self.send_json({"ok": True, "items": len(state.items)})
+            if self.path == "/_basic":
+                # {"user", "password"}: /api/* wants HTTP Basic authentication with them ({}: not).
+                with state.lock:
+                    state.basic = value or None
+                return self.send_json({"ok": True})
             if self.path == "/_oauth":
-                # {"client_id", "client_secret", "expires_in": S, "expire_after": N}: /api/* wants a token.
+                # {"client_id", "client_secret", "expires_in": S, "expire_after": N}: /api/* wants a token;
+                # with "refresh_token": R, only the refresh-token grant with R gives one.
                 with state.lock:
                     state.oauth = value or None
                     state.tokens = {}

@@ -161,8 +161,38 @@ struct StreamMapping {
             case "request_parameter": query.append((field, token))
             case let place: throw Refusal(component: "ApiKeyAuthenticator", reason: "a key sent in the \(place) is not read")
             }
+        case "BasicHttpAuthenticator":
+            // cache sends Basic from two variables: the user and the password must each be a setting.
+            for (field, option) in [("username", "basic-user-env"), ("password", "basic-password-env")] {
+                let text = try interpolation.text(authenticator[field]?.string ?? "", "BasicHttpAuthenticator.\(field)")
+                guard let variable = Interpolation.onlyVariable(text) else {
+                    throw Refusal(component: "BasicHttpAuthenticator", reason: "its \(field) is not one setting ('\(text)'); cache reads each from a variable")
+                }
+                options.append((option, .string(variable)))
+            }
+        case "OAuthAuthenticator":
+            if let updater = authenticator["refresh_token_updater"], !updater.isNull {
+                throw Refusal(component: "OAuthAuthenticator", reason: "refresh_token_updater: a refresh token the endpoint replaces on each use would have to be written back, which cache does not do")
+            }
+            guard let endpoint = authenticator["token_refresh_endpoint"]?.string else {
+                throw Refusal(component: "OAuthAuthenticator", reason: "it has no token_refresh_endpoint")
+            }
+            options.append(("oauth-token-url", .string(try interpolation.literal(endpoint, "OAuthAuthenticator.token_refresh_endpoint"))))
+            var fields = [("client_id", "client-id-env"), ("client_secret", "client-secret-env")]
+            // The CDK's default grant is the refresh token's.
+            if (authenticator["grant_type"]?.string ?? "refresh_token") == "refresh_token" { fields.append(("refresh_token", "refresh-token-env")) }
+            for (field, option) in fields {
+                let text = try interpolation.text(authenticator[field]?.string ?? "", "OAuthAuthenticator.\(field)")
+                guard let variable = Interpolation.onlyVariable(text) else {
+                    throw Refusal(component: "OAuthAuthenticator", reason: "its \(field) is not one setting ('\(text)'); cache reads each from a variable")
+                }
+                options.append((option, .string(variable)))
+            }
+            if let scopes = authenticator["scopes"]?.items?.compactMap(\.string), !scopes.isEmpty {
+                options.append(("scope", .string(scopes.joined(separator: " "))))
+            }
         case let other:
-            throw Refusal(component: other, reason: "not mapped yet: cache reads BearerAuthenticator and ApiKeyAuthenticator")
+            throw Refusal(component: other, reason: "not mapped: cache reads the Bearer, API key, Basic and OAuth authenticators")
         }
 
         // Where the records are, and what identifies one.

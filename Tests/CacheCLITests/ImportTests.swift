@@ -127,6 +127,90 @@ import Testing
         #expect(requests.allSatisfy { ($0["authorization"] as? String) == "Bearer the-key" }, "\(requests.first ?? [:])")
     }
 
+    /// One stream behind `authenticator`, paged by the Link header, at the upstream `base`.
+    static func oneStream(base: String, authenticator: String, properties: String) -> String {
+        """
+        type: DeclarativeSource
+        streams:
+          - type: DeclarativeStream
+            name: items
+            primary_key: id
+            retriever:
+              type: SimpleRetriever
+              requester:
+                type: HttpRequester
+                url_base: "\(base)"
+                path: /api/items
+                request_parameters: {per_page: 100}
+                authenticator:
+        \(authenticator)
+              record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: []}}
+              paginator:
+                type: DefaultPaginator
+                pagination_strategy: {type: CursorPagination, cursor_value: "{{ headers['link']['next']['url'] }}"}
+                page_token_option: {type: RequestPath}
+        spec:
+          connection_specification:
+            properties:
+        \(properties)
+        """
+    }
+
+    /// Basic and OAuth (the refresh-token grant, the CDK's default) map to the options that
+    /// keep each secret in a variable, and sync against the upstream that asks for them.
+    @Test func basicAndOAuthAuthenticatorsMapAndSync() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let basic = """
+                      type: BasicHttpAuthenticator
+                      username: "{{ config['username'] }}"
+                      password: "{{ config.password }}"
+            """
+        let oauth = """
+                      type: OAuthAuthenticator
+                      token_refresh_endpoint: "\(upstream.baseURL)/oauth/token"
+                      client_id: "{{ config['credentials']['client_id'] }}"
+                      client_secret: "{{ config['credentials']['client_secret'] }}"
+                      refresh_token: "{{ config['credentials']['refresh_token'] }}"
+                      scopes: [items.read, items.write]
+            """
+        let properties = """
+                  username: {type: string, title: User}
+                  password: {type: string, title: Password, airbyte_secret: true}
+                  credentials:
+                    type: object
+                    properties:
+                      client_id: {type: string, title: Client ID}
+                      client_secret: {type: string, title: Client secret, airbyte_secret: true}
+                      refresh_token: {type: string, title: Refresh token, airbyte_secret: true}
+            """
+        for (name, authenticator) in [("basic", basic), ("oauth", oauth)] {
+            let manifest = box.folder + "/\(name).yaml", file = box.folder + "/\(name).json"
+            try Self.oneStream(base: upstream.baseURL, authenticator: authenticator, properties: properties)
+                .write(toFile: manifest, atomically: true, encoding: .utf8)
+            let imported = try await box.cache("import", "airbyte", manifest, "--prefix", name + "-")
+            #expect(imported.status == 0, "\(imported.stderr)")
+            try imported.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+            #expect(try await box.cache("apply", file).status == 0)
+            if name == "basic" {
+                #expect(imported.stdout.contains(#""basic-user-env": "USERNAME""#) && imported.stdout.contains(#""basic-password-env": "PASSWORD""#), "\(imported.stdout)")
+                #expect(imported.stderr.contains("  PASSWORD  (Password, secret)"), "\(imported.stderr)")
+                try upstream.setBasic(["user": "ada", "password": "s3cret"])
+                let sync = try await box.cache(["sync", "basic-items"], environment: ["USERNAME": "ada", "PASSWORD": "s3cret"])
+                #expect(sync.status == 0, "\(sync.stderr)")
+                try upstream.setBasic([:])
+            } else {
+                #expect(imported.stdout.contains(#""refresh-token-env": "CREDENTIALS_REFRESH_TOKEN""#) && imported.stdout.contains(#""scope": "items.read items.write""#), "\(imported.stdout)")
+                #expect(imported.stderr.contains("  CREDENTIALS_CLIENT_SECRET  (Client secret, secret)"), "\(imported.stderr)")
+                try upstream.setOAuth(["client_id": "app", "client_secret": "shh", "refresh_token": "r-9"])
+                let sync = try await box.cache(["sync", "oauth-items"], environment: [
+                    "CREDENTIALS_CLIENT_ID": "app", "CREDENTIALS_CLIENT_SECRET": "shh", "CREDENTIALS_REFRESH_TOKEN": "r-9"])
+                #expect(sync.status == 0, "\(sync.stderr)")
+            }
+            #expect(try rows(box.database, "SELECT count(*) AS n FROM records WHERE source = '\(name)-items'").first?["n"] == "300")
+        }
+    }
+
     @Test func aPlanListsEachStreamAndTheVariablesAsJSON() async throws {
         let box = try Sandbox()
         let manifest = box.folder + "/manifest.yaml"

@@ -51,6 +51,49 @@ import Testing
         try expectNoSecretAnywhere(box, upstream)
     }
 
+    /// The refresh-token grant (RFC 6749 §6), new for every source (issue 57: Airbyte's
+    /// OAuthAuthenticator uses it): `--refresh-token-env` sends `grant_type=refresh_token` and
+    /// the token, the client still in HTTP Basic; a refresh token the endpoint refuses ends the
+    /// sync with the endpoint named, and nothing of the token is kept.
+    @Test func aRefreshTokenIsExchangedForTheBearerToken() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try upstream.setOAuth(["client_id": clientID, "client_secret": secret, "refresh_token": "refresh-1"])
+        add(box, upstream, "items", "/api/items?per_page=100", ["--next", "link", "--refresh-token-env", "API_REFRESH_TOKEN"])
+        let sync = try await box.cache(["sync", "--json"], environment: environment.merging(["API_REFRESH_TOKEN": "refresh-1"]) { $1 })
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.jsonArray().first?["inserted"] as? Int == 300, "\(sync.stdout)")
+        #expect(try tokenRequests(upstream) == 1)
+
+        let refused = try await box.cache(["sync", "items"], environment: environment.merging(["API_REFRESH_TOKEN": "stale"]) { $1 })
+        #expect(refused.status != 0 && refused.stderr.contains("/oauth/token"), "\(refused.status) \(refused.stderr)")
+        #expect(!refused.stderr.contains("stale"), "the refresh token was printed: \(refused.stderr)")
+        let unset = try await box.cache(["sync", "items"], environment: environment)
+        #expect(unset.status != 0 && unset.stderr.contains("API_REFRESH_TOKEN"), "\(unset.stderr)")
+    }
+
+    /// HTTP Basic from two variables (a `${VAR}` header cannot base64-encode): the pair is sent
+    /// as RFC 7617 says, only the variables' names are stored, and a wrong password is a 401.
+    @Test func basicAuthenticationFromTwoVariables() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try upstream.setBasic(["user": "ada", "password": "pa:ss word"])
+        let added = box.cacheInProcess(["sources", "add", "items", "--kind", "json", "--url", upstream.baseURL + "/api/items?per_page=100",
+                                        "--key", "id", "--next", "link", "--basic-user-env", "API_USER", "--basic-password-env", "API_PASSWORD"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let sync = try await box.cache(["sync", "items"], environment: ["API_USER": "ada", "API_PASSWORD": "pa:ss word"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM records").first?["n"] == "300")
+        #expect(try upstreamRequests(upstream, "/api/items").allSatisfy { ($0["authorization"] as? String) == "Basic YWRhOnBhOnNzIHdvcmQ=" })
+        let wrong = try await box.cache(["sync", "items"], environment: ["API_USER": "ada", "API_PASSWORD": "guess"])
+        #expect(wrong.status == 77, "\(wrong.status) \(wrong.stderr)")
+        let dump = try String(contentsOfFile: box.database, encoding: .isoLatin1)
+        #expect(!dump.contains("pa:ss word") && dump.contains("API_PASSWORD"))
+        let half = box.cacheInProcess(["sources", "add", "other", "--kind", "json", "--url", upstream.baseURL + "/api/items", "--key", "id",
+                                       "--basic-user-env", "API_USER"])
+        #expect(half.status == 64 && half.stderr.contains("'--basic-password-env <var>' together"), "\(half.stderr)")
+    }
+
     @Test func aTokenThatExpiresMidSyncIsRenewedOnce() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()

@@ -137,10 +137,45 @@ extension SourceOption {
         source.oauthClient { $0.scope = scope }
     }
 
+    /// `--refresh-token-env`: OAuth2: the variable holding a refresh token; the token endpoint is asked with the refresh-token grant instead of client credentials. Only its name is stored.
+    public static let refreshTokenEnv = Source.Option(
+        "refresh-token-env", "var",
+        help: "OAuth2: the variable holding a refresh token; the token endpoint is asked with the refresh-token grant instead of client credentials. Only its name is stored.",
+        listed: { [("refresh_token_env", .optional($0.oauth?.refreshTokenEnv))] },
+        text: { $0.oauth?.refreshTokenEnv.map { [$0] } }, show: { $0.oauth?.refreshTokenEnv.map { "$" + $0 } ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        let name = try variable(given, "--refresh-token-env")
+        source.oauthClient { $0.refreshTokenEnv = name }
+    }
+
     /// `--no-oauth`: Ask no token endpoint: drop the OAuth2 client.
     public static let noOAuth = Source.Option(
         clearing: "no-oauth", help: "Ask no token endpoint: drop the OAuth2 client.",
-        clears: ["oauth-token-url", "client-id-env", "client-secret-env", "scope"])
+        clears: ["oauth-token-url", "client-id-env", "client-secret-env", "scope", "refresh-token-env"])
+
+    /// `--basic-user-env`: HTTP Basic authentication: the variable holding the user name (with --basic-password-env); only its name is stored.
+    public static let basicUserEnv = Source.Option(
+        "basic-user-env", "var", help: "HTTP Basic authentication: the variable holding the user name (with --basic-password-env); only its name is stored.",
+        listed: { [("basic_user_env", .optional($0.basic?.userEnv))] },
+        text: { $0.basic.map { [$0.userEnv] } }, show: { $0.basic.map { "$" + $0.userEnv } ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        let name = try variable(given, "--basic-user-env")
+        source.basic = Source.BasicAuth(userEnv: name, passwordEnv: source.basic?.passwordEnv ?? "")
+    }
+
+    /// `--basic-password-env`: HTTP Basic authentication: the variable holding the password; only its name is stored.
+    public static let basicPasswordEnv = Source.Option(
+        "basic-password-env", "var", help: "HTTP Basic authentication: the variable holding the password; only its name is stored.",
+        listed: { [("basic_password_env", .optional($0.basic?.passwordEnv))] },
+        text: { $0.basic.map { [$0.passwordEnv] } }, show: { $0.basic.map { "$" + $0.passwordEnv } ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        let name = try variable(given, "--basic-password-env")
+        source.basic = Source.BasicAuth(userEnv: source.basic?.userEnv ?? "", passwordEnv: name)
+    }
+
+    /// `--no-basic`: Send no HTTP Basic authentication.
+    public static let noBasic = Source.Option(
+        clearing: "no-basic", help: "Send no HTTP Basic authentication.", clears: ["basic-user-env", "basic-password-env"])
 
     /// `--max-bytes`: Refuse bodies larger than this, decoded (default: 64 MiB).
     public static let maxBytes = Source.Option(
@@ -209,8 +244,8 @@ extension SourceOption {
 
     /// The options every kind takes.
     static let common: [SourceOption] = [
-        url, ttl, mode, header, noHeaders, tokenEnv, noToken, oauthTokenURL, clientIDEnv, clientSecretEnv, scope, noOAuth,
-        maxBytes, caCert, noCACert, maxDelete, alertAfter, search,
+        url, ttl, mode, header, noHeaders, tokenEnv, noToken, oauthTokenURL, clientIDEnv, clientSecretEnv, scope, refreshTokenEnv, noOAuth,
+        basicUserEnv, basicPasswordEnv, noBasic, maxBytes, caCert, noCACert, maxDelete, alertAfter, search,
     ]
 
     /// Why the common options given together cannot make `source`, or nil.
@@ -220,6 +255,12 @@ extension SourceOption {
         }
         if source.oauth != nil, source.tokenEnv != nil {
             return SourceRules.Problem(message: "'--token-env' and '--oauth-token-url' both send the Authorization header: give one.")
+        }
+        if source.basic != nil, [basicUserEnv, basicPasswordEnv].contains(where: { settings[$0] == nil }) {
+            return SourceRules.Problem(message: "HTTP Basic needs '--basic-user-env <var>' and '--basic-password-env <var>' together.")
+        }
+        if source.basic != nil, source.tokenEnv != nil || source.oauth != nil {
+            return SourceRules.Problem(message: "'--basic-user-env' and '\(source.oauth != nil ? "--oauth-token-url" : "--token-env")' both send the Authorization header: give one.")
         }
         return nil
     }

@@ -56,6 +56,15 @@ public struct Source: Sendable, Equatable {
 
     /// OAuth2 client credentials: a token asked for at sync time, sent as the bearer token.
     package var oauth: OAuthClient?
+    /// HTTP Basic authentication from two variables (a `${VAR}` in a header cannot be
+    /// base64-encoded): only their names are stored.
+    package var basic: BasicAuth?
+
+    /// `--basic-user-env VAR --basic-password-env VAR`.
+    package struct BasicAuth: Sendable, Equatable {
+        package var userEnv: String
+        package var passwordEnv: String
+    }
 
     /// `--oauth-token-url URL --client-id-env VAR --client-secret-env VAR [--scope S]`: only the
     /// URL, the variables' names and the scope are stored; the secret and tokens never are.
@@ -64,12 +73,15 @@ public struct Source: Sendable, Equatable {
         package var clientIDEnv: String
         package var clientSecretEnv: String
         package var scope: String?
+        /// A refresh token's variable (`--refresh-token-env`): the refresh-token grant (RFC 6749
+        /// §6) instead of client credentials.
+        package var refreshTokenEnv: String?
     }
 
     /// The environment variables the source reads at sync time: its token's, its OAuth2
     /// client's, and each `${VAR}` in its URL and headers.
     public var variables: [String] {
-        let names = [tokenEnv, oauth?.clientIDEnv, oauth?.clientSecretEnv].compactMap { $0 }
+        let names = [tokenEnv, oauth?.clientIDEnv, oauth?.clientSecretEnv, oauth?.refreshTokenEnv, basic?.userEnv, basic?.passwordEnv].compactMap { $0 }
         return names + templateVariables.filter { !names.contains($0) }
     }
 

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Synchronization
 
-/// OAuth2 client credentials (RFC 6749 §4.4): a bearer token asked for once per process and
+/// OAuth2 client credentials (RFC 6749 §4.4), or a refresh token (§6): a bearer token asked for once per process and
 /// client, kept in memory only, and asked for again when it expires or a request answers 401.
 /// Neither the secret nor a token is written anywhere: not the database, not a message.
 enum OAuthTokens {
@@ -36,7 +36,13 @@ enum OAuthTokens {
         where value.unicodeScalars.contains(where: Source.Header.isControl) {
             throw .badToken(variable: variable)
         }
-        let key = [client.tokenURL.absoluteString, id, client.scope ?? ""].joined(separator: "\n")
+        var refreshToken: String?
+        if let variable = client.refreshTokenEnv {
+            guard let value = environment[variable], !value.isEmpty else { throw .missingToken(variable: variable) }
+            guard !value.unicodeScalars.contains(where: Source.Header.isControl) else { throw .badToken(variable: variable) }
+            refreshToken = value
+        }
+        let key = [client.tokenURL.absoluteString, id, client.scope ?? "", refreshToken ?? ""].joined(separator: "\n")
         while true {
             let next: Next = tokens.withLock { tokens in
                 switch tokens[key] {
@@ -56,7 +62,8 @@ enum OAuthTokens {
                 sleepSeconds(0.02)
             case .ask:
                 do {
-                    let token = try ask(client, id: id, secret: secret, fetcher: fetcher, deadline: deadline, timeout: timeout, caCert: caCert)
+                    let token = try ask(client, id: id, secret: secret, refreshToken: refreshToken, fetcher: fetcher, deadline: deadline,
+                                        timeout: timeout, caCert: caCert)
                     tokens.withLock { $0[key] = .ready(token) }
                     return token.value
                 } catch {
@@ -68,7 +75,7 @@ enum OAuthTokens {
     }
 
     /// A new token from the client's token endpoint.
-    private static func ask(_ client: Source.OAuthClient, id: String, secret: String, fetcher: any Fetching,
+    private static func ask(_ client: Source.OAuthClient, id: String, secret: String, refreshToken: String?, fetcher: any Fetching,
                             deadline: ContinuousClock.Instant, timeout: Double, caCert: String?) throws(UpstreamError) -> Token {
 
         // HTTP Basic with the form-encoded id and secret (RFC 6749 §2.3.1: every byte but the
@@ -77,7 +84,9 @@ enum OAuthTokens {
         let basic = Data((id.percentEncoded() + ":" + secret.percentEncoded()).utf8).base64EncodedString()
         var request = FetchRequest(url: client.tokenURL, headers: [Source.Header(name: "Authorization", value: "Basic " + basic)],
                                    timeout: timeout, deadline: deadline, maxBytes: 1 << 20, maxRedirects: 0, caCert: caCert)
-        request.form = "grant_type=client_credentials" + (client.scope.map { "&scope=" + $0.percentEncoded() } ?? "")
+        // The refresh-token grant (RFC 6749 §6) when the source has one; else client credentials.
+        let grant = refreshToken.map { "grant_type=refresh_token&refresh_token=" + $0.percentEncoded() } ?? "grant_type=client_credentials"
+        request.form = grant + (client.scope.map { "&scope=" + $0.percentEncoded() } ?? "")
         let display = Source.redacted(client.tokenURL)
         let answer: FetchResponse
         do {

@@ -75,6 +75,14 @@ extension SyncEngine {
             guard !token.unicodeScalars.contains(where: Source.Header.isControl) else { throw .badToken(variable: variable) }
             headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
         }
+        if let basic = source.basic, let user = environment[basic.userEnv], let password = environment[basic.passwordEnv] {
+            // RFC 7617: the user name may not hold a colon, and neither part a control character.
+            for (variable, value) in [(basic.userEnv, user), (basic.passwordEnv, password)]
+            where value.unicodeScalars.contains(where: Source.Header.isControl) || (variable == basic.userEnv && value.contains(":")) {
+                throw .badToken(variable: variable)
+            }
+            headers.append(Source.Header(name: "Authorization", value: "Basic " + Data((user + ":" + password).utf8).base64EncodedString()))
+        }
         var request = FetchRequest(url: url, headers: headers, timeout: timeout, deadline: deadline,
                                    maxBytes: min(source.maxBytes ?? FetchRequest.defaultMaxBytes, FetchRequest.largestMaxBytes), caCert: source.caCert)
         request.accept = source.kind.accept

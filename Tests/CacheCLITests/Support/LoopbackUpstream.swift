@@ -84,6 +84,8 @@ final class LoopbackUpstream {
     func setItems(count: Int) throws { _ = try post("/_items", ["count": count]) }
     /// Turns on OAuth2 for /api/*: {"client_id", "client_secret", "expires_in", "expire_after"}.
     func setOAuth(_ settings: [String: Any]) throws { _ = try post("/_oauth", settings) }
+    /// Turns on HTTP Basic authentication for /api/*: {"user", "password"} ([:] turns it off).
+    func setBasic(_ settings: [String: Any]) throws { _ = try post("/_basic", settings) }
 
     /// Serves `file`'s bytes at `path` from now on (a CSV table, say).
     func serve(_ path: String, file: String) throws {
