@@ -257,7 +257,10 @@ struct StreamMapping {
             throw Refusal(component: "DefaultPaginator", reason: "a page token sent in the \(tokenPlace == "body_json" || tokenPlace == "body_data" ? "request body (paging through a POST body)" : tokenPlace) is not read")
         }
         let tokenField = tokenOption?["field_name"]?.string
-        if let size = strategy["page_size"]?.string, let sizeOption = paginator["page_size_option"] {
+        // A page size may be a setting: read as its default, which the URL then asks for.
+        var size: String?
+        if let text = strategy["page_size"]?.string { size = try interpolation.literal(text, "\(strategy["type"]?.string ?? "pagination_strategy").page_size") }
+        if let size, let sizeOption = paginator["page_size_option"] {
             guard sizeOption["inject_into"]?.string ?? "request_parameter" == "request_parameter", let field = sizeOption["field_name"]?.string else {
                 throw Refusal(component: "DefaultPaginator", reason: "page_size_option: only a request parameter is read")
             }
@@ -287,6 +290,10 @@ struct StreamMapping {
             }
             options.append(("next", .string(offset ? "offset" : "page")))
             options.append(("next-param", .string(tokenField)))
+            if let size {
+                guard let number = Int(size), number > 0 else { throw Refusal(component: strategy["type"]?.string ?? "", reason: "page_size '\(size)' is not a number of records") }
+                options.append(("page-size", .int(number)))
+            }
             if !offset {
                 // The CDK counts pages from 0 unless told otherwise.
                 options.append(("first-page", .int(Int(strategy["start_from_page"]?.string ?? "0") ?? 0)))

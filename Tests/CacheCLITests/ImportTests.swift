@@ -211,6 +211,92 @@ import Testing
         }
     }
 
+    /// `OffsetIncrement` and `PageIncrement` with a `page_size` (a setting, read as its
+    /// default) sent as their option says, and stopping at a short page as the CDK does; a
+    /// `DatetimeBasedCursor` whose start goes in a request parameter syncs incrementally.
+    @Test func offsetAndPageIncrementsAndADatetimeCursorSync() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let manifest = box.folder + "/manifest.yaml", file = box.folder + "/sources.json"
+        try """
+        type: DeclarativeSource
+        definitions:
+          requester: {type: HttpRequester, url_base: "\(upstream.baseURL)/api"}
+          selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: []}}
+        streams:
+          - type: DeclarativeStream
+            name: by_offset
+            primary_key: id
+            retriever:
+              type: SimpleRetriever
+              requester: {$ref: "#/definitions/requester", path: offset}
+              record_selector: {$ref: "#/definitions/selector"}
+              paginator:
+                type: DefaultPaginator
+                pagination_strategy: {type: OffsetIncrement, page_size: "{{ config['page_size'] }}"}
+                page_size_option: {type: RequestOption, inject_into: request_parameter, field_name: limit}
+                page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: offset}
+          - type: DeclarativeStream
+            name: by_page
+            primary_key: id
+            retriever:
+              type: SimpleRetriever
+              requester: {$ref: "#/definitions/requester", path: pages, request_parameters: {base: "0"}}
+              record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: [data]}}
+              paginator:
+                type: DefaultPaginator
+                pagination_strategy: {type: PageIncrement, page_size: 40}
+                page_size_option: {type: RequestOption, inject_into: request_parameter, field_name: size}
+                page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: page}
+          - type: DeclarativeStream
+            name: changed
+            primary_key: id
+            incremental_sync:
+              type: DatetimeBasedCursor
+              cursor_field: updated_at
+              datetime_format: "%Y-%m-%dT%H:%M:%SZ"
+              start_datetime: "{{ config['start_date'] }}"
+              start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: updated_since}
+            retriever:
+              type: SimpleRetriever
+              requester: {$ref: "#/definitions/requester", path: items}
+              record_selector: {$ref: "#/definitions/selector"}
+              paginator:
+                type: DefaultPaginator
+                pagination_strategy: {type: CursorPagination, cursor_value: "{{ headers.link.next.url }}"}
+                page_token_option: {type: RequestPath}
+        spec:
+          connection_specification:
+            properties:
+              page_size: {type: integer, default: 50}
+              start_date: {type: string}
+        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let imported = try await box.cache("import", "airbyte", manifest)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("the setting page_size read as its default, 50"), "\(imported.stderr)")
+        let sources = try #require((try JSONSerialization.jsonObject(with: Data(imported.stdout.utf8)) as? [String: Any])?["sources"] as? [[String: Any]])
+        #expect(sources[0]["url"] as? String == upstream.baseURL + "/api/offset?limit=50" && sources[0]["page-size"] as? Int == 50, "\(sources[0])")
+        #expect(sources[1]["first-page"] as? Int == 0 && sources[1]["next-param"] as? String == "page", "\(sources[1])")
+        #expect(sources[2]["since-param"] as? String == "updated_since" && sources[2]["cursor-field"] as? String == "updated_at", "\(sources[2])")
+        try imported.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try await box.cache("apply", file).status == 0)
+
+        let sync = try await box.cache("sync", "--json")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.jsonArray().map { $0["inserted"] as? Int } == [300, 300, 300], "\(sync.stdout)")
+        // Six full pages of 50 and an empty one: the offsets the CDK would send.
+        #expect(try upstreamRequests(upstream, "/api/offset").compactMap { $0["query"] as? String }.count == 7)
+        // A first page shorter than the page size is the last: no request for a second.
+        try upstream.setItems(count: 30)
+        let before = try upstreamRequests(upstream, "/api/offset").count
+        #expect(try await box.cache("sync", "by_offset", "--accept-removals").status == 0)
+        #expect(try upstreamRequests(upstream, "/api/offset").count == before + 1)
+        // The next sync of the incremental stream asks for what changed since its watermark.
+        #expect(try await box.cache("sync", "changed").status == 0)
+        let last = try #require(try upstreamRequests(upstream, "/api/items").last?["query"] as? String)
+        #expect(last.contains("updated_since="), "\(last)")
+    }
+
     @Test func aPlanListsEachStreamAndTheVariablesAsJSON() async throws {
         let box = try Sandbox()
         let manifest = box.folder + "/manifest.yaml"

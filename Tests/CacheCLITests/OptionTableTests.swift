@@ -20,9 +20,11 @@ import Testing
         let json = ["x", "--kind", "json", "--url", "http://h/", "--key", "id"]
         switch option {
         case "--delimiter": return ["x", "--kind", "csv", "--url", "http://h/", "--key", "id"]
-        case "--first-page": return json + ["--next", "page", "--next-param", "p"]
+        case "--first-page", "--page-size": return json + ["--next", "page", "--next-param", "p"]
         case "--has-more": return json + ["--next", "last-key", "--next-param", "p", "--has-more", "$.has_more"]
-        case "--oauth-token-url", "--client-id-env", "--client-secret-env", "--scope":
+        case "--basic-user-env", "--basic-password-env":
+            return ["x", "--kind", "jokes", "--url", "http://h/", "--basic-user-env", "USER", "--basic-password-env", "PASSWORD"]
+        case "--oauth-token-url", "--client-id-env", "--client-secret-env", "--scope", "--refresh-token-env":
             return ["x", "--kind", "jokes", "--url", "http://h/", "--oauth-token-url", "https://h/token", "--client-id-env", "ID",
                     "--client-secret-env", "SECRET"]
         case "--since-param", "--cursor-field", "--lag", "--full-every":

@@ -19,6 +19,9 @@ package struct RecordLayout: Sendable, Equatable {
     package var firstPage: Int?
     /// With `next = .lastKey`: the boolean that says more pages follow (`$.has_more`).
     package var hasMore: JSONPath?
+    /// With `next = .offset` or `.page`: the records a full page holds (as the URL asks for);
+    /// a page with fewer is the last, as Airbyte's CDK reads a `page_size`.
+    package var pageSize: Int?
     /// Reaching this many pages fails the sync rather than caching part of the data.
     package var maxPages: Int
     /// For a csv source: the byte between fields (`,` unless set).

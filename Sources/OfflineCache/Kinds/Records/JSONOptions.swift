@@ -53,6 +53,19 @@ extension SourceOption {
         source.layout?.firstPage = number
     }
 
+    /// `--page-size`: The records a full page holds, as the URL asks for them; a page with fewer is the last (default: a page shorter than the first).
+    public static let pageSize = Source.Option(
+        "page-size", "n", help: "the records a full page holds, as the URL asks for them; a page with fewer is the last (default: a page shorter than the first).",
+        qualifier: "with --next offset or page",
+        listed: { [("page_size", .optional($0.layout?.pageSize))] },
+        text: { $0.layout?.pageSize.map { [String($0)] } }, show: { $0.layout?.pageSize.map(String.init) ?? "-" }
+    ) { source, given throws(SourceRules.Problem) in
+        guard let number = Int(given.value), (1...1_000_000).contains(number) else {
+            throw invalid(given.value, "--page-size", "a number of records such as 100")
+        }
+        source.layout?.pageSize = number
+    }
+
     /// `--has-more`: The boolean that says more pages follow, such as $.has_more.
     public static let hasMore = Source.Option(
         "has-more", "path", help: "the boolean that says more pages follow, such as $.has_more.", qualifier: "with --next last-key",
@@ -135,7 +148,7 @@ extension SourceOption {
 
     /// A json source's own options, in the order help shows them.
     static let json: [SourceOption] = [
-        rows, key, next, nextParam, firstPage, hasMore, maxPages, sinceParam, cursorField, lag, fullEvery, noIncremental,
+        rows, key, next, nextParam, firstPage, pageSize, hasMore, maxPages, sinceParam, cursorField, lag, fullEvery, noIncremental,
     ] + writing
 
     /// Why a json source's options do not go together, or nil.
@@ -158,6 +171,7 @@ extension SourceOption {
             return problem("'--next \(next.description)' needs '--next-param <name>': the query parameter it sets.")
         }
         if layout.firstPage != nil, layout.next != .page { return problem("'--first-page' is for '--next page'.") }
+        if layout.pageSize != nil, layout.next != .page && layout.next != .offset { return problem("'--page-size' is for '--next offset' and '--next page'.") }
         if layout.next == .lastKey, layout.hasMore == nil {
             return problem("'--next last-key' needs '--has-more <path>': the boolean that says more pages follow.")
         }
@@ -171,6 +185,7 @@ extension SourceOption {
     static func jsonChange(_ settings: inout SourceSettings, given: SourceSettings, before: Source) {
         guard let text = given[next]?.values.last, let style = RecordLayout.NextPage(text) else { return }
         if style != .page, given[firstPage] == nil { settings[firstPage] = nil }
+        if style != .page && style != .offset, given[pageSize] == nil { settings[pageSize] = nil }
         if style != .lastKey, given[hasMore] == nil { settings[hasMore] = nil }
         if !style.needsParam, given[nextParam] == nil, style == .link || before.layout?.next?.needsParam == true {
             settings[nextParam] = nil

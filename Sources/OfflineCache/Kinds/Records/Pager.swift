@@ -44,12 +44,13 @@ struct Pager {
             return try Self.url(url, setting: parameter, to: cursor)
         case .offset, .page:
             guard let parameter = layout.nextParam else { throw .badData("'--next \(layout.next!.description)' needs --next-param") }
-            // An empty page, or one shorter than the first, is the last.
+            // An empty page, or one shorter than the first (or than the page size, when the
+            // source gives it), is the last.
             let count = try RecordDecoder.decode(answer.body, layout: layout, page: page, deadline: deadline).records.count
             let first = firstCount ?? count
             firstCount = first
             received += count
-            guard count > 0, count >= first else { return nil }
+            guard count > 0, count >= (layout.pageSize ?? first) else { return nil }
             let value = layout.next == .offset ? received : (layout.firstPage ?? 1) + page
             return try Self.url(url, setting: parameter, to: String(value))
         case .lastKey:
