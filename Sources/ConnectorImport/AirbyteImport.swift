@@ -43,8 +43,9 @@ package struct AirbyteImport {
     /// `prefix` + the stream's name; `key` stands in for a stream without a primary key.
     package init(_ manifest: Manifest, only: [String]? = nil, prefix: String = "", key: String? = nil) {
         var used: [String] = []
-        for node in manifest.streams {
-            let name = node["name"]?.string ?? ""
+        for (index, node) in manifest.streams.enumerated() {
+            // A stream the manifest gives no name is named by its place.
+            let name = node["name"]?.string ?? "stream \(index + 1)"
             if let only, !only.contains(name) { continue }
             var mapping = StreamMapping(stream: node, settings: manifest.settings, key: key)
             defer { if !mapping.notes.isEmpty { streams[streams.count - 1].notes = mapping.notes } }
@@ -117,11 +118,11 @@ struct StreamMapping {
         var defaults: [String: String] = [:]
         for (name, property) in settings { if let value = property["default"]?.string { defaults[name] = value } }
         var interpolation = Interpolation(parameters: requester["$parameters"], defaults: defaults)
-        defer { (variables, notes) = (interpolation.used, interpolation.notes) }
+        defer { (variables, notes) = (interpolation.used, interpolation.notes + notes) }
 
         // The URL: the base, the path, and the request's parameters.
         guard let base = requester["url_base"]?.string else { throw Refusal(component: "HttpRequester", reason: "it has no url_base") }
-        var url = try interpolation.literal(base, "HttpRequester.url_base")
+        var url = try interpolation.literal(base, "HttpRequester.url_base", isURL: true)
         if let path = requester["path"]?.string, !path.isEmpty {
             // As the CDK joins them: one slash between the base and the path.
             let text = try interpolation.text(path, "HttpRequester.path")
@@ -165,6 +166,8 @@ struct StreamMapping {
             // cache sends Basic from two variables: the user and the password must each be a setting.
             for (field, option) in [("username", "basic-user-env"), ("password", "basic-password-env")] {
                 let text = try interpolation.text(authenticator[field]?.string ?? "", "BasicHttpAuthenticator.\(field)")
+                // No password: an API key sent as the user name.
+                if field == "password", text.isEmpty { continue }
                 guard let variable = Interpolation.onlyVariable(text) else {
                     throw Refusal(component: "BasicHttpAuthenticator", reason: "its \(field) is not one setting ('\(text)'); cache reads each from a variable")
                 }
@@ -178,6 +181,7 @@ struct StreamMapping {
                 throw Refusal(component: "OAuthAuthenticator", reason: "it has no token_refresh_endpoint")
             }
             options.append(("oauth-token-url", .string(try interpolation.literal(endpoint, "OAuthAuthenticator.token_refresh_endpoint"))))
+            // cache stores a token URL as it is: a setting in it must take its default.
             var fields = [("client_id", "client-id-env"), ("client_secret", "client-secret-env")]
             // The CDK's default grant is the refresh token's.
             if (authenticator["grant_type"]?.string ?? "refresh_token") == "refresh_token" { fields.append(("refresh_token", "refresh-token-env")) }
@@ -201,10 +205,17 @@ struct StreamMapping {
         let extractor = selector["extractor"] ?? .null
         guard type(extractor).isEmpty || type(extractor) == "DpathExtractor" else { throw Refusal(component: type(extractor), reason: "only DpathExtractor is read") }
         var rows = "$"
-        for part in extractor["field_path"]?.items ?? [] {
+        let path = extractor["field_path"]?.items ?? []
+        for (index, part) in path.enumerated() {
             guard let text = part.string else { throw Refusal(component: "DpathExtractor", reason: "a field_path part that is not text") }
             let name = try interpolation.text(text, "DpathExtractor.field_path")
-            guard name != "*", !name.contains("${") else { throw Refusal(component: "DpathExtractor", reason: "field_path '\(name)': wildcards and settings in the path are not read") }
+            if name == "*", index == path.count - 1 {
+                // A last `*` over an array is that array's records; over an object (its values)
+                // the sync says the path holds no array.
+                notes.append("DpathExtractor.field_path: the last * read as the records of the array at \(rows)")
+                break
+            }
+            guard name != "*", !name.contains("${") else { throw Refusal(component: "DpathExtractor", reason: "field_path '\(name)': a wildcard inside the path, or a setting in it, is not read") }
             rows += Self.isIdentifier(name) ? "." + name : "['\(name)']"
         }
         if rows != "$" { options.append(("rows", .string(rows))) }

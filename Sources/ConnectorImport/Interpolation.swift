@@ -14,10 +14,13 @@ struct Interpolation {
 
     init(parameters: YAMLNode?, defaults: [String: String] = [:]) { (self.parameters, self.defaults) = (parameters, defaults) }
 
-    /// `template` with its settings as their spec defaults: for the start of a URL, which must
-    /// name a scheme and host when the source is added.
-    mutating func literal(_ template: String, _ component: String) throws(Refusal) -> String {
+    /// `template` with its settings as their spec defaults: for a value cache needs when the
+    /// source is added (a page size, the start of a URL). A URL that names its scheme keeps
+    /// its settings as variables (`https://${SUBDOMAIN}.example.com`); one that a setting
+    /// starts must take the setting's default.
+    mutating func literal(_ template: String, _ component: String, isURL: Bool = false) throws(Refusal) -> String {
         var out = try text(template, component)
+        if isURL, out.hasPrefix("https://") || out.hasPrefix("http://") { return out }
         while let start = out.firstRange(of: "${"), let end = out[start.upperBound...].firstIndex(of: "}") {
             let variable = String(out[start.upperBound..<end])
             guard let setting = defaults.keys.first(where: { Self.variable($0) == variable }), let value = defaults[setting] else {
@@ -37,13 +40,16 @@ struct Interpolation {
             out += rest[..<open.lowerBound]
             guard let close = rest[open.upperBound...].firstRange(of: "}}") else { throw Refusal(component: component, reason: "an unclosed {{ in '\(template)'") }
             let expression = rest[open.upperBound..<close.lowerBound].trimmed
-            if let setting = Self.parts(expression, in: "config") {
+            if let (setting, fallback) = Self.setting(expression) {
                 let name = setting.joined(separator: ".")
                 if !used.contains(name) { used.append(name) }
+                // `config.get('x', 'literal')` or `config['x'] or 'literal'`: the literal is the
+                // setting's default where the spec gives none.
+                if let fallback, defaults[name] == nil { defaults[name] = fallback }
                 out += "${\(Self.variable(setting.joined(separator: "_")))}"
-            } else if let parameter = Self.parts(expression, in: "parameters"), parameter.count == 1,
-                      let value = parameters?[parameter[0]]?.string {
-                out += value
+            } else if let parameter = Self.parts(expression, in: "parameters") ?? Self.parts(expression, in: "options"), parameter.count == 1 {
+                // A parameter no component gave reads as empty text, as Jinja's undefined does.
+                out += parameters?[parameter[0]]?.string ?? ""
             } else {
                 throw Refusal(component: component, reason: "{{ \(expression) }}: Jinja beyond reading a setting (config) or a parameter is not read")
             }
@@ -77,8 +83,29 @@ struct Interpolation {
         parts(expression, in: root).map { "$" + $0.map { StreamMapping.isIdentifier($0) ? "." + $0 : "['\($0)']" }.joined() }
     }
 
+    /// A setting read with a literal to fall back on, Jinja's two ways: `config.get('x', 'y')`
+    /// and `config['x'] or 'y'` (and the setting alone, without one).
+    static func setting(_ expression: String) -> (parts: [String], fallback: String?)? {
+        var fallback: String?
+        var reference = expression
+        if let or = expression.firstRange(of: " or ") {
+            let literal = expression[or.upperBound...].trimmed
+            guard literal.count >= 2, let quote = literal.first, quote == "'" || quote == "\"", literal.last == quote else { return nil }
+            fallback = String(literal.dropFirst().dropLast())
+            reference = String(expression[..<or.lowerBound])
+        }
+        guard let parts = parts(reference, in: "config", fallback: &fallback) else { return nil }
+        return (parts, fallback)
+    }
+
     /// The names `root.a.b`, `root['a']['b']` or `root.get('a')` reads; nil for anything else.
     static func parts(_ expression: String, in root: String) -> [String]? {
+        var fallback: String?
+        return parts(expression, in: root, fallback: &fallback)
+    }
+
+    /// The same, with the literal of a `.get('a', 'literal')` in `fallback`.
+    static func parts(_ expression: String, in root: String, fallback: inout String?) -> [String]? {
         var rest = Substring(expression.replacing(" ", with: ""))
         guard rest.hasPrefix(root) else { return nil }
         rest = rest.dropFirst(root.count)
@@ -92,6 +119,13 @@ struct Interpolation {
                 guard let end = body.firstIndex(of: quote!) else { return nil }
                 parts.append(String(body[..<end]))
                 rest = body[body.index(after: end)...]
+                if opening == 6, rest.first == ",", let quote = rest.dropFirst().first, quote == "'" || quote == "\"" {
+                    // .get('a', 'literal')
+                    let literal = rest.dropFirst(2)
+                    guard let close = literal.firstIndex(of: quote) else { return nil }
+                    fallback = String(literal[..<close])
+                    rest = literal[literal.index(after: close)...]
+                }
                 guard rest.first == (opening == 6 ? ")" : "]") else { return nil }
                 rest = rest.dropFirst()
             } else if rest.first == "." {

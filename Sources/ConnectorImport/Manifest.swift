@@ -37,13 +37,14 @@ package struct Manifest {
         switch node {
         case .map(var entries):
             var merged = parameters
-            for (key, value) in node["$parameters"]?.entries ?? [] {
+            // `$options` is the older name of `$parameters` (CDK versions before 0.30).
+            for (key, value) in (node["$options"]?.entries ?? []) + (node["$parameters"]?.entries ?? []) {
                 merged.removeAll { $0.key == key }
                 merged.append((key, value))
             }
             if isComponent {
                 for (key, value) in merged where !entries.contains(where: { $0.key == key }) { entries.append((key, value)) }
-                entries.removeAll { $0.key == "$parameters" }
+                entries.removeAll { $0.key == "$parameters" || $0.key == "$options" }
                 entries.append(("$parameters", .map(merged)))
             }
             return .map(entries.map { entry in
@@ -86,16 +87,19 @@ package struct Manifest {
                 var resolved: [YAMLNode] = []
                 for item in items { resolved.append(try resolve(item)) }
                 return .list(resolved)
-            case .string(let text) where text.hasPrefix("*ref(") && text.hasSuffix(")"):
-                let path = text.dropFirst(5).dropLast().split(separator: ".").joined(separator: "/")
-                return try target("#/" + path)
+            case .string(let text) where text.hasPrefix("#/") || (text.hasPrefix("*ref(") && text.hasSuffix(")")):
+                // A string that is a reference, as the CDK reads one (`- "#/definitions/users"`).
+                return try target(text)
             default:
                 return node
             }
         }
 
         /// What `#/definitions/a/b` points at, itself resolved.
-        mutating func target(_ reference: String) throws(YAMLError) -> YAMLNode {
+        mutating func target(_ given: String) throws(YAMLError) -> YAMLNode {
+            // The older form, `*ref(definitions.users)`, is the same reference by dots.
+            let reference = given.hasPrefix("*ref(") && given.hasSuffix(")")
+                ? "#/" + given.dropFirst(5).dropLast().split(separator: ".").joined(separator: "/") : given
             guard reference.hasPrefix("#/") else {
                 throw YAMLError(message: "the reference \(reference) is not to this file (#/…); only references within the manifest are read")
             }

@@ -297,6 +297,73 @@ import Testing
         #expect(last.contains("updated_since="), "\(last)")
     }
 
+    /// Forms real manifests use, read as the CDK reads them: streams listed as references
+    /// (`"#/definitions/…"`, `"*ref(definitions.…)"`), `$options` (the older `$parameters`)
+    /// and `options[…]`, a URL base from `config.get('x', 'literal')` or `config['x'] or
+    /// 'literal'`, a last `*` in a field path, and Basic with an API key as the user and no
+    /// password.
+    @Test func olderAndShorterFormsReadAsTheCDKReadsThem() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let manifest = box.folder + "/manifest.yaml", file = box.folder + "/sources.json"
+        try """
+        version: "0.29.0"
+        definitions:
+          requester:
+            url_base: "{{ config.get('api_url', '\(upstream.baseURL)') }}"
+            path: "{{ options['path'] }}"
+            http_method: GET
+            authenticator: {type: BasicHttpAuthenticator, username: "{{ config['api_key'] }}", password: ""}
+          base_stream:
+            primary_key: id
+            retriever:
+              requester: "*ref(definitions.requester)"
+              record_selector: {extractor: {field_path: ["{{ options['records'] }}", "*"]}}
+              paginator: {type: NoPagination}
+          paged_stream:
+            $ref: "*ref(definitions.base_stream)"
+            $options: {name: paged, path: /api/paged, records: results}
+          cursor_stream:
+            $ref: "#/definitions/base_stream"
+            $options: {name: cursor, path: /api/cursor, records: data}
+            retriever:
+              requester:
+                $ref: "#/definitions/requester"
+                url_base: "{{ config['api_url'] or '\(upstream.baseURL)' }}"
+              record_selector: {extractor: {field_path: [data, items]}}
+              paginator:
+                type: DefaultPaginator
+                pagination_strategy: {type: CursorPagination, cursor_value: "{{ response.meta.cursor }}"}
+                page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: cursor}
+        streams:
+          - "#/definitions/paged_stream"
+          - "*ref(definitions.cursor_stream)"
+        spec:
+          connection_specification:
+            properties:
+              api_key: {type: string, title: API key, airbyte_secret: true}
+              api_url: {type: string}
+        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let imported = try await box.cache("import", "airbyte", manifest)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("mapped   paged → source paged") && imported.stderr.contains("mapped   cursor → source cursor"), "\(imported.stderr)")
+        #expect(imported.stderr.contains("note: DpathExtractor.field_path: the last * read as the records of the array at $.results"), "\(imported.stderr)")
+        let sources = try #require((try JSONSerialization.jsonObject(with: Data(imported.stdout.utf8)) as? [String: Any])?["sources"] as? [[String: Any]])
+        #expect(sources.allSatisfy { $0["basic-user-env"] as? String == "API_KEY" && $0["basic-password-env"] == nil }, "\(sources)")
+        #expect(sources.first?["url"] as? String == upstream.baseURL + "/api/paged" && sources.first?["rows"] as? String == "$.results")
+        #expect(sources.last?["rows"] as? String == "$.data.items" && sources.last?["next"] as? String == "$.meta.cursor"
+                && sources.last?["next-param"] as? String == "cursor", "\(sources.last ?? [:])")
+
+        try imported.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try await box.cache("apply", file).status == 0)
+        try upstream.setBasic(["user": "key-1", "password": ""])
+        let sync = try await box.cache(["sync", "--json"], environment: ["API_KEY": "key-1"])
+        #expect(sync.status == 0, "\(sync.stderr)")
+        // The first page of one (no paginator), every page of the other.
+        let inserted = Dictionary(uniqueKeysWithValues: try sync.jsonArray().map { ($0["source"] as? String ?? "", $0["inserted"] as? Int ?? -1) })
+        #expect(inserted == ["paged": 100, "cursor": 300], "\(sync.stdout)")
+    }
+
     @Test func aPlanListsEachStreamAndTheVariablesAsJSON() async throws {
         let box = try Sandbox()
         let manifest = box.folder + "/manifest.yaml"

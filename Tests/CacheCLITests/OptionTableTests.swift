@@ -23,7 +23,7 @@ import Testing
         case "--first-page", "--page-size": return json + ["--next", "page", "--next-param", "p"]
         case "--has-more": return json + ["--next", "last-key", "--next-param", "p", "--has-more", "$.has_more"]
         case "--basic-user-env", "--basic-password-env":
-            return ["x", "--kind", "jokes", "--url", "http://h/", "--basic-user-env", "USER", "--basic-password-env", "PASSWORD"]
+            return ["x", "--kind", "jokes", "--url", "http://h/", "--basic-user-env", "USER"]
         case "--oauth-token-url", "--client-id-env", "--client-secret-env", "--scope", "--refresh-token-env":
             return ["x", "--kind", "jokes", "--url", "http://h/", "--oauth-token-url", "https://h/token", "--client-id-env", "ID",
                     "--client-secret-env", "SECRET"]

@@ -153,21 +153,21 @@ extension SourceOption {
         clearing: "no-oauth", help: "Ask no token endpoint: drop the OAuth2 client.",
         clears: ["oauth-token-url", "client-id-env", "client-secret-env", "scope", "refresh-token-env"])
 
-    /// `--basic-user-env`: HTTP Basic authentication: the variable holding the user name (with --basic-password-env); only its name is stored.
+    /// `--basic-user-env`: HTTP Basic authentication: the variable holding the user name (or an API key sent as one); only its name is stored.
     public static let basicUserEnv = Source.Option(
-        "basic-user-env", "var", help: "HTTP Basic authentication: the variable holding the user name (with --basic-password-env); only its name is stored.",
+        "basic-user-env", "var", help: "HTTP Basic authentication: the variable holding the user name (or an API key sent as one); only its name is stored.",
         listed: { [("basic_user_env", .optional($0.basic?.userEnv))] },
         text: { $0.basic.map { [$0.userEnv] } }, show: { $0.basic.map { "$" + $0.userEnv } ?? "none" }
     ) { source, given throws(SourceRules.Problem) in
         let name = try variable(given, "--basic-user-env")
-        source.basic = Source.BasicAuth(userEnv: name, passwordEnv: source.basic?.passwordEnv ?? "")
+        source.basic = Source.BasicAuth(userEnv: name, passwordEnv: source.basic?.passwordEnv)
     }
 
-    /// `--basic-password-env`: HTTP Basic authentication: the variable holding the password; only its name is stored.
+    /// `--basic-password-env`: HTTP Basic authentication: the variable holding the password (with --basic-user-env; default: an empty password); only its name is stored.
     public static let basicPasswordEnv = Source.Option(
-        "basic-password-env", "var", help: "HTTP Basic authentication: the variable holding the password; only its name is stored.",
+        "basic-password-env", "var", help: "HTTP Basic authentication: the variable holding the password (with --basic-user-env; default: an empty password); only its name is stored.",
         listed: { [("basic_password_env", .optional($0.basic?.passwordEnv))] },
-        text: { $0.basic.map { [$0.passwordEnv] } }, show: { $0.basic.map { "$" + $0.passwordEnv } ?? "none" }
+        text: { $0.basic?.passwordEnv.map { [$0] } }, show: { $0.basic?.passwordEnv.map { "$" + $0 } ?? "none" }
     ) { source, given throws(SourceRules.Problem) in
         let name = try variable(given, "--basic-password-env")
         source.basic = Source.BasicAuth(userEnv: source.basic?.userEnv ?? "", passwordEnv: name)
@@ -256,8 +256,8 @@ extension SourceOption {
         if source.oauth != nil, source.tokenEnv != nil {
             return SourceRules.Problem(message: "'--token-env' and '--oauth-token-url' both send the Authorization header: give one.")
         }
-        if source.basic != nil, [basicUserEnv, basicPasswordEnv].contains(where: { settings[$0] == nil }) {
-            return SourceRules.Problem(message: "HTTP Basic needs '--basic-user-env <var>' and '--basic-password-env <var>' together.")
+        if source.basic != nil, settings[basicUserEnv] == nil {
+            return SourceRules.Problem(message: "HTTP Basic needs '--basic-user-env <var>' (and '--basic-password-env <var>' unless the password is empty).")
         }
         if source.basic != nil, source.tokenEnv != nil || source.oauth != nil {
             return SourceRules.Problem(message: "'--basic-user-env' and '\(source.oauth != nil ? "--oauth-token-url" : "--token-env")' both send the Authorization header: give one.")

@@ -60,10 +60,11 @@ public struct Source: Sendable, Equatable {
     /// base64-encoded): only their names are stored.
     package var basic: BasicAuth?
 
-    /// `--basic-user-env VAR --basic-password-env VAR`.
+    /// `--basic-user-env VAR [--basic-password-env VAR]`: without a password's variable, the
+    /// password is empty (an API key sent as the user name, as Stripe and Close take one).
     package struct BasicAuth: Sendable, Equatable {
         package var userEnv: String
-        package var passwordEnv: String
+        package var passwordEnv: String?
     }
 
     /// `--oauth-token-url URL --client-id-env VAR --client-secret-env VAR [--scope S]`: only the

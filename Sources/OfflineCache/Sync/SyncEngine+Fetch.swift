@@ -75,9 +75,10 @@ extension SyncEngine {
             guard !token.unicodeScalars.contains(where: Source.Header.isControl) else { throw .badToken(variable: variable) }
             headers.append(Source.Header(name: "Authorization", value: "Bearer \(token)"))
         }
-        if let basic = source.basic, let user = environment[basic.userEnv], let password = environment[basic.passwordEnv] {
+        if let basic = source.basic, let user = environment[basic.userEnv] {
+            let password = basic.passwordEnv.flatMap { environment[$0] } ?? ""
             // RFC 7617: the user name may not hold a colon, and neither part a control character.
-            for (variable, value) in [(basic.userEnv, user), (basic.passwordEnv, password)]
+            for (variable, value) in [(basic.userEnv, user), (basic.passwordEnv ?? "", password)]
             where value.unicodeScalars.contains(where: Source.Header.isControl) || (variable == basic.userEnv && value.contains(":")) {
                 throw .badToken(variable: variable)
             }
