@@ -226,12 +226,7 @@ struct StreamMapping {
 
         // Incremental syncs.
         if let cursor = stream["incremental_sync"], !cursor.isNull {
-            guard type(cursor) == "DatetimeBasedCursor" else { throw Refusal(component: type(cursor), reason: "only DatetimeBasedCursor is read") }
-            if let start = cursor["start_time_option"], start["inject_into"]?.string == "request_parameter", let field = start["field_name"]?.string,
-               let cursorField = cursor["cursor_field"]?.string {
-                options.append(("since-param", .string(try interpolation.text(field, "DatetimeBasedCursor.start_time_option"))))
-                options.append(("cursor-field", .string(try interpolation.text(cursorField, "DatetimeBasedCursor.cursor_field"))))
-            }
+            try incremental(cursor, &options, &interpolation)
         }
 
         if !query.isEmpty {
@@ -240,6 +235,40 @@ struct StreamMapping {
         var result: [(String, JSONValue)] = [("url", .string(url))]
         if !headers.isEmpty { result.append(("header", .array(headers.map { .string($0) }))) }
         return result + options
+    }
+
+    /// `DatetimeBasedCursor` → an incremental sync: the start's request parameter is the
+    /// watermark's, written in the cursor's `datetime_format`. cache's first sync is whole, and
+    /// an end of now is no end.
+    mutating func incremental(_ cursor: YAMLNode, _ options: inout [(String, JSONValue)], _ interpolation: inout Interpolation) throws(Refusal) {
+        let type = cursor["type"]?.string ?? ""
+        guard type == "DatetimeBasedCursor" else { throw Refusal(component: type.isEmpty ? "incremental_sync" : type, reason: "only DatetimeBasedCursor is read") }
+        if let end = cursor["end_time_option"], !end.isNull {
+            let until = cursor["end_datetime"]?["datetime"]?.string ?? cursor["end_datetime"]?.string ?? ""
+            guard until.isEmpty || until.contains("now_utc()") || until.contains("today_utc()") else {
+                throw Refusal(component: "DatetimeBasedCursor", reason: "end_datetime '\(until)': a fixed end is not read (an end of now is no end)")
+            }
+            notes.append("DatetimeBasedCursor: the end is now, so none is sent")
+        }
+        guard let start = cursor["start_time_option"], !start.isNull else {
+            notes.append("DatetimeBasedCursor: no start_time_option, so each sync is whole (the CDK filters records by time instead)")
+            return
+        }
+        guard start["inject_into"]?.string ?? "request_parameter" == "request_parameter", let field = start["field_name"]?.string else {
+            throw Refusal(component: "DatetimeBasedCursor", reason: "start_time_option: only a request parameter is read")
+        }
+        guard let cursorField = cursor["cursor_field"]?.string else { throw Refusal(component: "DatetimeBasedCursor", reason: "it has no cursor_field") }
+        options.append(("since-param", .string(try interpolation.text(field, "DatetimeBasedCursor.start_time_option"))))
+        options.append(("cursor-field", .string(try interpolation.text(cursorField, "DatetimeBasedCursor.cursor_field"))))
+        if let pattern = cursor["datetime_format"]?.string {
+            guard TimeFormat(pattern) != nil else {
+                throw Refusal(component: "DatetimeBasedCursor", reason: "datetime_format '\(pattern)': a directive cache does not write (it writes %Y %m %d %H %M %S %f %s %ms %z %Z)")
+            }
+            options.append(("since-format", .string(pattern)))
+        }
+        if let step = cursor["step"]?.string {
+            notes.append("DatetimeBasedCursor: step \(step) not read: one request asks for everything since the watermark")
+        }
     }
 
     /// `primary_key`: a field, fields, or paths (lists of names) → `key`.

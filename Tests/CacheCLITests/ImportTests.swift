@@ -213,7 +213,8 @@ import Testing
 
     /// `OffsetIncrement` and `PageIncrement` with a `page_size` (a setting, read as its
     /// default) sent as their option says, and stopping at a short page as the CDK does; a
-    /// `DatetimeBasedCursor` whose start goes in a request parameter syncs incrementally.
+    /// `DatetimeBasedCursor` whose start goes in a request parameter syncs incrementally, its
+    /// watermark written in the cursor's `datetime_format`, and an end of `now_utc()` is no end.
     @Test func offsetAndPageIncrementsAndADatetimeCursorSync() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
@@ -254,7 +255,9 @@ import Testing
             incremental_sync:
               type: DatetimeBasedCursor
               cursor_field: updated_at
-              datetime_format: "%Y-%m-%dT%H:%M:%SZ"
+              datetime_format: "%Y-%m-%d"
+              end_datetime: "{{ now_utc().strftime('%Y-%m-%dT%H:%M:%SZ') }}"
+              end_time_option: {type: RequestOption, inject_into: request_parameter, field_name: updated_before}
               start_datetime: "{{ config['start_date'] }}"
               start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: updated_since}
             retriever:
@@ -277,7 +280,9 @@ import Testing
         let sources = try #require((try JSONSerialization.jsonObject(with: Data(imported.stdout.utf8)) as? [String: Any])?["sources"] as? [[String: Any]])
         #expect(sources[0]["url"] as? String == upstream.baseURL + "/api/offset?limit=50" && sources[0]["page-size"] as? Int == 50, "\(sources[0])")
         #expect(sources[1]["first-page"] as? Int == 0 && sources[1]["next-param"] as? String == "page", "\(sources[1])")
-        #expect(sources[2]["since-param"] as? String == "updated_since" && sources[2]["cursor-field"] as? String == "updated_at", "\(sources[2])")
+        #expect(sources[2]["since-param"] as? String == "updated_since" && sources[2]["cursor-field"] as? String == "updated_at"
+                && sources[2]["since-format"] as? String == "%Y-%m-%d", "\(sources[2])")
+        #expect(imported.stderr.contains("note: DatetimeBasedCursor: the end is now, so none is sent"), "\(imported.stderr)")
         try imported.stdout.write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try await box.cache("apply", file).status == 0)
 
@@ -294,7 +299,8 @@ import Testing
         // The next sync of the incremental stream asks for what changed since its watermark.
         #expect(try await box.cache("sync", "changed").status == 0)
         let last = try #require(try upstreamRequests(upstream, "/api/items").last?["query"] as? String)
-        #expect(last.contains("updated_since="), "\(last)")
+        // The watermark (the largest updated_at, 2026-11-28T10:00:00Z) in the cursor's format.
+        #expect(last.contains("updated_since=2026-11-28") && !last.contains("T10"), "\(last)")
     }
 
     /// Forms real manifests use, read as the CDK reads them: streams listed as references

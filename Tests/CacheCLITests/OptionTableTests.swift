@@ -27,7 +27,7 @@ import Testing
         case "--oauth-token-url", "--client-id-env", "--client-secret-env", "--scope", "--refresh-token-env":
             return ["x", "--kind", "jokes", "--url", "http://h/", "--oauth-token-url", "https://h/token", "--client-id-env", "ID",
                     "--client-secret-env", "SECRET"]
-        case "--since-param", "--cursor-field", "--lag", "--full-every":
+        case "--since-param", "--cursor-field", "--lag", "--since-format", "--full-every":
             return json + ["--since-param", "since", "--cursor-field", "updated"]
         default: return baseArguments["sources add"]!
         }
@@ -53,6 +53,7 @@ import Testing
         case "name": "cursor"
         case "c": ";"
         case "time": "2026-11-30T09:00:00Z"
+        case "format": "%Y-%m-%d"
         case "on|off": "off"
         case "text|json": "json"
         case "host:port": "127.0.0.1:9000"

@@ -45,4 +45,18 @@ import Testing
         #expect(incremental.since("5") == "-295" && incremental.since("1e3") == "700")
         #expect(incremental.since("nan") == "nan" && incremental.since("2026-11-28T10:00:00+01:00") == "2026-11-28T10:00:00+01:00")
     }
+
+    /// `--since-format` writes the watermark, less the lag, in the API's form, in UTC, as the
+    /// strftime directives Airbyte's manifests use do: a time or seconds since 1970 read, any
+    /// other watermark sent as it is; a directive it does not write is refused.
+    @Test func theWatermarkIsWrittenInTheAPIsFormat() throws {
+        var incremental = RecordLayout.Incremental(sinceParam: "since", cursorField: JSONPath(["t"]), lagSeconds: 300)
+        incremental.sinceFormat = try #require(TimeFormat("%Y-%m-%d %H:%M:%S.%f%z (%Z)"))
+        #expect(incremental.since("2026-11-28T10:00:00.250Z") == "2026-11-28 09:55:00.250000+0000 (UTC)")
+        #expect(incremental.since("2026-11-28T11:00:00+01:00") == "2026-11-28 09:55:00.000000+0000 (UTC)")
+        incremental.sinceFormat = TimeFormat("%s|%ms|%%Y")
+        #expect(incremental.since("1700000300") == "1700000000|1700000000000|%Y")
+        #expect(incremental.since("c-42") == "c-42")
+        #expect(TimeFormat("%Y-%j") == nil && TimeFormat("no directive") == nil && TimeFormat("%") == nil)
+    }
 }

@@ -37,12 +37,25 @@ package struct RecordLayout: Sendable, Equatable {
         package var cursorField: JSONPath
         package var lagSeconds: Int = 0
         package var fullEverySeconds: Int = Incremental.defaultFullEvery
+        /// How the watermark is written in the request (`--since-format`); nil: as the records
+        /// have it.
+        package var sinceFormat: TimeFormat?
 
         package static let defaultFullEvery = 86_400
 
         /// The value sent after `watermark`: less the lag, for an ISO 8601 time (written back in
         /// the same form) or a number (taken as seconds); any other value as it is.
         package func since(_ watermark: String) -> String {
+            // In the API's format when it has one and the watermark reads as a moment; else as
+            // the records wrote it.
+            if let sinceFormat, let moment = TimeFormat.moment(watermark) {
+                return sinceFormat.format(moment.addingTimeInterval(-Double(lagSeconds)))
+            }
+            return lessLag(watermark)
+        }
+
+        /// The watermark less the lag, written as the watermark was.
+        func lessLag(_ watermark: String) -> String {
             guard lagSeconds > 0 else { return watermark }
             if let earlier = Self.decimal(watermark, less: lagSeconds) { return earlier }
             if let number = Double(watermark), number.isFinite, watermark.first.map({ $0.isNumber || $0 == "-" }) == true {

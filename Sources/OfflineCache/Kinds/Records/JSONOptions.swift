@@ -129,6 +129,20 @@ extension SourceOption {
         source.incremental { $0.lagSeconds = seconds }
     }
 
+    /// `--since-format`: Write the watermark in the request in this format (UTC): %Y-%m-%d, %Y-%m-%dT%H:%M:%SZ, %s for seconds since 1970 (default: as the records have it).
+    public static let sinceFormat = Source.Option(
+        "since-format", "format",
+        help: "write the watermark in the request in this format (UTC): %Y-%m-%d, %Y-%m-%dT%H:%M:%SZ, %s for seconds since 1970 (default: as the records have it).",
+        qualifier: "incremental", effects: [.abortsSync],
+        listed: { [("since_format", .optional($0.layout?.incremental?.sinceFormat?.pattern))] },
+        text: { $0.layout?.incremental?.sinceFormat.map { [$0.pattern] } }, show: { $0.layout?.incremental?.sinceFormat?.pattern ?? "-" }
+    ) { source, given throws(SourceRules.Problem) in
+        guard let format = TimeFormat(given.value) else {
+            throw invalid(given.value, "--since-format", "a format of %Y, %m, %d, %H, %M, %S, %f, %s, %ms, %z, %Z and text, such as %Y-%m-%d")
+        }
+        source.incremental { $0.sinceFormat = format }
+    }
+
     /// `--full-every`: Sync in full this often, removing what upstream no longer has (default: 1d).
     public static let fullEvery = Source.Option(
         "full-every", "duration", help: "sync in full this often, removing what upstream no longer has (default: 1d).",
@@ -144,11 +158,11 @@ extension SourceOption {
     /// `--no-incremental`: Sync in full each time again (the watermark is forgotten).
     public static let noIncremental = Source.Option(
         clearing: "no-incremental", help: "sync in full each time again (the watermark is forgotten).",
-        clears: ["since-param", "cursor-field", "lag", "full-every"])
+        clears: ["since-param", "cursor-field", "lag", "since-format", "full-every"])
 
     /// A json source's own options, in the order help shows them.
     static let json: [SourceOption] = [
-        rows, key, next, nextParam, firstPage, pageSize, hasMore, maxPages, sinceParam, cursorField, lag, fullEvery, noIncremental,
+        rows, key, next, nextParam, firstPage, pageSize, hasMore, maxPages, sinceParam, cursorField, lag, sinceFormat, fullEvery, noIncremental,
     ] + writing
 
     /// Why a json source's options do not go together, or nil.
