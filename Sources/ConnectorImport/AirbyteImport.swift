@@ -139,6 +139,10 @@ struct StreamMapping {
             headers.append("\(name): \(try interpolation.text(text, "HttpRequester.request_headers"))")
         }
         var options: [(String, JSONValue)] = []
+        if let handler = requester["error_handler"], !handler.isNull {
+            // cache has no per-source retry settings: what it does for every source is said.
+            notes.append("error_handler not read: cache waits out 429s and rate limits (Retry-After, X-RateLimit-Reset) and backs off after failures, as for every source")
+        }
 
         // Authentication.
         let authenticator = requester["authenticator"] ?? .null
@@ -320,6 +324,25 @@ struct StreamMapping {
                 }
             } else if ["headers['link']['next']['url']", "headers.link.next.url", "headers[\"link\"][\"next\"][\"url\"]"].contains(expression.replacing(" ", with: "")) {
                 options.append(("next", .string("link")))
+            } else if let header = Interpolation.parts(expression, in: "headers"), header.count == 1 {
+                // A cursor in a response header, sent as a request parameter.
+                guard tokenPlace == "request_parameter", let tokenField else {
+                    throw Refusal(component: "CursorPagination", reason: "a cursor from the \(header[0]) header must go in a request parameter (page_token_option.field_name)")
+                }
+                options += [("next", .string("header:\(header[0])")), ("next-param", .string(tokenField))]
+            } else if let field = Interpolation.parts(expression, in: "last_record"), field.count == 1 {
+                // The last record's key while a boolean says more follow (Stripe's style).
+                guard field[0] == (try? primaryKey()) else {
+                    throw Refusal(component: "CursorPagination", reason: "the cursor is the last record's \(field[0]), not its primary key, which cache sends")
+                }
+                let stop = Interpolation.expression(strategy["stop_condition"]?.string?.trimmed ?? "") ?? ""
+                guard let more = Self.moreFlag(stop) else {
+                    throw Refusal(component: "CursorPagination", reason: "a last_record cursor needs a stop_condition on a boolean of the response, such as {{ not response.has_more }}")
+                }
+                guard tokenPlace == "request_parameter", let tokenField else {
+                    throw Refusal(component: "CursorPagination", reason: "the last record's key must go in a request parameter (page_token_option.field_name)")
+                }
+                options += [("next", .string("last-key")), ("next-param", .string(tokenField)), ("has-more", .string(more))]
             } else {
                 throw Refusal(component: "CursorPagination", reason: "cursor_value {{ \(expression) }}: cache reads a next URL or cursor from the body, or the Link header")
             }
@@ -341,6 +364,17 @@ struct StreamMapping {
         case let other:
             throw Refusal(component: other.isEmpty ? "DefaultPaginator" : other, reason: "this pagination strategy is not read")
         }
+    }
+
+    /// The boolean a stop condition reads (`not response.has_more`, `response.has_more ==
+    /// false`, `response['has_more'] is false`), as a path: more pages while it is true.
+    static func moreFlag(_ condition: String) -> String? {
+        var text = condition.replacing(" ", with: "")
+        if text.hasPrefix("not") { text = String(text.dropFirst(3)) }
+        else if text.hasSuffix("==false") { text = String(text.dropLast(7)) }
+        else if text.hasSuffix("isfalse") { text = String(text.dropLast(7)) }
+        else { return nil }
+        return Interpolation.path(text, in: "response")
     }
 
     /// Refuses a stream with any `Custom…` component: Python code cache cannot run.

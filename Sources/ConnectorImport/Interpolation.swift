@@ -40,7 +40,9 @@ struct Interpolation {
             out += rest[..<open.lowerBound]
             guard let close = rest[open.upperBound...].firstRange(of: "}}") else { throw Refusal(component: component, reason: "an unclosed {{ in '\(template)'") }
             let expression = rest[open.upperBound..<close.lowerBound].trimmed
-            if let (setting, fallback) = Self.setting(expression) {
+            if let choice = try choose(expression, component) {
+                out += choice
+            } else if let (setting, fallback) = Self.setting(expression) {
                 let name = setting.joined(separator: ".")
                 if !used.contains(name) { used.append(name) }
                 // `config.get('x', 'literal')` or `config['x'] or 'literal'`: the literal is the
@@ -56,6 +58,40 @@ struct Interpolation {
             rest = rest[close.upperBound...]
         }
         return out + rest
+    }
+
+    /// `'a' if config['x'] == 'v' else 'b'` (or `!=`, or the setting alone as the condition):
+    /// a choice between literals on a setting, made now by the setting's spec default and
+    /// named in the report; nil for any other expression.
+    mutating func choose(_ expression: String, _ component: String) throws(Refusal) -> String? {
+        guard let ifRange = expression.firstRange(of: " if "), let elseRange = expression.firstRange(of: " else "),
+              ifRange.upperBound <= elseRange.lowerBound,
+              let chosen = Self.literal(expression[..<ifRange.lowerBound]), let otherwise = Self.literal(expression[elseRange.upperBound...])
+        else { return nil }
+        let condition = expression[ifRange.upperBound..<elseRange.lowerBound].trimmed
+        var reference = condition, compared: String?, equal = true
+        for operation in ["==", "!="] {
+            if let range = condition.firstRange(of: operation) {
+                guard let value = Self.literal(condition[range.upperBound...]) else { return nil }
+                (reference, compared, equal) = (condition[..<range.lowerBound].trimmed, value, operation == "==")
+            }
+        }
+        guard let setting = Self.parts(reference, in: "config") else { return nil }
+        let name = setting.joined(separator: ".")
+        guard let value = defaults[name] else {
+            throw Refusal(component: component, reason: "{{ \(expression) }} chooses by the setting \(name), which has no default to choose by")
+        }
+        let holds = compared.map { (value == $0) == equal } ?? !(value.isEmpty || value == "false")
+        let result = holds ? chosen : otherwise
+        notes.append("\(component): '\(result)', chosen by the setting \(name)'s default (\(value))")
+        return result
+    }
+
+    /// A quoted literal's text.
+    static func literal(_ text: Substring) -> String? {
+        let trimmed = text.trimmed
+        guard trimmed.count >= 2, let quote = trimmed.first, quote == "'" || quote == "\"", trimmed.last == quote else { return nil }
+        return String(trimmed.dropFirst().dropLast())
     }
 
     /// The variable a setting is read from: its name in capitals, other characters `_`.

@@ -370,6 +370,72 @@ import Testing
         #expect(inserted == ["paged": 100, "cursor": 300], "\(sync.stdout)")
     }
 
+    /// A cursor from a response header, the last record's key while `has_more` holds
+    /// (Stripe's style), a host chosen between literals by a setting's default, and an
+    /// `error_handler` said to be not read: each imported, applied and synced.
+    @Test func headerAndLastRecordCursorsAndAChosenHostSync() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let manifest = box.folder + "/manifest.yaml", file = box.folder + "/sources.json"
+        try """
+        type: DeclarativeSource
+        definitions:
+          requester:
+            type: HttpRequester
+            url_base: "{{ '\(upstream.baseURL)/api' if config['region'] == 'local' else 'https://api.example.com' }}"
+            error_handler: {type: DefaultErrorHandler, backoff_strategies: [{type: ExponentialBackoffStrategy}]}
+        streams:
+          - type: DeclarativeStream
+            name: by_header
+            primary_key: id
+            retriever:
+              type: SimpleRetriever
+              requester: {$ref: "#/definitions/requester", path: header-cursor}
+              record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: []}}
+              paginator:
+                type: DefaultPaginator
+                pagination_strategy: {type: CursorPagination, cursor_value: "{{ headers['X-Next-Cursor'] }}"}
+                page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: cursor}
+          - type: DeclarativeStream
+            name: customers
+            primary_key: id
+            retriever:
+              type: SimpleRetriever
+              requester: {$ref: "#/definitions/requester", path: stripe, request_parameters: {limit: "100"}}
+              record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: [data]}}
+              paginator:
+                type: DefaultPaginator
+                pagination_strategy:
+                  type: CursorPagination
+                  cursor_value: "{{ last_record['id'] }}"
+                  stop_condition: "{{ not response.has_more }}"
+                page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: starting_after}
+        spec:
+          connection_specification:
+            properties:
+              region: {type: string, enum: [local, us], default: local}
+        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let imported = try await box.cache("import", "airbyte", manifest)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("HttpRequester.url_base: '\(upstream.baseURL)/api', chosen by the setting region's default (local)"), "\(imported.stderr)")
+        #expect(imported.stderr.contains("note: error_handler not read"), "\(imported.stderr)")
+        let sources = try #require((try JSONSerialization.jsonObject(with: Data(imported.stdout.utf8)) as? [String: Any])?["sources"] as? [[String: Any]])
+        #expect(sources.first?["next"] as? String == "header:X-Next-Cursor" && sources.first?["next-param"] as? String == "cursor", "\(sources)")
+        #expect(sources.last?["next"] as? String == "last-key" && sources.last?["has-more"] as? String == "$.has_more"
+                && sources.last?["next-param"] as? String == "starting_after", "\(sources)")
+        try imported.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try await box.cache("apply", file).status == 0)
+        let sync = try await box.cache("sync", "--json")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try sync.jsonArray().allSatisfy { $0["inserted"] as? Int == 300 }, "\(sync.stdout)")
+        #expect(try upstreamRequests(upstream, "/api/stripe").count == 3)
+
+        // A choice by a setting with no default cannot be made now: refused, saying so.
+        try String(contentsOfFile: manifest, encoding: .utf8).replacing(", default: local", with: "").write(toFile: manifest, atomically: true, encoding: .utf8)
+        let plan = try await box.cache("import", "airbyte", manifest, "--plan")
+        #expect(plan.status == 0 && plan.stdout.contains("chooses by the setting region, which has no default to choose by"), "\(plan.stdout)")
+    }
+
     @Test func aPlanListsEachStreamAndTheVariablesAsJSON() async throws {
         let box = try Sandbox()
         let manifest = box.folder + "/manifest.yaml"
