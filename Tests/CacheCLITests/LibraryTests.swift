@@ -217,6 +217,31 @@ import Testing
         #expect(Set(names).isDisjoint(with: taken), "named as SwiftUI or Foundation names a type: \(Set(names).intersection(taken).sorted())")
     }
 
+    /// Issue 56: every call an app makes throws one type, `CacheError` (a `switch` over it is
+    /// exhaustive), but the transport seam's, which throws the upstream's own errors.
+    @Test func everyPublicCallThrowsCacheError() throws {
+        let root = Paths.repository + "/Sources/OfflineCache/"
+        let files = (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).filter { $0.hasSuffix(".swift") }
+        var typed = 0, untyped: [String] = []
+        for file in files {
+            // A package type's members are not an app's to call, whatever they are marked.
+            guard !file.hasPrefix("SQLite/") else { continue }
+            let text = try String(contentsOfFile: root + file, encoding: .utf8)
+            // Each public function or initializer's signature, up to its body, over its lines.
+            for start in text.ranges(of: "public func ") + text.ranges(of: "public init") {
+                let signature = text[start.lowerBound...].prefix { $0 != "{" }
+                guard signature.contains(" throws") else { continue }
+                if signature.contains("throws(CacheError)") {
+                    typed += 1
+                } else if !signature.contains("throws(CacheError.Upstream)") {
+                    untyped.append("\(file): \(signature.split(separator: "\n").first ?? "")")
+                }
+            }
+        }
+        #expect(untyped.isEmpty, "\(untyped.joined(separator: "\n"))")
+        #expect(typed >= 20, "\(typed)")
+    }
+
     /// Issue 56: every call into the C library is made from one folder, `Platform/`, so a port
     /// to another system (an app's Apple platforms) changes those files alone: no other file of
     /// the library imports Glibc, and each of that folder's imports names where Darwin goes (a

@@ -83,7 +83,7 @@ import Testing
             return
         }
         #expect(error.description == "upstream answered status 500: Ledger offline")
-        guard case .refreshFailed(_, failure: .upstream(.envelope(status: 500, message: "Ledger offline"))?) = error else {
+        guard case .refreshFailed(_, upstream: .envelope(status: 500, message: "Ledger offline")?) = error else {
             Issue.record("expected the typed envelope failure, got \(error)")
             return
         }

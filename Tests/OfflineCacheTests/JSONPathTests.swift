@@ -51,7 +51,8 @@ import Testing
     /// other watermark sent as it is; a directive it does not write is refused.
     @Test func theWatermarkIsWrittenInTheAPIsFormat() throws {
         var incremental = RecordLayout.Incremental(sinceParam: "since", cursorField: JSONPath(["t"]), lagSeconds: 300)
-        incremental.sinceFormat = try #require(TimeFormat("%Y-%m-%d %H:%M:%S.%f%z (%Z)"))
+        let format: TimeFormat = try #require(TimeFormat("%Y-%m-%d %H:%M:%S.%f%z (%Z)"))
+        incremental.sinceFormat = format
         #expect(incremental.since("2026-11-28T10:00:00.250Z") == "2026-11-28 09:55:00.250000+0000 (UTC)")
         #expect(incremental.since("2026-11-28T11:00:00+01:00") == "2026-11-28 09:55:00.000000+0000 (UTC)")
         incremental.sinceFormat = TimeFormat("%s|%ms|%%Y")

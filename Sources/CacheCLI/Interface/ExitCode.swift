@@ -62,8 +62,9 @@ enum ExitCode {
         case .versionMismatch: return dataError
         case .sourceReplaced: return temporaryFailure
         case .database(let error): return of(error)
-        case .refreshFailed(_, let failure?): return of(failure)
+        case .refreshFailed(_, let upstream?): return of(upstream, hadCachedRows: true)
         case .refreshFailed: return temporaryFailure
+        case .failed: return ioError
         }
     }
 

@@ -49,19 +49,23 @@ extension Cache {
     /// edits sent, each in the state its answer left it: `applied`, `conflict`, `rejected`, or
     /// `queued` again after a failure that may pass (its `answerStatus` says which: 401 or 403
     /// stops the source's push).
-    public func push(_ names: String...) throws -> [LocalEdit] {
-        let database = try writable()
-        let store = SourceStore(database)
-        let sources = try names.isEmpty ? store.all() : names.map { name throws(CacheError) in try store.named(name) }
-        let path = path
-        let report = try Pusher(open: { try CacheDatabase(path: path, access: .write) }, fetcher: fetcher, environment: environment).push(sources)
-        let outbox = OutboxStore(database)
-        return try report.sent.map { id throws(CacheError) in try outbox.edit(id) }
+    public func push(_ names: String...) throws(CacheError) -> [LocalEdit] {
+        try typed {
+            let database = try writable()
+            let store = SourceStore(database)
+            let sources = try names.isEmpty ? store.all() : names.map { name throws(CacheError) in try store.named(name) }
+            let path = path
+            let report = try Pusher(open: { try CacheDatabase(path: path, access: .write) }, fetcher: fetcher, environment: environment).push(sources)
+            let outbox = OutboxStore(database)
+            return try report.sent.map { id throws(CacheError) in try outbox.edit(id) }
+        }
     }
 
     /// The edits not yet applied (with `all`, every edit), oldest first; of the sources named, or
     /// of every source.
-    public func outbox(of names: [String] = [], all: Bool = false) throws -> [LocalEdit] {
-        try OutboxStore(database()).edits(of: names, all: all)
+    public func outbox(of names: [String] = [], all: Bool = false) throws(CacheError) -> [LocalEdit] {
+        try typed {
+            try OutboxStore(database()).edits(of: names, all: all)
+        }
     }
 }

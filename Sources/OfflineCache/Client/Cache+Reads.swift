@@ -20,13 +20,15 @@ extension Cache {
     ///   - staleOnly: only rows upstream has not confirmed within the TTL.
     ///   - asOf: the rows as they were then, from the change log.
     public func rows<Value: Decodable>(of name: String, as type: Value.Type, limit: Int? = nil, staleOnly: Bool = false,
-                                       asOf: Date? = nil) throws -> DecodedRows<Value> {
-        let database = try database()
-        let source = try SourceStore(database).named(name)
-        let moment = try Self.moment(asOf, source, database)
-        return try DecodedRows.decoding(as: type) { add in
-            try CacheReader(database).forEachRow(of: source, staleOnly: staleOnly, limit: limit, asRecords: true, asOf: moment) {
-                add(CachedRowText($0, $1))
+                                       asOf: Date? = nil) throws(CacheError) -> DecodedRows<Value> {
+        try typed {
+            let database = try database()
+            let source = try SourceStore(database).named(name)
+            let moment = try Self.moment(asOf, source, database)
+            return try DecodedRows.decoding(as: type) { add in
+                try CacheReader(database).forEachRow(of: source, staleOnly: staleOnly, limit: limit, asRecords: true, asOf: moment) {
+                    add(CachedRowText($0, $1))
+                }
             }
         }
     }
@@ -41,31 +43,33 @@ extension Cache {
     /// - Throws: `CacheError.invalidSearch` when search is off for the source or the query is not one FTS5
     ///   can read; `CacheError.readOnly` when the index is not built yet and the cache was
     ///   opened read-only (`cache reindex NAME` builds it where the cache is written).
-    public func search<Value: Decodable>(_ name: String, for query: String, as type: Value.Type, limit: Int = 20) throws -> SearchResults<Value> {
-        let database = try database()
-        let source = try SourceStore(database).named(name)
-        guard source.searchable else { throw CacheError.invalidSearch("search is off for '\(name)' (its `search` setting)") }
-        // The first search of a source builds its index; its syncs keep it in step from then on.
-        _ = try SearchIndex.buildForFirstSearch(source, path: path, readOnly: readOnly, reading: database)
-        let reader = CacheReader(database)
-        let hits: [SearchHit]
-        do {
-            hits = try reader.search(source, query: query, limit: limit)
-        } catch let error as SearchQueryError {
-            throw CacheError.invalidSearch("the query '\(query)' is not one FTS5 can read (\(error.message))")
-        }
-        var results = SearchResults<Value>(matches: [], failures: [])
-        let decoder = JSONDecoder()
-        for hit in hits where results.matches.count + results.failures.count < limit {
-            try reader.forEachRow(of: source, document: hit.document, limit: limit - results.matches.count - results.failures.count,
-                                  asRecords: true) { columns, row in
-                switch CachedRowText(columns, row).decoded(as: type, decoder) {
-                case .success(let cached): results.matches.append(SearchMatch(row: cached, snippet: hit.snippet, rank: hit.rank))
-                case .failure(let failure): results.failures.append(failure)
+    public func search<Value: Decodable>(_ name: String, for query: String, as type: Value.Type, limit: Int = 20) throws(CacheError) -> SearchResults<Value> {
+        try typed {
+            let database = try database()
+            let source = try SourceStore(database).named(name)
+            guard source.searchable else { throw CacheError.invalidSearch("search is off for '\(name)' (its `search` setting)") }
+            // The first search of a source builds its index; its syncs keep it in step from then on.
+            _ = try SearchIndex.buildForFirstSearch(source, path: path, readOnly: readOnly, reading: database)
+            let reader = CacheReader(database)
+            let hits: [SearchHit]
+            do {
+                hits = try reader.search(source, query: query, limit: limit)
+            } catch let error as SearchQueryError {
+                throw CacheError.invalidSearch("the query '\(query)' is not one FTS5 can read (\(error.message))")
+            }
+            var results = SearchResults<Value>(matches: [], failures: [])
+            let decoder = JSONDecoder()
+            for hit in hits where results.matches.count + results.failures.count < limit {
+                try reader.forEachRow(of: source, document: hit.document, limit: limit - results.matches.count - results.failures.count,
+                                      asRecords: true) { columns, row in
+                    switch CachedRowText(columns, row).decoded(as: type, decoder) {
+                    case .success(let cached): results.matches.append(SearchMatch(row: cached, snippet: hit.snippet, rank: hit.rank))
+                    case .failure(let failure): results.failures.append(failure)
+                    }
                 }
             }
+            return results
         }
-        return results
     }
 
     /// One row's versions, newest first, as `cache log` shows them: what each run did to it,
@@ -77,26 +81,32 @@ extension Cache {
     ///   - key: a record's key, a joke's id, a transaction's id (or the source's name for an
     ///     account's header).
     /// - Throws: `CacheError.noSuchRow` when the source has neither cached nor logged the key.
-    public func log(of name: String, key: String) throws -> [LogEntry] {
-        let database = try database()
-        return try HistoryStore(database).log(of: SourceStore(database).named(name), key: key).map { LogEntry($0, key: key) }
+    public func log(of name: String, key: String) throws(CacheError) -> [LogEntry] {
+        try typed {
+            let database = try database()
+            return try HistoryStore(database).log(of: SourceStore(database).named(name), key: key).map { LogEntry($0, key: key) }
+        }
     }
 
     /// What syncs changed in a source, oldest first, as `cache diff` shows it: the newest run
     /// that changed anything, one run (`run`), or every run in the last `since`.
-    public func diff(of name: String, run: Int? = nil, since: Duration? = nil) throws -> [LogEntry] {
-        let database = try database()
-        _ = try SourceStore(database).named(name)
-        let selection: HistoryStore.Selection = run.map { .run($0) } ?? since.map { .since(seconds: Int($0.components.seconds)) } ?? .latest
-        if let run, try !HistoryStore(database).hasRun(run, source: name) { throw CacheError.noSuchRun(run, source: name) }
-        return try HistoryStore(database).changes(source: name, selection).map(LogEntry.init)
+    public func diff(of name: String, run: Int? = nil, since: Duration? = nil) throws(CacheError) -> [LogEntry] {
+        try typed {
+            let database = try database()
+            _ = try SourceStore(database).named(name)
+            let selection: HistoryStore.Selection = run.map { .run($0) } ?? since.map { .since(seconds: Int($0.components.seconds)) } ?? .latest
+            if let run, try !HistoryStore(database).hasRun(run, source: name) { throw CacheError.noSuchRun(run, source: name) }
+            return try HistoryStore(database).changes(source: name, selection).map(LogEntry.init)
+        }
     }
 
     /// The sync runs, newest first (of one source, or of all), as `cache history` lists them.
-    public func history(of name: String? = nil, limit: Int? = nil) throws -> [SyncRun] {
-        let database = try database()
-        if let name { _ = try SourceStore(database).named(name) }
-        return try HistoryStore(database).runs(source: name, limit: limit).map(SyncRun.init)
+    public func history(of name: String? = nil, limit: Int? = nil) throws(CacheError) -> [SyncRun] {
+        try typed {
+            let database = try database()
+            if let name { _ = try SourceStore(database).named(name) }
+            return try HistoryStore(database).runs(source: name, limit: limit).map(SyncRun.init)
+        }
     }
 }
 

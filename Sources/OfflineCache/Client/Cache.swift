@@ -60,6 +60,11 @@ public struct Cache: Sendable {
         try CacheDatabase(path: path, access: readOnly ? .readOnly : .write)
     }
 
+    /// Runs `body` with its errors as `CacheError`, the one type every call throws.
+    func typed<T>(_ body: () throws -> T) throws(CacheError) -> T {
+        do { return try body() } catch { throw CacheError(error) }
+    }
+
     /// A connection for a call that writes: refused when opened read-only.
     func writable() throws(CacheError) -> CacheDatabase {
         if readOnly { throw .readOnly(path: path, reason: "it was opened with readOnly: true, and this call writes") }
@@ -200,8 +205,10 @@ public struct Cache: Sendable {
     /// stale ones with `staleOnly`, and with `asOf` as they were then (from the change log;
     /// `CacheError.beforeHistory` when it does not go back that far). For typed rows, see
     /// `rows(of:as:limit:staleOnly:asOf:)`.
-    public func rows(of name: String, limit: Int? = nil, staleOnly: Bool = false, asOf: Date? = nil) throws -> [Cached<String>] {
-        try rows(of: name, as: String.self, limit: limit, staleOnly: staleOnly, asOf: asOf).rows
+    public func rows(of name: String, limit: Int? = nil, staleOnly: Bool = false, asOf: Date? = nil) throws(CacheError) -> [Cached<String>] {
+        try typed {
+            try rows(of: name, as: String.self, limit: limit, staleOnly: staleOnly, asOf: asOf).rows
+        }
     }
 
     /// An account source's holder and balance, as cached (nil before its first sync, and for
@@ -210,13 +217,15 @@ public struct Cache: Sendable {
     /// ```swift
     /// if let header = try cache.account(of: "bank") { print(header.value.name, header.value.balance, header.isStale) }
     /// ```
-    public func account(of name: String) throws -> Cached<Source.Kind.Account>? {
-        let database = try database()
-        return try CacheReader(database).accountHeader(of: SourceStore(database).named(name))
+    public func account(of name: String) throws(CacheError) -> Cached<Source.Kind.Account>? {
+        try typed {
+            let database = try database()
+            return try CacheReader(database).accountHeader(of: SourceStore(database).named(name))
+        }
     }
 
     /// Every source's state, as `cache status` shows it.
-    public func status() throws -> [Source.Status] { try CacheReader(database()).status() }
+    public func status() throws(CacheError) -> [Source.Status] { try typed { try CacheReader(database()).status() } }
 
     /// The loading states of a source: its preview at once (at most `limit` rows), then, when it
     /// is stale, `refreshing` and the fresh rows or a failure. A fresh source yields its

@@ -73,7 +73,7 @@ struct LoadingStates: Sendable {
             let plan = try read.plan(refresh: refresh && !readOnly && !cancelled(), environment: environment)
             if let reason = plan.reason {
                 // Nothing is started or recorded: the refresh could only fail, or is not due.
-                yield(.failed(.refreshFailed(reason, failure: nil), cached: preview))
+                yield(.failed(.refreshFailed(reason, upstream: nil), cached: preview))
                 return
             }
             guard plan != .none else { return }
@@ -84,7 +84,7 @@ struct LoadingStates: Sendable {
             let error = try read.wait(for: started, pollInterval: pollInterval, cancelled: cancelled)
             let rows = try rows()
             if let error {
-                yield(.failed(.refreshFailed(error.message, failure: error.failure), cached: rows))
+                yield(.failed(.refreshFailed(error.message, upstream: error.failure?.upstream), cached: rows))
             } else {
                 var changes = Cache.RowChanges.between(preview, rows)
                 // With a limit, a row can leave the window and stay cached: that is not a removal.
@@ -94,7 +94,7 @@ struct LoadingStates: Sendable {
                 yield(.fresh(rows, changes: changes))
             }
         } catch {
-            yield(.failed(.refreshFailed("\(error)", failure: nil), cached: preview))
+            yield(.failed(.refreshFailed("\(error)", upstream: nil), cached: preview))
         }
     }
 }

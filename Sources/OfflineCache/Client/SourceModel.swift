@@ -118,9 +118,9 @@ public final class SourceModel<Row: Decodable & Sendable> {
             lastError = nil
             status = .success
         case .success(let report):
-            fail(.refreshFailed(report.failure.map { "\($0)" } ?? "the sync failed", failure: report.failure))
+            fail(.refreshFailed(report.failure.map { "\($0)" } ?? "the sync failed", upstream: report.failure?.upstream))
         case .failure(let error):
-            fail(.refreshFailed("\(error)", failure: nil))
+            fail(.refreshFailed("\(error)", upstream: nil))
         }
         await reload()
     }

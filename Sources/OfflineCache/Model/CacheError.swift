@@ -40,11 +40,15 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
     /// An edit made on a version of the row it no longer has (an HTTP client's `If-Match`).
     case versionMismatch(String)
     /// A refresh behind a read failed, or could not start (the source is backing off after
-    /// failures, or its token variable is not set): the message says which; the typed failure
-    /// is there when this process ran the sync.
-    indirect case refreshFailed(String, failure: SyncReport.Failure?)
+    /// failures, or its token variable is not set): the message says which; the upstream's
+    /// typed failure is there when this process ran the sync and the upstream failed it (the
+    /// other failures are this error's own cases).
+    case refreshFailed(String, upstream: Upstream?)
     /// `Cache.search`: search is off for the source, or the query is not one SQLite's FTS5 reads.
     case invalidSearch(String)
+    /// A failure none of the cases above names (a damaged search index; an upstream's answer
+    /// to a push), in a sentence.
+    case failed(String)
 
     public var description: String {
         switch self {
@@ -56,7 +60,7 @@ public enum CacheError: Error, Sendable, CustomStringConvertible {
             "the database has schema version \(databaseVersion), newer than this cache knows (\(knownVersion)); use a newer cache"
         case let .database(error): "\(error)"
         case let .noSuchSource(name): "no source named '\(name)'"
-        case let .refusedEdit(reason), let .versionMismatch(reason), let .refreshFailed(reason, _), let .invalidSearch(reason): reason
+        case let .refusedEdit(reason), let .versionMismatch(reason), let .refreshFailed(reason, _), let .invalidSearch(reason), let .failed(reason): reason
         case let .notACache(path, reason): "\(path) is not a cache database (\(reason)); nothing was written to it"
         case let .sourceReplaced(name): "the source '\(name)' was removed or changed during the sync; nothing was written"
         case let .noSuchRun(id, source): "no sync run \(id) of '\(source)' (see 'cache history \(source)')"
@@ -85,6 +89,20 @@ extension CacheError {
         case pruned
         /// Its rows were keyed anew (`sources set --key`): the log knows them by their old keys.
         case rekeyed
+    }
+}
+
+extension CacheError {
+    /// Any error of the engine as the one type an app catches: itself, a database's as
+    /// `.database`, any other as `.failed` with its sentence.
+    package init(_ error: any Error) {
+        switch error {
+        case let error as CacheError: self = error
+        case let error as CacheError.Database: self = .database(error)
+        case let failure as SyncReport.Failure:
+            if case .source(let error) = failure { self = error } else if case .database(let error) = failure { self = .database(error) } else { self = .failed("\(failure)") }
+        default: self = .failed("\(error)")
+        }
     }
 }
 

@@ -35,6 +35,11 @@ public struct SyncReport: Sendable {
         /// The removal guard held the sync: nothing was written.
         case held(source: String, reason: String)
 
+        /// The upstream's failure, when it was one.
+        public var upstream: CacheError.Upstream? {
+            if case .upstream(let error) = self { error } else { nil }
+        }
+
         public var description: String {
             switch self {
             case let .held(source, reason): "held: \(reason); nothing was written (run 'cache sync \(source) --accept-removals' to apply it)"

@@ -38,7 +38,7 @@ print(page.failures, coffee.matches.count, report.failure.map { "\($0)" } ?? "sy
 do {
     let lastWeek = try cache.rows(of: "bank", as: Source.Kind.AccountTransaction.self, asOf: .now.addingTimeInterval(-7 * 86_400))
     print(lastWeek.rows.count)
-} catch let error as CacheError {
+} catch {   // a CacheError: every call throws that one type
     print(error)
 }
 }
