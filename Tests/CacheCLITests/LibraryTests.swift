@@ -254,7 +254,8 @@ import Testing
             let text = try String(contentsOfFile: root + file, encoding: .utf8)
             guard text.contains("import Glibc") else { continue }
             importing.append(file)
-            #expect(text.contains("#if canImport(Glibc)\nimport Glibc\n#elseif canImport(Darwin)\nimport Darwin\n#endif"), "\(file) imports Glibc with no alternative")
+            #expect(text.contains("#if canImport(Glibc)\nimport Glibc\n#elseif canImport(Musl)\nimport Musl\n#elseif canImport(Darwin)\nimport Darwin\n#endif"),
+                    "\(file) imports Glibc with no alternative for Musl (a static Linux build) and Darwin")
         }
         #expect(importing.count >= 5, "\(importing)")
         #expect(importing.allSatisfy { $0.hasPrefix("Platform/") }, "outside Platform/: \(importing.filter { !$0.hasPrefix("Platform/") })")
