@@ -436,6 +436,62 @@ import Testing
         #expect(plan.status == 0 && plan.stdout.contains("chooses by the setting region, which has no default to choose by"), "\(plan.stdout)")
     }
 
+    /// An API key in a header or in the query (sent, as its setting's variable, on every page),
+    /// a composite primary key; and each component cache cannot run refused by name.
+    @Test func apiKeysMapAndWhatCannotRunIsRefusedByName() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        let manifest = box.folder + "/manifest.yaml", file = box.folder + "/sources.json"
+        let stream = { (name: String, requester: String, extra: String) in
+            """
+              - type: DeclarativeStream
+                name: \(name)
+                primary_key: [[owner, login], id]
+                retriever:
+                  type: SimpleRetriever
+                  requester: {type: HttpRequester, url_base: "\(upstream.baseURL)", path: /api/items, \(requester)}
+                  record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: []}}
+            \(extra)
+            """
+        }
+        try ([
+            "type: DeclarativeSource", "streams:",
+            stream("in_header", "authenticator: {type: ApiKeyAuthenticator, api_token: \"Token {{ config['api_key'] }}\", inject_into: {type: RequestOption, inject_into: header, field_name: X-Api-Key}}", ""),
+            stream("in_query", "authenticator: {type: ApiKeyAuthenticator, api_token: \"{{ config['api_key'] }}\", inject_into: {type: RequestOption, inject_into: request_parameter, field_name: key}}", ""),
+            stream("async", "http_method: GET", "").replacing("type: SimpleRetriever", with: "type: AsyncRetriever"),
+            stream("posted", "http_method: POST, request_body_json: {query: all}", ""),
+            stream("body_paged", "http_method: GET", """
+                  paginator:
+                    type: DefaultPaginator
+                    pagination_strategy: {type: OffsetIncrement}
+                    page_token_option: {type: RequestOption, inject_into: body_json, field_name: offset}
+            """),
+            stream("transformed", "http_method: GET", "    transformations: [{type: AddFields, fields: []}]"),
+            stream("jinja", "request_parameters: {since: \"{{ stream_interval.start_time }}\"}", ""),
+            "spec: {connection_specification: {properties: {api_key: {type: string, airbyte_secret: true}}}}",
+        ].joined(separator: "\n") + "\n").write(toFile: manifest, atomically: true, encoding: .utf8)
+        let plan = try await box.cache("import", "airbyte", manifest, "--plan", "--json")
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let streams = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["streams"] as? [[String: Any]])
+        let refused = Dictionary(uniqueKeysWithValues: streams.map { ($0["stream"] as? String ?? "", $0["refused"] as? String ?? "") })
+        #expect(refused["in_header"] == "" && refused["in_query"] == "", "\(refused)")
+        #expect(refused["async"]?.hasPrefix("AsyncRetriever: ") == true, "\(refused)")
+        #expect(refused["posted"] == "HttpRequester: http_method POST: only GET requests are read", "\(refused)")
+        #expect(refused["body_paged"]?.contains("request body (paging through a POST body)") == true, "\(refused)")
+        #expect(refused["transformed"]?.hasPrefix("transformations: AddFields") == true, "\(refused)")
+        #expect(refused["jinja"]?.contains("{{ stream_interval.start_time }}: Jinja beyond reading") == true, "\(refused)")
+
+        let imported = try await box.cache("import", "airbyte", manifest, "--streams", "in_header,in_query")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains(#""X-Api-Key: Token ${API_KEY}""#) && imported.stdout.contains(#""key": "owner.login,id""#), "\(imported.stdout)")
+        try imported.stdout.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try await box.cache("apply", file).status == 0)
+        #expect(try await box.cache(["sync", "in_query"], environment: ["API_KEY": "k-7"]).status == 0)
+        let queries = try upstreamRequests(upstream, "/api/items").compactMap { $0["query"] as? String }
+        #expect(!queries.isEmpty && queries.allSatisfy { $0.contains("key=k-7") }, "\(queries)")
+        #expect(try rows(box.database, "SELECT count(*) AS n FROM records WHERE source = 'in_query'").first?["n"] == "100")
+    }
+
     @Test func aPlanListsEachStreamAndTheVariablesAsJSON() async throws {
         let box = try Sandbox()
         let manifest = box.folder + "/manifest.yaml"
