@@ -43,13 +43,16 @@ package struct AirbyteImport {
     /// `prefix` + the stream's name; `key` stands in for a stream without a primary key.
     package init(_ manifest: Manifest, only: [String]? = nil, prefix: String = "", key: String? = nil) {
         var used: [String] = []
+        var taken = Set<String>()
         for (index, node) in manifest.streams.enumerated() {
-            // A stream the manifest gives no name is named by its place.
-            let name = node["name"]?.string ?? "stream \(index + 1)"
+            let name = Self.streamName(node, at: index)
             if let only, !only.contains(name) { continue }
             var mapping = StreamMapping(stream: node, settings: manifest.settings, key: key)
             defer { if !mapping.notes.isEmpty { streams[streams.count - 1].notes = mapping.notes } }
-            let source = Self.sourceName(prefix + name)
+            // Two streams whose names clean to one source name ("a b", "a_b") get -2, -3, ...
+            var source = Self.sourceName(prefix + name), number = 1
+            while taken.contains(source) { number += 1; source = Self.sourceName(prefix + name) + "-\(number)" }
+            taken.insert(source)
             do throws(Refusal) {
                 let options = try mapping.options()
                 streams.append(Stream(stream: name, source: source, definition: .object([("name", .string(source)), ("kind", .string("json"))] + options)))
@@ -62,12 +65,28 @@ package struct AirbyteImport {
             // A nested setting (config['credentials']['token']) is found through the spec's
             // nested properties.
             let parts = setting.split(separator: ".").map(String.init)
-            var property = manifest.settings.first { $0.name == parts[0] }?.property
-            for part in parts.dropFirst() { property = property?["properties"]?[part] }
+            let property = Self.property(parts, in: manifest.settings)
             let secret: Bool = if case .bool(true)? = property?["airbyte_secret"] { true } else { false }
             return Variable(name: Interpolation.variable(parts.joined(separator: "_")), title: property?["title"]?.string,
                             description: property?["description"]?.string, secret: secret)
         }
+    }
+
+    /// A setting's spec property by its path: through nested `properties`, and through the
+    /// choices of a `oneOf` or `anyOf` (Airbyte's `credentials: {oneOf: [...]}`).
+    static func property(_ path: [String], in settings: [(name: String, property: YAMLNode)]) -> YAMLNode? {
+        guard let first = path.first, var node = settings.first(where: { $0.name == first })?.property else { return nil }
+        for part in path.dropFirst() {
+            let choices = [node] + (node["oneOf"]?.items ?? []) + (node["anyOf"]?.items ?? [])
+            guard let next = choices.lazy.compactMap({ $0["properties"]?[part] }).first else { return nil }
+            node = next
+        }
+        return node
+    }
+
+    /// A stream's name as the manifest gives it; one it gives none is named by its place.
+    package static func streamName(_ stream: YAMLNode, at index: Int) -> String {
+        stream["name"]?.string ?? "stream \(index + 1)"
     }
 
     /// A source name from a stream's: letters, digits, `-` and `_`, as `sources add` takes them.
@@ -115,9 +134,12 @@ struct StreamMapping {
         for field in ["request_body_json", "request_body_data", "request_body"] where requester[field] != nil && requester[field]?.isNull == false {
             throw Refusal(component: "HttpRequester", reason: "\(field): a request with a body is not read")
         }
-        var defaults: [String: String] = [:]
-        for (name, property) in settings { if let value = property["default"]?.string { defaults[name] = value } }
-        var interpolation = Interpolation(parameters: requester["$parameters"], defaults: defaults)
+        var defaults: [String: String] = [:], secrets: Set<String> = []
+        for (name, property) in settings {
+            if let value = property["default"]?.string { defaults[name] = value }
+            if case .bool(true)? = property["airbyte_secret"] { secrets.insert(name) }
+        }
+        var interpolation = Interpolation(parameters: requester["$parameters"], defaults: defaults, secrets: secrets)
         defer { (variables, notes) = (interpolation.used, interpolation.notes + notes) }
 
         // The URL: the base, the path, and the request's parameters.
@@ -129,6 +151,11 @@ struct StreamMapping {
             url = String(url.reversed().drop { $0 == "/" }.reversed()) + "/" + text.drop { $0 == "/" }
         }
         var query: [(String, String)] = []
+        for field in ["request_parameters", "request_headers"] {
+            if let given = requester[field], !given.isNull, given.entries == nil {
+                throw Refusal(component: "HttpRequester", reason: "\(field) as one Jinja expression, not a mapping of names to values, is not read")
+            }
+        }
         for (name, value) in requester["request_parameters"]?.entries ?? [] {
             guard let text = value.string else { throw Refusal(component: "HttpRequester", reason: "request_parameters.\(name) is not a single value") }
             query.append((name, try interpolation.text(text, "HttpRequester.request_parameters")))
@@ -144,8 +171,9 @@ struct StreamMapping {
             notes.append("error_handler not read: cache waits out 429s and rate limits (Retry-After, X-RateLimit-Reset) and backs off after failures, as for every source")
         }
 
-        // Authentication.
+        // Authentication. Each component's fields read its own parameters (handed down to it).
         let authenticator = requester["authenticator"] ?? .null
+        interpolation.parameters = authenticator["$parameters"] ?? requester["$parameters"]
         switch type(authenticator) {
         case "", "NoAuth":
             break
@@ -187,8 +215,21 @@ struct StreamMapping {
             options.append(("oauth-token-url", .string(try interpolation.literal(endpoint, "OAuthAuthenticator.token_refresh_endpoint"))))
             // cache stores a token URL as it is: a setting in it must take its default.
             var fields = [("client_id", "client-id-env"), ("client_secret", "client-secret-env")]
-            // The CDK's default grant is the refresh token's.
-            if (authenticator["grant_type"]?.string ?? "refresh_token") == "refresh_token" { fields.append(("refresh_token", "refresh-token-env")) }
+            // The CDK's default grant is the refresh token's; cache asks with that or client credentials.
+            let grant = authenticator["grant_type"]?.string ?? "refresh_token"
+            guard grant == "refresh_token" || grant == "client_credentials" else {
+                throw Refusal(component: "OAuthAuthenticator", reason: "grant_type '\(grant)': cache asks with refresh_token or client_credentials")
+            }
+            if grant == "refresh_token" { fields.append(("refresh_token", "refresh-token-env")) }
+            // What cache reads of the answer is RFC 6749's: an answer in other fields cannot be read.
+            for (field, standard) in [("access_token_name", "access_token"), ("expires_in_name", "expires_in")]
+            where (authenticator[field]?.string ?? standard) != standard {
+                throw Refusal(component: "OAuthAuthenticator", reason: "\(field) '\(authenticator[field]?.string ?? "")': cache reads the token endpoint's standard \(standard)")
+            }
+            for field in ["refresh_request_body", "refresh_request_headers", "token_expiry_date_format"] where authenticator[field].map({ !$0.isNull }) == true {
+                throw Refusal(component: "OAuthAuthenticator", reason: "\(field): cache sends and reads the token request as RFC 6749 does, nothing more")
+            }
+            notes.append("OAuthAuthenticator: cache sends the client id and secret in HTTP Basic (RFC 6749 §2.3.1), where the CDK sends them in the form")
             for (field, option) in fields {
                 let text = try interpolation.text(authenticator[field]?.string ?? "", "OAuthAuthenticator.\(field)")
                 guard let variable = Interpolation.onlyVariable(text) else {
@@ -207,6 +248,7 @@ struct StreamMapping {
         let selector = retriever["record_selector"] ?? .null
         if let filter = selector["record_filter"], !filter.isNull { throw Refusal(component: "RecordSelector", reason: "record_filter drops records by a Jinja condition") }
         let extractor = selector["extractor"] ?? .null
+        interpolation.parameters = extractor["$parameters"] ?? selector["$parameters"] ?? requester["$parameters"]
         guard type(extractor).isEmpty || type(extractor) == "DpathExtractor" else { throw Refusal(component: type(extractor), reason: "only DpathExtractor is read") }
         var rows = "$"
         let path = extractor["field_path"]?.items ?? []
@@ -246,7 +288,13 @@ struct StreamMapping {
     /// an end of now is no end.
     mutating func incremental(_ cursor: YAMLNode, _ options: inout [(String, JSONValue)], _ interpolation: inout Interpolation) throws(Refusal) {
         let type = cursor["type"]?.string ?? ""
+        interpolation.parameters = cursor["$parameters"] ?? interpolation.parameters
         guard type == "DatetimeBasedCursor" else { throw Refusal(component: type.isEmpty ? "incremental_sync" : type, reason: "only DatetimeBasedCursor is read") }
+        if cursor["end_time_option"].map({ $0.isNull }) ?? true,
+           let until = cursor["end_datetime"]?["datetime"]?.string ?? cursor["end_datetime"]?.string,
+           !until.contains("now_utc()"), !until.contains("today_utc()") {
+            notes.append("DatetimeBasedCursor: end_datetime '\(until)' not read: no end is sent, and records after it are kept")
+        }
         if let end = cursor["end_time_option"], !end.isNull {
             let until = cursor["end_datetime"]?["datetime"]?.string ?? cursor["end_datetime"]?.string ?? ""
             guard until.isEmpty || until.contains("now_utc()") || until.contains("today_utc()") else {
@@ -266,7 +314,7 @@ struct StreamMapping {
         options.append(("cursor-field", .string(try interpolation.text(cursorField, "DatetimeBasedCursor.cursor_field"))))
         if let pattern = cursor["datetime_format"]?.string {
             guard TimeFormat(pattern) != nil else {
-                throw Refusal(component: "DatetimeBasedCursor", reason: "datetime_format '\(pattern)': a directive cache does not write (it writes %Y %m %d %H %M %S %f %s %ms %z %Z)")
+                throw Refusal(component: "DatetimeBasedCursor", reason: "datetime_format '\(pattern)': a directive cache does not write (it writes %Y %m %d %H %M %S %f %s %z %Z, or %ms alone)")
             }
             options.append(("since-format", .string(pattern)))
         }
@@ -291,6 +339,7 @@ struct StreamMapping {
     mutating func page(_ paginator: YAMLNode?, _ query: inout [(String, String)], _ options: inout [(String, JSONValue)],
                        _ interpolation: inout Interpolation) throws(Refusal) {
         guard let paginator, !paginator.isNull, paginator["type"]?.string != "NoPagination" else { return }
+        interpolation.parameters = paginator["$parameters"] ?? interpolation.parameters
         guard paginator["type"]?.string ?? "DefaultPaginator" == "DefaultPaginator" else {
             throw Refusal(component: paginator["type"]?.string ?? "paginator", reason: "only DefaultPaginator is read")
         }

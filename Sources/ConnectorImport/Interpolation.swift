@@ -7,30 +7,41 @@ struct Interpolation {
     var parameters: YAMLNode?
     /// The spec's defaults, by setting: what a part that cannot be a variable is read as.
     var defaults: [String: String] = [:]
+    /// The settings the spec marks `airbyte_secret`: their defaults are never copied.
+    var secrets: Set<String> = []
     /// The settings read, in order.
     var used: [String] = []
     /// What was read at import rather than left to a variable, in a sentence each.
     var notes: [String] = []
 
-    init(parameters: YAMLNode?, defaults: [String: String] = [:]) { (self.parameters, self.defaults) = (parameters, defaults) }
+    init(parameters: YAMLNode?, defaults: [String: String] = [:], secrets: Set<String> = []) {
+        (self.parameters, self.defaults, self.secrets) = (parameters, defaults, secrets)
+    }
 
     /// `template` with its settings as their spec defaults: for a value cache needs when the
     /// source is added (a page size, the start of a URL). A URL that names its scheme keeps
     /// its settings as variables (`https://${SUBDOMAIN}.example.com`); one that a setting
     /// starts must take the setting's default.
     mutating func literal(_ template: String, _ component: String, isURL: Bool = false) throws(Refusal) -> String {
-        var out = try text(template, component)
-        if isURL, out.hasPrefix("https://") || out.hasPrefix("http://") { return out }
-        while let start = out.firstRange(of: "${"), let end = out[start.upperBound...].firstIndex(of: "}") {
-            let variable = String(out[start.upperBound..<end])
-            guard let setting = defaults.keys.first(where: { Self.variable($0) == variable }), let value = defaults[setting] else {
-                throw Refusal(component: component, reason: "it is the setting \(variable), which has no default in the spec; a source's URL must name its host")
+        let filled = try text(template, component)
+        if isURL, filled.hasPrefix("https://") || filled.hasPrefix("http://") { return filled }
+        // One pass: a default is put in as it is, never read again for variables.
+        var out = "", rest = Substring(filled)
+        while let start = rest.firstRange(of: "${"), let end = rest[start.upperBound...].firstIndex(of: "}") {
+            out += rest[..<start.lowerBound]
+            let variable = String(rest[start.upperBound..<end])
+            guard let setting = defaults.keys.sorted().first(where: { Self.variable($0) == variable }), let value = defaults[setting] else {
+                throw Refusal(component: component, reason: "it is the setting \(variable), which has no default in the spec; cache needs the value in the file")
             }
-            out.replaceSubrange(start.lowerBound...end, with: value)
+            guard !secrets.contains(setting) else {
+                throw Refusal(component: component, reason: "it is the secret setting \(variable), whose default is not copied into the file")
+            }
+            out += value
             used.removeAll { Self.variable($0) == variable }
             notes.append("\(component): the setting \(setting) read as its default, \(value)")
+            rest = rest[rest.index(after: end)...]
         }
-        return out
+        return out + rest
     }
 
     mutating func text(_ template: String, _ component: String) throws(Refusal) -> String {
@@ -81,10 +92,29 @@ struct Interpolation {
         guard let value = defaults[name] else {
             throw Refusal(component: component, reason: "{{ \(expression) }} chooses by the setting \(name), which has no default to choose by")
         }
+        guard !secrets.contains(name) else {
+            throw Refusal(component: component, reason: "{{ \(expression) }} chooses by the secret setting \(name), whose default is not read")
+        }
         let holds = compared.map { (value == $0) == equal } ?? !(value.isEmpty || value == "false")
         let result = holds ? chosen : otherwise
         notes.append("\(component): '\(result)', chosen by the setting \(name)'s default (\(value))")
         return result
+    }
+
+    /// The expression without the spaces between its tokens; those inside quotes stay.
+    static func unspaced(_ expression: String) -> String {
+        var out = "", quote: Character?
+        for character in expression {
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == " " || character == "\t" {
+                continue
+            }
+            out.append(character)
+        }
+        return out
     }
 
     /// A quoted literal's text.
@@ -142,7 +172,7 @@ struct Interpolation {
 
     /// The same, with the literal of a `.get('a', 'literal')` in `fallback`.
     static func parts(_ expression: String, in root: String, fallback: inout String?) -> [String]? {
-        var rest = Substring(expression.replacing(" ", with: ""))
+        var rest = Substring(Self.unspaced(expression))
         guard rest.hasPrefix(root) else { return nil }
         rest = rest.dropFirst(root.count)
         var parts: [String] = []

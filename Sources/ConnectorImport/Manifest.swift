@@ -18,7 +18,8 @@ package struct Manifest {
             throw YAMLError(message: "not a DeclarativeSource: it has no list of streams")
         }
         var resolver = Resolver(root: document)
-        streams = try listed.map { stream throws(YAMLError) in try Self.handDown(resolver.resolve(stream), parameters: []) }
+        var budget = YAML.maxNodes
+        streams = try listed.map { stream throws(YAMLError) in try Self.handDown(resolver.resolve(stream), parameters: [], budget: &budget) }
         let properties = try resolver.resolve(document["spec"]?["connection_specification"]?["properties"] ?? .map([]))
         settings = properties.entries?.map { ($0.key, $0.value) } ?? []
     }
@@ -32,28 +33,41 @@ package struct Manifest {
 
     /// `$parameters` down the tree, as the CDK's component transformer does: each component's
     /// own win over those handed to it, and a field a component leaves out takes the parameter
-    /// of that name.
-    static func handDown(_ node: YAMLNode, parameters: [(key: String, value: YAMLNode)], isComponent: Bool = true) -> YAMLNode {
+    /// of that name. What it copies counts against `budget` (parameters copied into every
+    /// component below grow as aliases do, and are bounded as they are).
+    static func handDown(_ node: YAMLNode, parameters: [(key: String, value: YAMLNode)], isComponent: Bool = true,
+                         budget: inout Int) throws(YAMLError) -> YAMLNode {
         switch node {
         case .map(var entries):
             var merged = parameters
             // `$options` is the older name of `$parameters` (CDK versions before 0.30).
-            for (key, value) in (node["$options"]?.entries ?? []) + (node["$parameters"]?.entries ?? []) {
-                merged.removeAll { $0.key == key }
-                merged.append((key, value))
+            let own = (node["$options"]?.entries ?? []) + (node["$parameters"]?.entries ?? [])
+            if !own.isEmpty {
+                let replaced = Set(own.map(\.key))
+                merged = merged.filter { !replaced.contains($0.key) } + own
             }
+            budget -= 1 + (isComponent ? 2 * merged.count : 0)
+            guard budget >= 0 else { throw YAMLError(message: "the manifest's parameters, handed down, expand past \(YAML.maxNodes) nodes; refused") }
             if isComponent {
-                for (key, value) in merged where !entries.contains(where: { $0.key == key }) { entries.append((key, value)) }
+                let present = Set(entries.map(\.key))
+                for (key, value) in merged where !present.contains(key) { entries.append((key, value)) }
                 entries.removeAll { $0.key == "$parameters" || $0.key == "$options" }
                 entries.append(("$parameters", .map(merged)))
             }
-            return .map(entries.map { entry in
+            var result: [(key: String, value: YAMLNode)] = []
+            for entry in entries {
                 let child = entry.value["type"] != nil || componentKeys.contains(entry.key)
-                return (entry.key, entry.key == "$parameters" ? entry.value : handDown(entry.value, parameters: merged, isComponent: child))
-            })
+                result.append((entry.key, entry.key == "$parameters" ? entry.value
+                               : try handDown(entry.value, parameters: merged, isComponent: child, budget: &budget)))
+            }
+            return .map(result)
         case .list(let items):
-            return .list(items.map { handDown($0, parameters: parameters, isComponent: $0["type"] != nil) })
+            var result: [YAMLNode] = []
+            for item in items { result.append(try handDown(item, parameters: parameters, isComponent: item["type"] != nil, budget: &budget)) }
+            return .list(result)
         default:
+            budget -= 1
+            guard budget >= 0 else { throw YAMLError(message: "the manifest's parameters, handed down, expand past \(YAML.maxNodes) nodes; refused") }
             return node
         }
     }
@@ -75,12 +89,23 @@ package struct Manifest {
             case .map(let entries):
                 var result: [(key: String, value: YAMLNode)] = []
                 if let reference = node["$ref"]?.string {
-                    result = try target(reference).entries ?? []
+                    let referenced = try target(reference)
+                    // A reference to a value that is not a mapping is that value (with no keys beside it).
+                    guard let keys = referenced.entries else {
+                        guard entries.count == 1 else { throw YAMLError(message: "the reference \(reference) is not to a mapping, yet keys are given beside it") }
+                        return referenced
+                    }
+                    result = keys
                 }
+                // The referring mapping's keys override the referenced ones, in place.
+                var index: [String: Int] = [:]
+                for (position, entry) in result.enumerated() { index[entry.key] = position }
                 for (key, value) in entries where key != "$ref" {
                     let resolved = try resolve(value)
-                    result.removeAll { $0.key == key }
-                    result.append((key, resolved))
+                    if let position = index[key] { result[position].value = resolved } else {
+                        index[key] = result.count
+                        result.append((key, resolved))
+                    }
                 }
                 return .map(result)
             case .list(let items):
@@ -102,6 +127,9 @@ package struct Manifest {
                 ? "#/" + given.dropFirst(5).dropLast().split(separator: ".").joined(separator: "/") : given
             guard reference.hasPrefix("#/") else {
                 throw YAMLError(message: "the reference \(reference) is not to this file (#/…); only references within the manifest are read")
+            }
+            guard resolving.count < YAML.maxDepth else {
+                throw YAMLError(message: "references refer through more than \(YAML.maxDepth) others (from \(resolving.first ?? reference)); refused")
             }
             guard !resolving.contains(reference) else {
                 throw YAMLError(message: "the reference \(reference) refers to itself (\((resolving + [reference]).joined(separator: " → ")))")

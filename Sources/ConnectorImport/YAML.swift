@@ -47,6 +47,9 @@ package enum YAML {
     /// Aliases may repeat a node; past this many nodes in all, the file is refused (an alias
     /// bomb — "billion laughs" — expands to more than memory holds).
     package static let maxNodes = 1_000_000
+    /// Deeper nesting is refused as it is read: libyaml slows with depth, and the nodes are
+    /// walked by recursion (a manifest nests a dozen levels or so).
+    package static let maxDepth = 200
 
     /// The first document of `bytes`.
     package static func parse(_ bytes: [UInt8]) throws(YAMLError) -> YAMLNode {
@@ -115,6 +118,9 @@ package enum YAML {
                     guard let target = anchors[name] else { throw YAMLError(message: "the alias *\(name) names no anchor") }
                     try add(target.node, size: target.size, anchor: nil, into: &document)
                 case Int(CACHE_YAML_SEQUENCE_START.rawValue), Int(CACHE_YAML_MAPPING_START.rawValue):
+                    guard open.count < YAML.maxDepth else {
+                        throw YAMLError(message: "the document nests deeper than \(YAML.maxDepth) levels (line \(event.line + 1)); refused")
+                    }
                     open.append(Partial(isMap: kind == Int(CACHE_YAML_MAPPING_START.rawValue), anchor: event.anchor.map { String(cString: $0) }))
                 case Int(CACHE_YAML_SEQUENCE_END.rawValue), Int(CACHE_YAML_MAPPING_END.rawValue):
                     let partial = open.removeLast()
@@ -151,9 +157,13 @@ package enum YAML {
                 return
             }
             open[last].key = nil
-            if key == "<<", case .map(let merged) = node {
-                // A YAML merge key: the mapping's own keys win over the merged ones.
-                for entry in merged where !open[last].entries.contains(where: { $0.key == entry.key }) { open[last].entries.append(entry) }
+            if key == "<<", node.entries != nil || node.items?.allSatisfy({ $0.entries != nil }) == true {
+                // A YAML merge key (one mapping, or a list of them, the first winning): the
+                // mapping's own keys win over the merged ones.
+                var seen = Set(open[last].entries.map(\.key))
+                for merged in node.entries.map({ [$0] }) ?? node.items!.compactMap(\.entries) {
+                    for entry in merged where seen.insert(entry.key).inserted { open[last].entries.append(entry) }
+                }
             } else {
                 open[last].entries.append((key, node))
             }

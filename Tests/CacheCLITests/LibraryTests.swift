@@ -228,9 +228,12 @@ import Testing
             guard !file.hasPrefix("SQLite/") else { continue }
             let text = try String(contentsOfFile: root + file, encoding: .utf8)
             // Each public function or initializer's signature, up to its body, over its lines.
-            for start in text.ranges(of: "public func ") + text.ranges(of: "public init") {
+            for start in text.ranges(of: "public ") {
                 let signature = text[start.lowerBound...].prefix { $0 != "{" }
-                guard signature.contains(" throws") else { continue }
+                // A function, initializer or subscript, static or mutating or not.
+                let head = signature.prefix { $0 != "(" }
+                guard head.contains("func ") || head.hasSuffix("init") || head.contains("init?") || head.contains("subscript"),
+                      signature.contains(" throws") || signature.contains(" rethrows") else { continue }
                 if signature.contains("throws(CacheError)") {
                     typed += 1
                 } else if !signature.contains("throws(CacheError.Upstream)") {

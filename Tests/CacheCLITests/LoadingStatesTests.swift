@@ -162,6 +162,19 @@ import Testing
         #expect(try rows(box.database, "SELECT outcome FROM sync_runs").map { $0["outcome"] } == ["updated"])
     }
 
+    /// A failure that is not a refresh's keeps its own case: an app's `switch` sees it.
+    @Test func anUnknownSourceFailsWithItsOwnCase() async throws {
+        let upstream = try LoopbackUpstream()
+        let box = try Sandbox()
+        try addStaleBank(upstream, box)
+        let states = try await collect(box, "nope")
+        guard states.count == 1, case .failed(.noSuchSource("nope"), let cached) = states[0] else {
+            Issue.record("unexpected states: \(states)")
+            return
+        }
+        #expect(cached.isEmpty)
+    }
+
     /// A refresh another process is running is the one the app waits for: no second request.
     @Test func aRefreshInFlightElsewhereIsJoined() async throws {
         let upstream = try LoopbackUpstream()

@@ -58,18 +58,23 @@ import Testing
     @Test func aRefreshTokenIsExchangedForTheBearerToken() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
-        try upstream.setOAuth(["client_id": clientID, "client_secret": secret, "refresh_token": "refresh-1"])
+        let refreshToken = "rt-" + UUID().uuidString, revoked = "rt-" + UUID().uuidString
+        try upstream.setOAuth(["client_id": clientID, "client_secret": secret, "refresh_token": refreshToken])
         add(box, upstream, "items", "/api/items?per_page=100", ["--next", "link", "--refresh-token-env", "API_REFRESH_TOKEN"])
-        let sync = try await box.cache(["sync", "--json"], environment: environment.merging(["API_REFRESH_TOKEN": "refresh-1"]) { $1 })
+        let sync = try await box.cache(["sync", "--json"], environment: environment.merging(["API_REFRESH_TOKEN": refreshToken]) { $1 })
         #expect(sync.status == 0, "\(sync.stderr)")
         #expect(try sync.jsonArray().first?["inserted"] as? Int == 300, "\(sync.stdout)")
         #expect(try tokenRequests(upstream) == 1)
+        let asked = try #require(try upstreamRequests(upstream, "/oauth/token").first)
+        #expect((asked["authorization"] as? String)?.hasPrefix("Basic ") == true)
 
-        let refused = try await box.cache(["sync", "items"], environment: environment.merging(["API_REFRESH_TOKEN": "stale"]) { $1 })
-        #expect(refused.status != 0 && refused.stderr.contains("/oauth/token"), "\(refused.status) \(refused.stderr)")
-        #expect(!refused.stderr.contains("stale"), "the refresh token was printed: \(refused.stderr)")
+        // A refresh token the endpoint refuses (400 invalid_grant): 77, the endpoint named.
+        let refused = try await box.cache(["sync", "items"], environment: environment.merging(["API_REFRESH_TOKEN": revoked]) { $1 })
+        #expect(refused.status == 77 && refused.stderr.contains("/oauth/token"), "\(refused.status) \(refused.stderr)")
+        #expect(!refused.stderr.contains(revoked), "the refresh token was printed: \(refused.stderr)")
         let unset = try await box.cache(["sync", "items"], environment: environment)
-        #expect(unset.status != 0 && unset.stderr.contains("API_REFRESH_TOKEN"), "\(unset.stderr)")
+        #expect(unset.status == 78 && unset.stderr.contains("API_REFRESH_TOKEN"), "\(unset.status) \(unset.stderr)")
+        try expectNoSecretAnywhere(box, upstream, also: [refreshToken, revoked])
     }
 
     /// HTTP Basic from two variables (a `${VAR}` header cannot base64-encode): the pair is sent
@@ -132,8 +137,8 @@ import Testing
     }
 
     /// Neither the secret nor a token in the database's files or in any command's output.
-    func expectNoSecretAnywhere(_ box: Sandbox, _ upstream: LoopbackUpstream) throws {
-        let secrets = [secret] + (try tokensSent(upstream))
+    func expectNoSecretAnywhere(_ box: Sandbox, _ upstream: LoopbackUpstream, also more: [String] = []) throws {
+        let secrets = [secret] + (try tokensSent(upstream)) + more
         var outputs = [String]()
         for command in [["status", "--json"], ["status"], ["history", "--json"], ["sources", "list", "--json"], ["metrics"],
                         ["list", "items", "--json", "--offline"], ["export", "items"], ["sql", "SELECT * FROM sync_runs"]] {

@@ -7,11 +7,17 @@ import OfflineCache
 enum ImportCommand {
     static func run(_ options: Command.Import, _ context: Context) throws -> Int32 {
         let console = context.console
+        // A file too large to be a manifest is a bad file (65), refused before it is read.
+        if options.manifest != "-", let status = FileSystem.status(options.manifest), status.kind == .regular, status.size > YAML.maxBytes {
+            let size = status.size
+            console.err("cache: import airbyte: \(options.manifest) is \(size) bytes; a manifest is at most \(YAML.maxBytes >> 20) MiB; nothing was written")
+            return ExitCode.dataError
+        }
         let bytes = try ApplyCommand.read(options.manifest, as: "manifest", limit: YAML.maxBytes)
         let imported: AirbyteImport
         do {
             let manifest = try Manifest(YAML.parse(Array(bytes)))
-            let names = manifest.streams.compactMap { $0["name"]?.string }
+            let names = manifest.streams.enumerated().map { AirbyteImport.streamName($1, at: $0) }
             if let unknown = options.streams.first(where: { !names.contains($0) }) {
                 throw UsageError(message: "No stream '\(unknown)' in \(options.manifest); its streams: \(names.joined(separator: ", ")).", command: "import airbyte")
             }

@@ -94,7 +94,8 @@ struct LoadingStates: Sendable {
                 yield(.fresh(rows, changes: changes))
             }
         } catch {
-            yield(.failed(.refreshFailed("\(error)", upstream: nil), cached: preview))
+            // Not a refresh's failure (no such source, a database that cannot be read): its own case.
+            yield(.failed(CacheError(error), cached: preview))
         }
     }
 }

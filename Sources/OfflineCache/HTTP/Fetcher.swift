@@ -39,6 +39,11 @@ extension Fetcher {
         /// it is (its status, headers the push reads and up to `maxBytes` of its body) instead of an
         /// error status thrown; no redirect is followed.
         package var write: (method: String, body: Data?)?
+        /// Query parameters whose values came from the environment (`?key=${API_KEY}`): hidden
+        /// in messages whatever their names, as the names that look secret are.
+        package var secretParameters: Set<String> = []
+        /// The URL as messages show it: `Source.redacted`, and this request's secret parameters.
+        package func display(_ url: URL) -> String { Source.redacted(url, hiding: secretParameters) }
         /// A handle whose connections later requests reuse (a push's worker, one request at a time);
         /// nil: a handle of the request's own.
         package var connection: ReusedConnection?
@@ -149,7 +154,7 @@ public struct Fetcher: Fetching {
     /// wait forever. Opened without blocking, so even a FIFO with no writer is only looked at.
     private func readFile(_ request: FetchRequest) throws(UpstreamError) -> FetchResponse {
         let path = request.url.path
-        let display = Source.redacted(request.url)
+        let display = request.display(request.url)
         guard let descriptor = FileSystem.openForReading(path, blocking: false) else { throw .noFile(path: path) }
         defer { FileSystem.closeDescriptor(descriptor) }
         guard let status = FileSystem.status(descriptor: descriptor) else { throw .noFile(path: path) }

@@ -20,7 +20,7 @@ package struct HTTPClient {
 
     func fetch() throws(UpstreamError) -> FetchResponse {
         if let failure = cache_curl_load() {
-            throw .unreachable(url: Source.redacted(request.url), reason: String(cString: failure))
+            throw .unreachable(url: request.display(request.url), reason: String(cString: failure))
         }
         return try Self.follow(request) { url, headers throws(UpstreamError) in
             try Transfer(request: request, url: url, headers: headers).perform()
@@ -51,7 +51,7 @@ package struct HTTPClient {
             let headers = Origin(url) == origin ? request.headers : []
             let answer = try exchange(url, headers)
             guard answer.isRedirect, let location = answer.location else {
-                var response = try Self.response(answer, url: url)
+                var response = try Self.response(answer, url: url, display: request.display(url))
                 response.cursor = request.cursorHeader.flatMap { answer.headers[$0.lowercased()] }
                 return response
             }
@@ -61,13 +61,13 @@ package struct HTTPClient {
             let scheme = next.scheme?.lowercased() ?? "none"
             guard scheme == "http" || scheme == "https" else { throw .unsafeScheme(scheme) }
             redirects += 1
-            guard redirects <= request.maxRedirects else { throw .tooManyRedirects(url: Source.redacted(request.url)) }
+            guard redirects <= request.maxRedirects else { throw .tooManyRedirects(url: request.display(request.url)) }
             url = next
         }
     }
 
     /// A complete exchange as the sync engine sees it: 304, a failing status, or the body.
-    static func response(_ answer: TransportAnswer, url: URL) throws(UpstreamError) -> FetchResponse {
+    static func response(_ answer: TransportAnswer, url: URL, display: String) throws(UpstreamError) -> FetchResponse {
         let etag = answer.headers["etag"], lastModified = answer.headers["last-modified"]
         if answer.status == 304 { return FetchResponse(status: 304, body: Data(), etag: etag, lastModified: lastModified) }
         guard (200..<300).contains(answer.status) else {
@@ -77,9 +77,9 @@ package struct HTTPClient {
             let exhausted = answer.headers["x-ratelimit-remaining"]?.trimmingSpaces() == "0"
             if (answer.status == 429 && reset != nil) || (answer.status == 403 && exhausted) {
                 // The reset header, when sent, is the limit's own clock; Retry-After otherwise.
-                throw .rateLimited(answer.status, url: Source.redacted(url), resetIn: reset ?? retryAfter, byResetHeader: reset != nil)
+                throw .rateLimited(answer.status, url: display, resetIn: reset ?? retryAfter, byResetHeader: reset != nil)
             }
-            throw .httpStatus(answer.status, url: Source.redacted(url), retryAfter: retryAfter)
+            throw .httpStatus(answer.status, url: display, retryAfter: retryAfter)
         }
         return FetchResponse(status: answer.status, body: answer.body, etag: etag, lastModified: lastModified,
                              link: answer.headers["link"])
@@ -147,7 +147,7 @@ final class Transfer {
         self.request = request
         self.url = url
         self.headers = headers
-        self.display = Source.redacted(url)
+        self.display = request.display(url)
     }
 
     func perform() throws(UpstreamError) -> Answer {

@@ -48,7 +48,7 @@ package struct RecordLayout: Sendable, Equatable {
         package func since(_ watermark: String) -> String {
             // In the API's format when it has one and the watermark reads as a moment; else as
             // the records wrote it.
-            if let sinceFormat, let moment = TimeFormat.moment(watermark) {
+            if let sinceFormat, let moment = sinceFormat.moment(watermark) {
                 return sinceFormat.format(moment.addingTimeInterval(-Double(lagSeconds)))
             }
             return lessLag(watermark)

@@ -169,15 +169,18 @@ public struct Source: Sendable, Equatable {
         TemplateText.asWritten(Self.redacted(url))
     }
 
-    /// The URL with any credentials in it replaced, for messages and logs.
-    public static func redacted(_ url: URL) -> String {
+    /// The URL with any credentials in it replaced, for messages and logs; `hiding` names
+    /// more parameters to hide (those a source fills from the environment).
+    public static func redacted(_ url: URL) -> String { redacted(url, hiding: []) }
+
+    package static func redacted(_ url: URL, hiding names: Set<String>) -> String {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(unprintable URL)" }
         parts.user = nil
         parts.password = nil
         parts.fragment = nil
         // The query stays (page=2 tells sources apart); values that look secret do not.
         parts.percentEncodedQueryItems = parts.percentEncodedQueryItems?.map { item in
-            isSecret(item.name) && !(item.value ?? "").isEmpty ? URLQueryItem(name: item.name, value: "REDACTED") : item
+            (isSecret(item.name) || names.contains(item.name)) && !(item.value ?? "").isEmpty ? URLQueryItem(name: item.name, value: "REDACTED") : item
         }
         return parts.string ?? "(unprintable URL)"
     }

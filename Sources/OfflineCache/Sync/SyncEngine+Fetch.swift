@@ -86,6 +86,9 @@ extension SyncEngine {
         }
         var request = FetchRequest(url: url, headers: headers, timeout: timeout, deadline: deadline,
                                    maxBytes: min(source.maxBytes ?? FetchRequest.defaultMaxBytes, FetchRequest.largestMaxBytes), caCert: source.caCert)
+        // A parameter the environment fills may hold a key (`?appid=${WEATHER_KEY}`): hidden in messages.
+        request.secretParameters = Set((URLComponents(url: source.url, resolvingAgainstBaseURL: false)?.queryItems ?? [])
+            .filter { ($0.value ?? "").contains("${") }.map(\.name))
         request.accept = source.kind.accept
         return request
     }

@@ -129,16 +129,16 @@ extension SourceOption {
         source.incremental { $0.lagSeconds = seconds }
     }
 
-    /// `--since-format`: Write the watermark in the request in this format (UTC): %Y-%m-%d, %Y-%m-%dT%H:%M:%SZ, %s for seconds since 1970 (default: as the records have it).
+    /// `--since-format`: Write the watermark in the request in this format (UTC): %Y-%m-%d, %Y-%m-%dT%H:%M:%SZ, or %s, %ms for seconds or milliseconds since 1970 (default: as the records have it).
     public static let sinceFormat = Source.Option(
         "since-format", "format",
-        help: "write the watermark in the request in this format (UTC): %Y-%m-%d, %Y-%m-%dT%H:%M:%SZ, %s for seconds since 1970 (default: as the records have it).",
+        help: "write the watermark in the request in this format (UTC): %Y-%m-%d, %Y-%m-%dT%H:%M:%SZ, or %s, %ms for seconds or milliseconds since 1970 (default: as the records have it).",
         qualifier: "incremental", effects: [.abortsSync],
         listed: { [("since_format", .optional($0.layout?.incremental?.sinceFormat?.pattern))] },
         text: { $0.layout?.incremental?.sinceFormat.map { [$0.pattern] } }, show: { $0.layout?.incremental?.sinceFormat?.pattern ?? "-" }
     ) { source, given throws(SourceRules.Problem) in
         guard let format = TimeFormat(given.value) else {
-            throw invalid(given.value, "--since-format", "a format of %Y, %m, %d, %H, %M, %S, %f, %s, %ms, %z, %Z and text, such as %Y-%m-%d")
+            throw invalid(given.value, "--since-format", "a format of %Y, %m, %d, %H, %M, %S, %f, %s, %z, %Z and text, such as %Y-%m-%d, or one of %s, %ms, %s_as_float, %epoch_microseconds")
         }
         source.incremental { $0.sinceFormat = format }
     }
