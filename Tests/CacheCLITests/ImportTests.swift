@@ -156,8 +156,9 @@ import Testing
         """
     }
 
-    /// Basic and OAuth (the refresh-token grant, the CDK's default) map to the options that
-    /// keep each secret in a variable, and sync against the upstream that asks for them.
+    /// Basic and OAuth (the refresh-token grant, the CDK's default, and client credentials) map
+    /// to the options that keep each secret in a variable, and sync against the upstream that
+    /// asks for them.
     @Test func basicAndOAuthAuthenticatorsMapAndSync() async throws {
         let upstream = try LoopbackUpstream()
         let box = try Sandbox()
@@ -184,7 +185,14 @@ import Testing
                       client_secret: {type: string, title: Client secret, airbyte_secret: true}
                       refresh_token: {type: string, title: Refresh token, airbyte_secret: true}
             """
-        for (name, authenticator) in [("basic", basic), ("oauth", oauth)] {
+        let clientCredentials = """
+                      type: OAuthAuthenticator
+                      grant_type: client_credentials
+                      token_refresh_endpoint: "\(upstream.baseURL)/oauth/token"
+                      client_id: "{{ config['credentials']['client_id'] }}"
+                      client_secret: "{{ config['credentials']['client_secret'] }}"
+            """
+        for (name, authenticator) in [("basic", basic), ("oauth", oauth), ("cc", clientCredentials)] {
             let manifest = box.folder + "/\(name).yaml", file = box.folder + "/\(name).json"
             try Self.oneStream(base: upstream.baseURL, authenticator: authenticator, properties: properties)
                 .write(toFile: manifest, atomically: true, encoding: .utf8)
@@ -199,6 +207,11 @@ import Testing
                 let sync = try await box.cache(["sync", "basic-items"], environment: ["USERNAME": "ada", "PASSWORD": "s3cret"])
                 #expect(sync.status == 0, "\(sync.stderr)")
                 try upstream.setBasic([:])
+            } else if name == "cc" {
+                #expect(!imported.stdout.contains("refresh-token-env") && imported.stdout.contains(#""client-id-env": "CREDENTIALS_CLIENT_ID""#), "\(imported.stdout)")
+                try upstream.setOAuth(["client_id": "app-2", "client_secret": "shh-2"])
+                let sync = try await box.cache(["sync", "cc-items"], environment: ["CREDENTIALS_CLIENT_ID": "app-2", "CREDENTIALS_CLIENT_SECRET": "shh-2"])
+                #expect(sync.status == 0, "\(sync.stderr)")
             } else {
                 #expect(imported.stdout.contains(#""refresh-token-env": "CREDENTIALS_REFRESH_TOKEN""#) && imported.stdout.contains(#""scope": "items.read items.write""#), "\(imported.stdout)")
                 #expect(imported.stderr.contains("  CREDENTIALS_CLIENT_SECRET  (Client secret, secret)"), "\(imported.stderr)")
