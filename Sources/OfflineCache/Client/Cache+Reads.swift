@@ -25,11 +25,7 @@ extension Cache {
             let database = try database()
             let source = try SourceStore(database).named(name)
             let moment = try Self.moment(asOf, source, database)
-            return try DecodedRows.decoding(as: type) { add in
-                try CacheReader(database).forEachRow(of: source, staleOnly: staleOnly, limit: limit, asRecords: true, asOf: moment) {
-                    add(CachedRowText($0, $1))
-                }
-            }
+            return try CacheReader(database).decoded(source, as: type, staleOnly: staleOnly, limit: limit, asOf: moment)
         }
     }
 

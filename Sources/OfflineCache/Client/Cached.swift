@@ -93,6 +93,15 @@ extension Source.Kind {
 }
 
 extension CacheReader {
+    /// The source's rows, each decoded into `type` from its JSON: what `Cache.rows(of:as:)`,
+    /// the screen's model and the loading states read.
+    func decoded<Value: Decodable>(_ source: Source, as type: Value.Type, staleOnly: Bool = false, limit: Int?,
+                                   asOf: String? = nil) throws -> DecodedRows<Value> {
+        try DecodedRows.decoding(as: type) { add in
+            try forEachRow(of: source, staleOnly: staleOnly, limit: limit, asRecords: true, asOf: asOf) { add(CachedRowText($0, $1)) }
+        }
+    }
+
     /// An account source's header, as a cached row keyed by the source's name; nil for other
     /// kinds, and before the first sync.
     package func accountHeader(of source: Source) throws -> Cached<Source.Kind.Account>? {

@@ -64,9 +64,7 @@ struct LoadingStates: Sendable {
             func rows() throws -> [Cached<String>] {
                 guard readsRows else { return [] }
                 SourceModelWatch.untypedReads.withLock { $0[databasePath, default: 0] += 1 }
-                return try DecodedRows.decoding(as: String.self) { add in
-                    try reader.forEachRow(of: read.source, staleOnly: false, limit: limit, asRecords: true, asOf: nil) { add(CachedRowText($0, $1)) }
-                }.rows
+                return try reader.decoded(read.source, as: String.self, limit: limit).rows
             }
             preview = try rows()
             yield(.preview(preview, stale: read.stale))

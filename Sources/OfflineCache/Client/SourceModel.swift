@@ -178,9 +178,7 @@ public final class SourceModel<Row: Decodable & Sendable> {
         return try database.connection.inReadTransaction {
             let named = try SourceStore(database).named(source)
             let reader = CacheReader(database)
-            let rows = try DecodedRows.decoding(as: Row.self) { add in
-                try reader.forEachRow(of: named, staleOnly: false, limit: limit, asRecords: true, asOf: nil) { add(CachedRowText($0, $1)) }
-            }
+            let rows = try reader.decoded(named, as: Row.self, limit: limit)
             return Read(rows: rows, account: try reader.accountHeader(of: named), stale: try reader.isStale(named))
         }
     }
