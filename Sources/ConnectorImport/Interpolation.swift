@@ -50,7 +50,7 @@ struct Interpolation {
         while let open = rest.firstRange(of: "{{") {
             out += rest[..<open.lowerBound]
             guard let close = rest[open.upperBound...].firstRange(of: "}}") else { throw Refusal(component: component, reason: "an unclosed {{ in '\(template)'") }
-            let expression = rest[open.upperBound..<close.lowerBound].trimmed
+            let expression = rest[open.upperBound..<close.lowerBound].trimmingSpaces()
             if let choice = try choose(expression, component) {
                 out += choice
             } else if let (setting, fallback) = Self.setting(expression) {
@@ -79,12 +79,12 @@ struct Interpolation {
               ifRange.upperBound <= elseRange.lowerBound,
               let chosen = Self.literal(expression[..<ifRange.lowerBound]), let otherwise = Self.literal(expression[elseRange.upperBound...])
         else { return nil }
-        let condition = expression[ifRange.upperBound..<elseRange.lowerBound].trimmed
+        let condition = expression[ifRange.upperBound..<elseRange.lowerBound].trimmingSpaces()
         var reference = condition, compared: String?, equal = true
         for operation in ["==", "!="] {
             if let range = condition.firstRange(of: operation) {
                 guard let value = Self.literal(condition[range.upperBound...]) else { return nil }
-                (reference, compared, equal) = (condition[..<range.lowerBound].trimmed, value, operation == "==")
+                (reference, compared, equal) = (condition[..<range.lowerBound].trimmingSpaces(), value, operation == "==")
             }
         }
         guard let setting = Self.parts(reference, in: "config") else { return nil }
@@ -119,7 +119,7 @@ struct Interpolation {
 
     /// A quoted literal's text.
     static func literal(_ text: Substring) -> String? {
-        let trimmed = text.trimmed
+        let trimmed = text.trimmingSpaces()
         guard trimmed.count >= 2, let quote = trimmed.first, quote == "'" || quote == "\"", trimmed.last == quote else { return nil }
         return String(trimmed.dropFirst().dropLast())
     }
@@ -141,7 +141,7 @@ struct Interpolation {
         guard text.hasPrefix("{{"), text.hasSuffix("}}") else { return nil }
         let inner = text.dropFirst(2).dropLast(2)
         guard !inner.contains("{{") else { return nil }
-        return inner.trimmed
+        return inner.trimmingSpaces()
     }
 
     /// `root.a.b`, `root['a']['b']` or `root.get('a')` as a path `$.a.b`; nil for anything else.
@@ -155,9 +155,8 @@ struct Interpolation {
         var fallback: String?
         var reference = expression
         if let or = expression.firstRange(of: " or ") {
-            let literal = expression[or.upperBound...].trimmed
-            guard literal.count >= 2, let quote = literal.first, quote == "'" || quote == "\"", literal.last == quote else { return nil }
-            fallback = String(literal.dropFirst().dropLast())
+            guard let literal = literal(expression[or.upperBound...]) else { return nil }
+            fallback = literal
             reference = String(expression[..<or.lowerBound])
         }
         guard let parts = parts(reference, in: "config", fallback: &fallback) else { return nil }
@@ -205,12 +204,5 @@ struct Interpolation {
             }
         }
         return parts.isEmpty ? nil : parts
-    }
-}
-
-extension StringProtocol {
-    /// Without the spaces and tabs around it.
-    var trimmed: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }
