@@ -468,7 +468,13 @@ def make_handler(state):
                 # its key taken.
                 tasks.writes.append(log)
                 now = time.time()
-                tasks.keys = {k: v for k, v in tasks.keys.items() if now - v["at"] < Tasks.KEY_LIFETIME}
+                # Keys expire oldest first (the dict keeps the order they came in): one look a
+                # write, not a pass over every key, which made a long push quadratic here.
+                while tasks.keys:
+                    oldest = next(iter(tasks.keys))
+                    if now - tasks.keys[oldest]["at"] < Tasks.KEY_LIFETIME:
+                        break
+                    del tasks.keys[oldest]
                 seen = tasks.keys.get(key_header) if key_header else None
                 if seen is not None:
                     if seen["fingerprint"] != fingerprint:
