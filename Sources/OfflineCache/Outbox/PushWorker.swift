@@ -17,7 +17,7 @@ struct PushWorker {
     /// settles them, where each edit took two of its own (a commit each, and the pages its
     /// indexes share written again each time). A short queue is shared out instead (`Run.batch`):
     /// eight edits go side by side on eight connections, not one after another on one.
-    static let batch = 8
+    static let batch = 32
 
     private final class Settlements {
         var pending: [() throws -> Void] = []

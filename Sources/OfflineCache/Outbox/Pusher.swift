@@ -42,14 +42,15 @@ package struct Pusher: Sendable {
         guard waiting > 0 else { return run.report.value }
         run.batch = max(1, min(PushWorker.batch, waiting / workers))
         let failure = Locked<Error?>(nil)
-        // Each worker a thread of its own (they wait on the network, not the CPU) and a
-        // connection of its own (one connection is one transaction at a time).
+        // Each worker a thread of its own (they wait on the network, not the CPU). They share
+        // one database connection: their transactions take turns anyway (`Run.writes`), and a
+        // connection of each would find its page cache dropped by every other's commit.
         let pusher = self
+        let shared = SharedDatabase(first)
         let threads = (0..<workers).map { _ in
             JoinedThread {
                 do {
-                    let database = try pusher.open()
-                    var worker = PushWorker(pusher: pusher, run: run, db: database.connection)
+                    var worker = PushWorker(pusher: pusher, run: run, db: shared.database.connection)
                     while try worker.pushBatch() {}
                 } catch {
                     failure.withLock { if $0 == nil { $0 = error } }
@@ -129,6 +130,12 @@ package struct Pusher: Sendable {
             self.init(method: method, url: url, idempotencyKey: key, ifMatch: text("if_match"), body: text("body"))
         }
     }
+}
+
+/// The one connection a push's workers take turns on (under `Run.writes`).
+private final class SharedDatabase: @unchecked Sendable {
+    let database: CacheDatabase
+    init(_ database: CacheDatabase) { self.database = database }
 }
 
 /// The live push tokens of this process.
