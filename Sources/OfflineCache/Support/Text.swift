@@ -15,12 +15,13 @@ extension StringProtocol {
     }
 
     /// Without the leading and trailing scalars `drop` picks.
+    /// (Walked in place from both ends: every header line of every answer is trimmed.)
     package func trimmed(_ drop: (Unicode.Scalar) -> Bool) -> String {
-        let scalars = Array(unicodeScalars)
-        guard let first = scalars.firstIndex(where: { !drop($0) }), let last = scalars.lastIndex(where: { !drop($0) }) else { return "" }
-        var out = String.UnicodeScalarView()
-        out.append(contentsOf: scalars[first...last])
-        return String(out)
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
+        var last = scalars.index(before: scalars.endIndex)
+        while drop(scalars[last]) { last = scalars.index(before: last) }
+        return String(String.UnicodeScalarView(scalars[first...last]))
     }
 }
 
