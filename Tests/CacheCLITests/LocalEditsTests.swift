@@ -293,6 +293,26 @@ import Testing
         #expect(try Self.upstreamTask(upstream, 1)?["done"] as? Bool == true)
     }
 
+    /// The answer table: "too many attempts or too old (source options)" is rejected,
+    /// reason given. An edit made longer ago than `--push-max-age` whose send fails is rejected
+    /// at that answer; one made since, failing the same way, stays queued.
+    @Test func anEditPastThePushMaxAgeIsRejectedWhenItsSendFails() throws {
+        let (upstream, box) = try Self.setUp([Self.task(1), Self.task(2)], extra: ["--push-max-age", "1h"])
+        #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"]).status == 0)
+        try age(box.database, by: 7200)
+        #expect(box.cacheInProcess(["edit", "tasks", "2", "--set", "done=true"]).status == 0)
+        try upstream.tasks(["status": 503, "times": 2])
+        let push = box.cacheInProcess(["push"])
+        #expect(push.status == 1, "an edit was rejected: \(push.stdout) \(push.stderr)")
+        let edits = Dictionary(uniqueKeysWithValues: try Self.outbox(box, all: true).map { ($0["key"] as? String ?? "", $0) })
+        #expect(edits["1"]?["state"] as? String == "rejected", "\(edits)")
+        #expect(edits["2"]?["state"] as? String == "queued", "made since: \(edits)")
+        let life = box.cacheInProcess(["log", "tasks", "1"]).stdout
+        #expect(life.contains("'--push-max-age' (1h)"), "the reason names the option: \(life)")
+        #expect(try Self.shown(box)["1"]?["pending"] as? Bool == false, "the overlay is reverted")
+        #expect(box.cacheInProcess(["sources", "export"]).stdout.contains("\"push-max-age\""))
+    }
+
     /// A push claims several rows' edits at once (`PushWorker.batch`, three each here: 24 edits
     /// over 8 workers) and sends them one after another: once an answer is 401, no worker sends
     /// again; the claimed rest go back to

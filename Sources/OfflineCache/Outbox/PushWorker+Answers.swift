@@ -170,13 +170,20 @@ extension PushWorker {
     }
 
     /// A failure that may pass: queued again after a backoff (or the upstream's `Retry-After`),
-    /// the same request; rejected once the source's attempts are used.
+    /// the same request; rejected once the source's attempts are used, or the edit is older than
+    /// its `--push-max-age`.
     func again(_ claimed: Claimed, status: Int?, answer: FetchResponse?, why: String, source: Source) throws {
         let edit = claimed.edit
         let attempts = edit.attempts + 1
         guard attempts < source.writing.attempts else {
             return try rejected(claimed, status: status, answer: answer.map { Self.kept($0.body) } ?? why,
                                 why: "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") ('--push-attempts'); the last: \(why)")
+        }
+        if let maxAge = source.writing.maxAgeSeconds, let made = Timestamp.parse(edit.madeAt),
+           Date().timeIntervalSince(made) >= Double(maxAge) {
+            let age = DurationText.format(Int(Date().timeIntervalSince(made)))
+            return try rejected(claimed, status: status, answer: answer.map { Self.kept($0.body) } ?? why,
+                                why: "gave up: made \(age) ago, past '--push-max-age' (\(DurationText.format(maxAge))); the last: \(why)")
         }
         let wait = answer?.retryAfter ?? pusher.backoff.delay(afterFailures: attempts)
         // Marked tried before it is queued again: another worker must not take it back at once.

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// The options that make a record source writable (see `SourceOption`): where a change of one
 /// record goes, where a new record is posted, how a change is sent, whether a change checks that
-/// nobody changed the record first, and how often an edit is tried. `cache edit` queues edits
+/// nobody changed the record first, and how often and how long an edit is tried. `cache edit` queues edits
 /// for these; `cache push` sends them (`Outbox/`).
 extension SourceOption {
     /// `--write-url`: The URL of one record, with {key} where its key goes.
@@ -60,8 +60,18 @@ extension SourceOption {
         source.writing.attempts = value
     }
 
+    /// `--push-max-age`: How long an edit may keep failing before it is rejected.
+    package static let pushMaxAge = SourceOption(
+        "push-max-age", "duration",
+        help: "how long after it was made an edit may still be retried: one older than this whose send fails (5xx, 429, a network error) is rejected, with the reason (default: no limit; --push-attempts still applies).",
+        listed: { [("push_max_age_s", .optional($0.writing.maxAgeSeconds))] },
+        text: { $0.writing.maxAgeSeconds.map { [DurationText.format($0)] } }, show: { $0.writing.maxAgeSeconds.map(DurationText.format) ?? "none" }
+    ) { source, given throws(SourceRules.Problem) in
+        source.writing.maxAgeSeconds = try duration(given, "--push-max-age")
+    }
+
     /// The write options, for every kind that keeps records.
-    static let writing: [SourceOption] = [writeURL, createURL, writeMethod, conflictCheck, pushAttempts]
+    static let writing: [SourceOption] = [writeURL, createURL, writeMethod, conflictCheck, pushAttempts, pushMaxAge]
 }
 
 extension Source {
@@ -92,6 +102,8 @@ extension Source {
         package var method = WriteMethod.patch
         package var conflictCheck = ConflictCheck.ifMatch
         package var attempts = Writing.defaultAttempts
+        /// `--push-max-age`: an edit older than this is not retried after a failure.
+        package var maxAgeSeconds: Int?
 
         /// The URL of the record `key`, its key percent-encoded as one path segment.
         func url(of key: String) -> String? {
