@@ -59,6 +59,8 @@ package final class CacheServer: Sendable {
     let censuses = RowCensus.Kept()
     /// JSON pages of rows, kept until anything they say changes.
     let pages = PageMemo()
+    /// The file's WAL index for the hit path, and the file it was looked for in.
+    let walIndex = Locked<(index: WALIndex?, file: FileIdentity?)>((nil, nil))
     let table: RouteTable
     private let middleware: [Middleware]
     private let accessLog: AccessLog?
@@ -136,6 +138,22 @@ package final class CacheServer: Sendable {
             break
         }
         return refreshing
+    }
+
+    /// The file's WAL index, while the hit path (`keptAnswer`) may be taken: one file, written
+    /// here (a follower's pages carry its lag, and its file is replaced under it), in WAL mode.
+    func currentWALIndex() -> WALIndex? {
+        guard settings.databasePaths.count == 1, !settings.readOnly else { return nil }
+        return walIndex.withLock { $0.index }
+    }
+
+    /// Looks for the WAL index of the file the path names now, once for each file (a restored
+    /// file is another; a file in rollback mode has none).
+    func noteWALIndex() {
+        guard settings.databasePaths.count == 1, !settings.readOnly, let file = FileIdentity.of(settings.databasePath),
+              walIndex.withLock({ $0.file }) != file else { return }
+        let index = WALIndex(path: settings.databasePath)
+        walIndex.withLock { $0 = (index?.identity == file ? index : nil, file) }
     }
 
     /// A reader of the file that holds `source`.

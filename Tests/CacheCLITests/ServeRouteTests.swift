@@ -318,6 +318,73 @@ import Testing
         #expect((synced.last?["record"] as? [String: Any])?["done"] as? Bool == true, "\(synced)")
     }
 
+    /// Issue 52's hit path: a kept page is given without a reader, a transaction or a query
+    /// while the file's newest commit (its WAL index) is the one the page was read after. Any
+    /// commit, by any connection, sends the next request to the file; a sync shows at once; a
+    /// file moved aside is never answered from memory.
+    @Test func aKeptPageIsGivenWithoutReadingTheFileUntilAnythingIsWritten() throws {
+        let served = try InProcessServer(ttl: "1h")
+        served.addTasks()
+        let first = served.get("/sources/tasks/rows?limit=5")
+        #expect(served.server.pages.given == 0, "the first is read from the file")
+        let again = served.get("/sources/tasks/rows?limit=5")
+        #expect(served.server.pages.given == 1, "asked again, given without reading the file")
+        #expect(again.status == 200 && again.text == first.text && again.header("ETag") == first.header("ETag")
+                && again.header("Cache-Control") == first.header("Cache-Control") && again.header("Last-Modified") == first.header("Last-Modified"))
+        // RFC 9111 §4.2.3: its Age is the seconds since the rows were confirmed, now, as the file's own path says.
+        let age = try #require(again.header("Age").flatMap(Int.init))
+        #expect(age >= Int(first.header("Age") ?? "") ?? .max && age <= 60, "\(again.headers)")
+        // RFC 9110 §13.1.2: a conditional request naming its tag is a 304 on the same path.
+        let revalidated = served.get("/sources/tasks/rows?limit=5", headers: [("If-None-Match", first.header("ETag") ?? "")])
+        #expect(revalidated.status == 304 && served.server.pages.given == 2)
+        #expect(served.get("/sources/tasks/rows?limit=4").status == 200 && served.server.pages.given == 2, "another query is another page")
+
+        // A commit that changes nothing this page says (another source's sync) still sends the
+        // next request to the file: the hit path knows commits, not what they changed. The one after is given again.
+        #expect(served.box.cli("sync", "jokes", upstream: served.upstream).status == 0)
+        #expect(served.get("/sources/tasks/rows?limit=5").text == first.text && served.server.pages.given == 2)
+        #expect(served.get("/sources/tasks/rows?limit=5").text == first.text && served.server.pages.given == 3)
+
+        // A sync that changes the rows shows at once.
+        served.upstream.answer("/tasks", json: [["id": 1, "title": "one, changed", "done": false], ["id": 2, "title": "two", "done": false]])
+        #expect(served.box.cli("sync", "tasks", "--no-push", upstream: served.upstream).status == 0)
+        let synced = served.get("/sources/tasks/rows?limit=5")
+        #expect(synced.text.contains("one, changed") && served.server.pages.given == 3, "\(synced.text)")
+        #expect(served.get("/sources/tasks/rows?limit=5").text == synced.text && served.server.pages.given == 4)
+
+        // The file moved aside: nothing is answered from memory.
+        #expect(rename(served.box.database, served.box.database + ".aside") == 0)
+        let gone = served.get("/sources/tasks/rows?limit=5")
+        #expect(gone.status == 503 && served.server.pages.given == 4, "\(gone.status) \(gone.text)")
+    }
+
+    /// The hit path's clock (`PageMemo.hit`): a kept page is given while its source is fresh
+    /// and none of its rows has crossed its TTL, and not a moment after either crossing.
+    @Test func aKeptPageIsGivenOnlyWhileTheClockSaysItIsFresh() throws {
+        let served = try InProcessServer(ttl: "1h")
+        let index = try #require(WALIndex(path: served.box.database))
+        let commit = try #require(index.newestCommit())
+        let confirmed = Date(timeIntervalSince1970: 1_800_000_000)
+        var version = try CacheReader(try CacheDatabase(path: served.box.database, access: .read))
+            .rowsVersion(of: try SourceStore(try CacheDatabase(path: served.box.database, access: .read)).named("jokes"))
+        version.ttlSeconds = 3600
+        let memo = PageMemo()
+        func keep(freshUntil: Date?) {
+            memo.keep(PageMemo.Hit(page: PageMemo.Page(body: Array("{}".utf8), staleRows: 0, next: nil, freshUntil: freshUntil),
+                                   commit: commit, source: "jokes", version: version, confirmed: confirmed, canonical: "/rows?"), under: "/rows?")
+        }
+        keep(freshUntil: nil)
+        #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(3599.9))?.version.ageSeconds == 3599)
+        #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(3600.001)) == nil, "the source is stale: its read starts a refresh")
+        keep(freshUntil: confirmed.addingTimeInterval(60))
+        #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(59.9)) != nil)
+        #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(60)) == nil, "a row of the page crossed its TTL")
+        #expect(memo.hit("/other?", commit: commit, now: confirmed) == nil)
+        // Any write moves the commit.
+        try Connection(path: served.box.database).run("UPDATE sources SET name = name WHERE name = 'jokes'")
+        #expect(index.newestCommit() != commit)
+    }
+
     /// Every kind's row in the JSON answers is one shape, `{"key", "seen_at", "stale",
     /// "record"}` (issue 52): the key a string, the record as upstream sent it, its booleans
     /// JSON's; the page, the single row and JSON Lines alike. No field ticks with the clock.

@@ -47,7 +47,35 @@ final class PageMemo: Sendable {
     static let largestCount = 256
     static let largestBytes = 32 << 20
 
-    private let pages = Locked<(kept: [String: (inputs: Inputs, page: Page)], bytes: Int, made: Int)>(([:], 0, 0))
+    /// A kept page as the hit path gives it (`CacheServer.keptAnswer`): by the request's own
+    /// target, with the file's newest commit before the page was read, and what its headers are
+    /// made of. Given only while that commit is still the newest (nothing was written since:
+    /// no sync, edit, lease or setting), the source is still fresh by the clock, and none of
+    /// its rows has crossed its TTL; and never for a page that was refreshing.
+    struct Hit: Sendable {
+        let page: Page
+        let commit: WALIndex.Commit
+        let source: String
+        /// The source's version as read then; its age and staleness are worked out again for
+        /// each answer, as the database works them out (`rowsVersion`).
+        let version: RowsVersion
+        let confirmed: Date
+        /// The query as `rows` canonicalises it, for the validator.
+        let canonical: String
+
+        /// The version as of `now`; nil once the source is stale (a refresh is due: the
+        /// route's own path starts it).
+        func version(at now: Date) -> RowsVersion? {
+            let age = now.timeIntervalSince(confirmed)
+            guard age <= Double(version.ttlSeconds) else { return nil }
+            var current = version
+            current.ageSeconds = Int(age)
+            return current
+        }
+    }
+
+    private let pages = Locked<(kept: [String: (inputs: Inputs, page: Page)], hits: [String: Hit], bytes: Int, made: Int, given: Int)>(
+        ([:], [:], 0, 0, 0))
 
     /// The page kept under `key` if its inputs are these and no row of it has crossed its TTL.
     func page(_ key: String, _ inputs: Inputs, now: Date = Date()) -> Page? {
@@ -61,14 +89,38 @@ final class PageMemo: Sendable {
             pages.made += 1
             // A page past an eighth of the bound is made each time: kept, it would push out the rest.
             guard page.body.count <= Self.largestBytes / 8 else { return }
-            if pages.kept.count >= Self.largestCount || pages.bytes + page.body.count > Self.largestBytes {
-                (pages.kept, pages.bytes) = ([:], 0)
+            if pages.kept.count + pages.hits.count >= Self.largestCount || pages.bytes + page.body.count > Self.largestBytes {
+                (pages.kept, pages.hits, pages.bytes) = ([:], [:], 0)
             }
             pages.bytes += page.body.count - (pages.kept[key]?.page.body.count ?? 0)
             pages.kept[key] = (inputs, page)
         }
     }
 
+    /// The hit kept for `target` and its source's version as of `now`, if `commit` is still
+    /// the newest, the source is still fresh and no row of the page has crossed its TTL.
+    func hit(_ target: String, commit: WALIndex.Commit, now: Date = Date()) -> (hit: Hit, version: RowsVersion)? {
+        pages.withLock { pages in
+            guard let hit = pages.hits[target], hit.commit == commit, let version = hit.version(at: now) else { return nil }
+            if let freshUntil = hit.page.freshUntil, now >= freshUntil { return nil }
+            pages.given += 1
+            return (hit, version)
+        }
+    }
+
+    func keep(_ hit: Hit, under target: String) {
+        guard hit.page.body.count <= Self.largestBytes / 8 else { return }
+        pages.withLock { pages in
+            if pages.kept.count + pages.hits.count >= Self.largestCount || pages.bytes + hit.page.body.count > Self.largestBytes {
+                (pages.kept, pages.hits, pages.bytes) = ([:], [:], 0)
+            }
+            pages.bytes += hit.page.body.count - (pages.hits[target]?.page.body.count ?? 0)
+            pages.hits[target] = hit
+        }
+    }
+
     /// How many pages were made to be kept (each a read of their rows).
     var made: Int { pages.withLock { $0.made } }
+    /// How many answers were given by the hit path, without reading the database.
+    var given: Int { pages.withLock { $0.given } }
 }

@@ -38,6 +38,12 @@ extension CacheServer {
     enum RowsFormat { case json, csv, ndjson }
 
     func rows(_ request: HTTPRequest, _ name: String, _ format: RowsFormat) throws -> HTTPResponse {
+        // The file's newest commit, read before anything else: a page read after it may be
+        // given again, without reading the file, for as long as it stays the newest.
+        if format == .json, currentWALIndex() == nil { noteWALIndex() }
+        let index = format == .json ? currentWALIndex() : nil
+        let commit = index?.newestCommit()
+        if let index, let commit, let answer = keptAnswer(request, name, index: index, commit: commit) { return answer }
         let arguments = try self.arguments(request)
         var page = RowPage(limit: format == .json ? Self.defaultLimit : Int(Int32.max))
         var query: String?
@@ -95,7 +101,6 @@ extension CacheServer {
             let refreshing = try refreshBehind(database, source, freshness: &freshness, pastMoment: page.asOf != nil)
             // The query as given, each part escaped: `?limit=5&limit=10` is not `?limit=10&limit=5`.
             let canonical = Self.url(path: request.path, arguments)
-            var headers = freshness.headers
             // JSON rows are one shape (`RowRecordBytes`); CSV gives the view's columns (nested
             // `__` ones too).
             let asRecords = format != .csv
@@ -117,14 +122,17 @@ extension CacheServer {
                     made = try jsonPage(request, arguments, database, source, page, query: query, freshness: freshness, refreshing: refreshing)
                     if let memoKey { pages.keep(made, under: memoKey, inputs) }
                 }
-                let (bytes, staleRows, nextURL) = (made.body, made.staleRows, made.next)
-                // The tag counts the page's stale rows: a row crossing its TTL changes it.
-                let etag = freshness.etag(query: canonical, staleRows: staleRows)
-                headers.insert(("ETag", etag), at: 0)
-                if freshness.notModified(request, etag: etag, staleRows: staleRows) { return HTTPResponse(status: 304, headers: headers) }
-                // (A next URL past 4 KiB stays in the body: headers share the request's memory.)
-                if let nextURL, nextURL.utf8.count <= 4096 { headers.append(("Link", "<\(nextURL)>; rel=\"next\"")) }
-                return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))
+                // Kept for the hit path too, when what it says can only change by a commit or
+                // the clock: not refreshing, fresh, and read after the commit noted first (by
+                // the request's own target, whose query the canonical form came from).
+                if index?.identity != database.identity { noteWALIndex() }  // another file is at the path: for the next request
+                if memoKey != nil, let commit, index?.identity == database.identity, !refreshing, !freshness.version.stale,
+                   let confirmed = freshness.version.lastSuccessAt.flatMap(Timestamp.parse),
+                   request.target.contains("?") || arguments.isEmpty {
+                    pages.keep(PageMemo.Hit(page: made, commit: commit, source: source.name, version: freshness.version,
+                                            confirmed: confirmed, canonical: canonical), under: request.target)
+                }
+                return jsonAnswer(request, made, freshness, canonical: canonical)
             case .csv, .ndjson:
                 // Every row, page by page (each its own query, in key order): memory stays flat.
                 // The filters and the cursor are checked first, so a mistake is a 400, not a
@@ -161,9 +169,32 @@ extension CacheServer {
                     return bytes.isEmpty ? nil : bytes
                 }
                 let type = format == .csv ? "text/csv; charset=utf-8" : "application/x-ndjson"
-                return HTTPResponse(status: 200, headers: [("Content-Type", type)] + headers, body: .stream(stream))
+                return HTTPResponse(status: 200, headers: [("Content-Type", type)] + freshness.headers, body: .stream(stream))
             }
         }
+    }
+
+    /// A kept page given without a reader, a transaction or a query (`PageMemo.Hit`): the
+    /// file's newest commit is the one its page was read after, the path still names that file
+    /// (one `stat`), no refresh of the source is in flight here, and by the clock the source and
+    /// the page's rows are still fresh. Its headers are made for this answer, as the route's.
+    private func keptAnswer(_ request: HTTPRequest, _ name: String, index: WALIndex, commit: WALIndex.Commit) -> HTTPResponse? {
+        guard refresher.flight(name) == nil, FileIdentity.of(settings.databasePath) == index.identity,
+              let (hit, version) = pages.hit(request.target, commit: commit), hit.source == name else { return nil }
+        return jsonAnswer(request, hit.page, Freshness(version: version), canonical: hit.canonical)
+    }
+
+    /// A JSON page's answer: its headers from `freshness`, a 304 when the client's copy says
+    /// the same, else the page.
+    private func jsonAnswer(_ request: HTTPRequest, _ made: PageMemo.Page, _ freshness: Freshness, canonical: String) -> HTTPResponse {
+        var headers = freshness.headers
+        // The tag counts the page's stale rows: a row crossing its TTL changes it.
+        let etag = freshness.etag(query: canonical, staleRows: made.staleRows)
+        headers.insert(("ETag", etag), at: 0)
+        if freshness.notModified(request, etag: etag, staleRows: made.staleRows) { return HTTPResponse(status: 304, headers: headers) }
+        // (A next URL past 4 KiB stays in the body: headers share the request's memory.)
+        if let nextURL = made.next, nextURL.utf8.count <= 4096 { headers.append(("Link", "<\(nextURL)>; rel=\"next\"")) }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")] + headers, body: .bytes(made.body))
     }
 
     /// A JSON page of rows, `{"source", "stale", "refreshing", "rows", "next"}`, made from the
