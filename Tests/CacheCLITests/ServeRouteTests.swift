@@ -371,7 +371,7 @@ import Testing
         let memo = PageMemo()
         func keep(freshUntil: Date?) {
             memo.keep(PageMemo.Hit(page: PageMemo.Page(body: Array("{}".utf8), staleRows: 0, next: nil, freshUntil: freshUntil),
-                                   commit: commit, source: "jokes", version: version, confirmed: confirmed, canonical: "/rows?"), under: "/rows?")
+                                   commit: commit, source: "jokes", version: version, confirmed: confirmed, etag: "W/\"x\""), under: "/rows?")
         }
         keep(freshUntil: nil)
         #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(3599.9))?.version.ageSeconds == 3599)

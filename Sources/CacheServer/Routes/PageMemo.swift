@@ -1,5 +1,6 @@
 import FoundationEssentials
 import OfflineCache
+import Synchronization
 
 /// JSON pages of rows, kept for the moment they are asked for again: a dashboard, a load of page
 /// views, a proxy revalidating, all ask for the same page between two syncs. A kept page is given
@@ -60,8 +61,9 @@ final class PageMemo: Sendable {
         /// each answer, as the database works them out (`rowsVersion`).
         let version: RowsVersion
         let confirmed: Date
-        /// The query as `rows` canonicalises it, for the validator.
-        let canonical: String
+        /// Its validator (`Freshness.etag`), which nothing the clock moves goes into while the
+        /// source stays fresh.
+        let etag: String
 
         /// The version as of `now`; nil once the source is stale (a refresh is due: the
         /// route's own path starts it).
@@ -74,8 +76,8 @@ final class PageMemo: Sendable {
         }
     }
 
-    private let pages = Locked<(kept: [String: (inputs: Inputs, page: Page)], hits: [String: Hit], bytes: Int, made: Int, given: Int)>(
-        ([:], [:], 0, 0, 0))
+    private let pages = Locked<(kept: [String: (inputs: Inputs, page: Page)], hits: [String: Hit], bytes: Int, made: Int)>(([:], [:], 0, 0))
+    private let givenCount = Atomic<Int>(0)
 
     /// The page kept under `key` if its inputs are these and no row of it has crossed its TTL.
     func page(_ key: String, _ inputs: Inputs, now: Date = Date()) -> Page? {
@@ -100,13 +102,13 @@ final class PageMemo: Sendable {
     /// The hit kept for `target` and its source's version as of `now`, if `commit` is still
     /// the newest, the source is still fresh and no row of the page has crossed its TTL.
     func hit(_ target: String, commit: WALIndex.Commit, now: Date = Date()) -> (hit: Hit, version: RowsVersion)? {
-        pages.withLock { pages in
-            guard let hit = pages.hits[target], hit.commit == commit, let version = hit.version(at: now) else { return nil }
-            if let freshUntil = hit.page.freshUntil, now >= freshUntil { return nil }
-            pages.given += 1
-            return (hit, version)
-        }
+        guard let hit = pages.withLock({ $0.hits[target] }), hit.commit == commit, let version = hit.version(at: now) else { return nil }
+        if let freshUntil = hit.page.freshUntil, now >= freshUntil { return nil }
+        return (hit, version)
     }
+
+    /// A hit was given (`given` counts them).
+    func counted() { givenCount.add(1, ordering: .relaxed) }
 
     func keep(_ hit: Hit, under target: String) {
         guard hit.page.body.count <= Self.largestBytes / 8 else { return }
@@ -122,5 +124,5 @@ final class PageMemo: Sendable {
     /// How many pages were made to be kept (each a read of their rows).
     var made: Int { pages.withLock { $0.made } }
     /// How many answers were given by the hit path, without reading the database.
-    var given: Int { pages.withLock { $0.given } }
+    var given: Int { givenCount.load(ordering: .relaxed) }
 }

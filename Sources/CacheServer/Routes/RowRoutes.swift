@@ -125,14 +125,16 @@ extension CacheServer {
                 // Kept for the hit path too, when what it says can only change by a commit or
                 // the clock: not refreshing, fresh, and read after the commit noted first (by
                 // the request's own target, whose query the canonical form came from).
+                let etag = freshness.etag(query: canonical, staleRows: made.staleRows)
                 if index?.identity != database.identity { noteWALIndex() }  // another file is at the path: for the next request
                 if memoKey != nil, let commit, index?.identity == database.identity, !refreshing, !freshness.version.stale,
                    let confirmed = freshness.version.lastSuccessAt.flatMap(Timestamp.parse),
                    request.target.contains("?") || arguments.isEmpty {
                     pages.keep(PageMemo.Hit(page: made, commit: commit, source: source.name, version: freshness.version,
-                                            confirmed: confirmed, canonical: canonical), under: request.target)
+                                            confirmed: confirmed, etag: etag),
+                               under: request.target)
                 }
-                return jsonAnswer(request, made, freshness, canonical: canonical)
+                return jsonAnswer(request, made, freshness, etag: etag)
             case .csv, .ndjson:
                 // Every row, page by page (each its own query, in key order): memory stays flat.
                 // The filters and the cursor are checked first, so a mistake is a 400, not a
@@ -179,17 +181,17 @@ extension CacheServer {
     /// (one `stat`), no refresh of the source is in flight here, and by the clock the source and
     /// the page's rows are still fresh. Its headers are made for this answer, as the route's.
     private func keptAnswer(_ request: HTTPRequest, _ name: String, index: WALIndex, commit: WALIndex.Commit) -> HTTPResponse? {
-        guard refresher.flight(name) == nil, FileIdentity.of(settings.databasePath) == index.identity,
-              let (hit, version) = pages.hit(request.target, commit: commit), hit.source == name else { return nil }
-        return jsonAnswer(request, hit.page, Freshness(version: version), canonical: hit.canonical)
+        guard let (hit, version) = pages.hit(request.target, commit: commit), hit.source == name, refresher.flight(name) == nil,
+              FileIdentity.of(settings.databasePath) == index.identity else { return nil }
+        pages.counted()
+        return jsonAnswer(request, hit.page, Freshness(version: version), etag: hit.etag)
     }
 
-    /// A JSON page's answer: its headers from `freshness`, a 304 when the client's copy says
+    /// A JSON page's answer: its headers from `freshness` and its validator (which counts the
+    /// page's stale rows: a row crossing its TTL changes it), a 304 when the client's copy says
     /// the same, else the page.
-    private func jsonAnswer(_ request: HTTPRequest, _ made: PageMemo.Page, _ freshness: Freshness, canonical: String) -> HTTPResponse {
+    private func jsonAnswer(_ request: HTTPRequest, _ made: PageMemo.Page, _ freshness: Freshness, etag: String) -> HTTPResponse {
         var headers = freshness.headers
-        // The tag counts the page's stale rows: a row crossing its TTL changes it.
-        let etag = freshness.etag(query: canonical, staleRows: made.staleRows)
         headers.insert(("ETag", etag), at: 0)
         if freshness.notModified(request, etag: etag, staleRows: made.staleRows) { return HTTPResponse(status: 304, headers: headers) }
         // (A next URL past 4 KiB stays in the body: headers share the request's memory.)
