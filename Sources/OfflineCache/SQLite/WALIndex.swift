@@ -16,18 +16,21 @@ package final class WALIndex: @unchecked Sendable {
         package static func == (lhs: Commit, rhs: Commit) -> Bool { lhs.words == rhs.words }
     }
 
-    private let database: CacheDatabase
+    /// Held, never read: the index is mapped for as long as it is open.
+    private let connection: Connection
     private let index: UnsafePointer<UInt8>
-
-    /// The file this watches (`FileIdentity.of(path)` differs once the path names another).
-    package var identity: FileIdentity? { database.identity }
+    /// The file this watches (`FileIdentity.of(path)` differs once the path names another),
+    /// looked at just before it was opened: a file put in its place meanwhile reads as another.
+    package let identity: FileIdentity?
 
     package init?(path: String) {
-        guard let database = try? CacheDatabase(path: path, access: .read), !database.isSnapshot,
-              (try? database.connection.scalarText("PRAGMA journal_mode")) == "wal",
-              (try? database.connection.scalarInt("SELECT count(*) FROM sqlite_schema")) != nil,
-              let index = csqlite_wal_index(database.connection.handle) else { return nil }
-        self.database = database
+        let identity = FileIdentity.of(path)
+        guard let connection = try? Connection(path: path, readOnly: true),
+              (try? connection.scalarText("PRAGMA journal_mode")) == "wal",
+              (try? connection.scalarInt("SELECT count(*) FROM sqlite_schema")) != nil,
+              let index = csqlite_wal_index(connection.handle) else { return nil }
+        self.connection = connection
+        self.identity = identity
         // Read only through `csqlite_wal_index_header`, which reads it as shared memory.
         self.index = index
     }
