@@ -294,10 +294,11 @@ import Testing
     }
 
     /// The answer table: "too many attempts or too old (source options)" is rejected,
-    /// reason given. An edit made longer ago than `--push-max-age` whose send fails is rejected
-    /// at that answer; one made since, failing the same way, stays queued.
+    /// reason given. An edit made longer ago than `--push-max-age` that the upstream answers
+    /// with a failure that may pass is rejected at that answer; one made since, answered the
+    /// same way, stays queued; an old one that cannot reach the upstream waits.
     @Test func anEditPastThePushMaxAgeIsRejectedWhenItsSendFails() throws {
-        let (upstream, box) = try Self.setUp([Self.task(1), Self.task(2)], extra: ["--push-max-age", "1h"])
+        let (upstream, box) = try Self.setUp([Self.task(1), Self.task(2), Self.task(3)], extra: ["--push-max-age", "1h"])
         #expect(box.cacheInProcess(["edit", "tasks", "1", "--set", "done=true"]).status == 0)
         try age(box.database, by: 7200)
         #expect(box.cacheInProcess(["edit", "tasks", "2", "--set", "done=true"]).status == 0)
@@ -311,6 +312,17 @@ import Testing
         #expect(life.contains("'--push-max-age' (1h)"), "the reason names the option: \(life)")
         #expect(try Self.shown(box)["1"]?["pending"] as? Bool == false, "the overlay is reverted")
         #expect(box.cacheInProcess(["sources", "export"]).stdout.contains("\"push-max-age\""))
+        // Offline, an edit is not tried, however old: edit 3, aged past the limit, stays queued
+        // while its upstream cannot be reached (the read before its send fails first).
+        #expect(box.cacheInProcess(["sources", "set", "tasks", "--write-url", "http://127.0.0.1:1/api/tasks/{key}"]).status == 0)
+        #expect(box.cacheInProcess(["edit", "tasks", "3", "--set", "done=true"]).status == 0)
+        try age(box.database, by: 7200)
+        #expect(box.cacheInProcess(["push"]).status == 75)
+        #expect(try Self.outbox(box).first { $0["key"] as? String == "3" }?["state"] as? String == "queued")
+        #expect(!box.cacheInProcess(["log", "tasks", "3"]).stdout.contains("push-max-age"))
+        // `none` takes the limit away.
+        #expect(box.cacheInProcess(["sources", "set", "tasks", "--push-max-age", "none"]).status == 0)
+        #expect(!box.cacheInProcess(["sources", "export"]).stdout.contains("push-max-age"))
     }
 
     /// A push claims several rows' edits at once (`PushWorker.batch`, three each here: 24 edits

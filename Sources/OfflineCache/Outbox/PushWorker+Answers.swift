@@ -170,8 +170,8 @@ extension PushWorker {
     }
 
     /// A failure that may pass: queued again after a backoff (or the upstream's `Retry-After`),
-    /// the same request; rejected once the source's attempts are used, or the edit is older than
-    /// its `--push-max-age`.
+    /// the same request; rejected once the source's attempts are used, or once the upstream
+    /// answered the edit's own request and the edit is older than its `--push-max-age`.
     func again(_ claimed: Claimed, status: Int?, answer: FetchResponse?, why: String, source: Source) throws {
         let edit = claimed.edit
         let attempts = edit.attempts + 1
@@ -179,8 +179,11 @@ extension PushWorker {
             return try rejected(claimed, status: status, answer: answer.map { Self.kept($0.body) } ?? why,
                                 why: "gave up after \(attempts) attempt\(attempts == 1 ? "" : "s") ('--push-attempts'); the last: \(why)")
         }
-        if let maxAge = source.writing.maxAgeSeconds, let made = Timestamp.parse(edit.madeAt),
-           Date().timeIntervalSince(made) >= Double(maxAge) {
+        // Only an answer to the edit's own request counts: offline, or when the read before it
+        // failed, the edit was not tried (one made offline a month ago may still apply); a 409
+        // says its first send is still being applied.
+        if let maxAge = source.writing.maxAgeSeconds, let status, status != 409, claimed.request != nil,
+           let made = Timestamp.parse(edit.madeAt), Date().timeIntervalSince(made) >= Double(maxAge) {
             let age = DurationText.format(Int(Date().timeIntervalSince(made)))
             return try rejected(claimed, status: status, answer: answer.map { Self.kept($0.body) } ?? why,
                                 why: "gave up: made \(age) ago, past '--push-max-age' (\(DurationText.format(maxAge))); the last: \(why)")

@@ -16,7 +16,8 @@ struct PushWorker {
     /// Edits claimed at once, at most, each of another row: one transaction claims them, one
     /// settles them, where each edit took two of its own (a commit each, and the pages its
     /// indexes share written again each time). A short queue is shared out instead (`Run.batch`):
-    /// eight edits go side by side on eight connections, not one after another on one.
+    /// eight edits go side by side on eight connections to the upstream, not one after another
+    /// on one.
     static let batch = 32
 
     private final class Settlements {

@@ -4,7 +4,7 @@ import FoundationEssentials
 /// Sends queued edits to the upstream (`cache push`, and every `cache sync` before it fetches).
 ///
 /// A row's edits go in order, one in flight at a time; different rows go side by side, up to
-/// `workers` at once, each worker on its own connection. An edit is claimed in one `BEGIN
+/// `workers` at once, each worker on its own connection to the upstream. An edit is claimed in one `BEGIN
 /// IMMEDIATE` transaction, so two pushes never send the same edit at once; the claim names this
 /// process (pid and a token), and an edit whose claimer died is queued again by the next push.
 /// The request — method, URL, `Idempotency-Key`, `If-Match`, body — is stored with the edit before

@@ -63,11 +63,11 @@ extension SourceOption {
     /// `--push-max-age`: How long an edit may keep failing before it is rejected.
     package static let pushMaxAge = SourceOption(
         "push-max-age", "duration",
-        help: "how long after it was made an edit may still be retried: one older than this whose send fails (5xx, 429, a network error) is rejected, with the reason (default: no limit; --push-attempts still applies).",
+        help: "how long after it was made an edit may still be retried: one older than this that the upstream answers with a failure that may pass (5xx, 429) is rejected, with the reason; offline, it waits (default, or 'none': no limit; --push-attempts still applies).",
         listed: { [("push_max_age_s", .optional($0.writing.maxAgeSeconds))] },
         text: { $0.writing.maxAgeSeconds.map { [DurationText.format($0)] } }, show: { $0.writing.maxAgeSeconds.map(DurationText.format) ?? "none" }
     ) { source, given throws(SourceRules.Problem) in
-        source.writing.maxAgeSeconds = try duration(given, "--push-max-age")
+        source.writing.maxAgeSeconds = given.value == "none" ? nil : try duration(given, "--push-max-age")
     }
 
     /// The write options, for every kind that keeps records.
