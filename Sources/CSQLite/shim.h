@@ -11,7 +11,8 @@ static inline int csqlite_disable_memory_statistics(void) {
 
 // The WAL index: the start of the -shm file, which every connection to a WAL database maps. Its
 // first region as this connection maps it, or NULL (not a WAL database, or not read yet). The
-// mapping lasts as long as the connection; SQLite never truncates the file while one is open.
+// mapping lasts as long as the connection. (Another file put at the path and opened has a -shm
+// of its own, which SQLite may truncate: this mapping then reads zeros, "not initialised".)
 static inline const volatile unsigned char *csqlite_wal_index(sqlite3 *db) {
     sqlite3_file *file = 0;
     if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == 0

@@ -60,7 +60,7 @@ package final class CacheServer: Sendable {
     /// JSON pages of rows, kept until anything they say changes.
     let pages = PageMemo()
     /// The file's WAL index for the hit path, and the file it was looked for in.
-    let walIndex = Locked<(index: WALIndex?, file: FileIdentity?)>((nil, nil))
+    let walIndex = Locked<(index: WALIndex?, file: FileIdentity?, lookedAt: ContinuousClock.Instant)>((nil, nil, .now))
     let table: RouteTable
     private let middleware: [Middleware]
     private let accessLog: AccessLog?
@@ -147,13 +147,17 @@ package final class CacheServer: Sendable {
         return walIndex.withLock { $0.index }
     }
 
-    /// Looks for the WAL index of the file the path names now, once for each file (a restored
-    /// file is another; a file in rollback mode has none).
+    /// Looks for the WAL index of the file the path names now: once for each file (a restored
+    /// file is another), and again a minute after a look that found none (a file in rollback
+    /// mode has none; a file being recovered may have none yet).
     func noteWALIndex() {
-        guard settings.databasePaths.count == 1, !settings.readOnly, let file = FileIdentity.of(settings.databasePath),
-              walIndex.withLock({ $0.file }) != file else { return }
+        guard settings.databasePaths.count == 1, !settings.readOnly, let file = FileIdentity.of(settings.databasePath) else { return }
+        let now = ContinuousClock.now
+        guard walIndex.withLock({ noted in
+            noted.file != file || noted.index == nil && now - noted.lookedAt > .seconds(60)
+        }) else { return }
         let index = WALIndex(path: settings.databasePath)
-        walIndex.withLock { $0 = (index?.identity == file ? index : nil, file) }
+        walIndex.withLock { $0 = (index?.identity == file ? index : nil, file, now) }
     }
 
     /// A reader of the file that holds `source`.

@@ -371,15 +371,15 @@ import Testing
         let memo = PageMemo()
         func keep(freshUntil: Date?) {
             memo.keep(PageMemo.Hit(page: PageMemo.Page(body: Array("{}".utf8), staleRows: 0, next: nil, freshUntil: freshUntil),
-                                   commit: commit, source: "jokes", version: version, confirmed: confirmed, etag: "W/\"x\""), under: "/rows?")
+                                   commit: commit, file: index.identity, source: "jokes", version: version, confirmed: confirmed, etag: "W/\"x\""), under: "/rows?")
         }
         keep(freshUntil: nil)
-        #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(3599.9))?.version.ageSeconds == 3599)
-        #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(3600.001)) == nil, "the source is stale: its read starts a refresh")
+        #expect(memo.hit("/rows?", commit: commit, of: index.identity, now: confirmed.addingTimeInterval(3599.9))?.version.ageSeconds == 3599)
+        #expect(memo.hit("/rows?", commit: commit, of: index.identity, now: confirmed.addingTimeInterval(3600.001)) == nil, "the source is stale: its read starts a refresh")
         keep(freshUntil: confirmed.addingTimeInterval(60))
-        #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(59.9)) != nil)
-        #expect(memo.hit("/rows?", commit: commit, now: confirmed.addingTimeInterval(60)) == nil, "a row of the page crossed its TTL")
-        #expect(memo.hit("/other?", commit: commit, now: confirmed) == nil)
+        #expect(memo.hit("/rows?", commit: commit, of: index.identity, now: confirmed.addingTimeInterval(59.9)) != nil)
+        #expect(memo.hit("/rows?", commit: commit, of: index.identity, now: confirmed.addingTimeInterval(60)) == nil, "a row of the page crossed its TTL")
+        #expect(memo.hit("/other?", commit: commit, of: index.identity, now: confirmed) == nil)
         // Any write moves the commit.
         try Connection(path: served.box.database).run("UPDATE sources SET name = name WHERE name = 'jokes'")
         #expect(index.newestCommit() != commit)

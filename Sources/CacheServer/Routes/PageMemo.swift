@@ -56,6 +56,8 @@ final class PageMemo: Sendable {
     struct Hit: Sendable {
         let page: Page
         let commit: WALIndex.Commit
+        /// The file it was read from: a commit is a commit of one file.
+        let file: FileIdentity?
         let source: String
         /// The source's version as read then; its age and staleness are worked out again for
         /// each answer, as the database works them out (`rowsVersion`).
@@ -76,7 +78,8 @@ final class PageMemo: Sendable {
         }
     }
 
-    private let pages = Locked<(kept: [String: (inputs: Inputs, page: Page)], hits: [String: Hit], bytes: Int, made: Int)>(([:], [:], 0, 0))
+    private let pages = Locked<(kept: [String: (inputs: Inputs, page: Page)], bytes: Int, hits: [String: Hit], hitBytes: Int, made: Int)>(
+        ([:], 0, [:], 0, 0))
     private let givenCount = Atomic<Int>(0)
 
     /// The page kept under `key` if its inputs are these and no row of it has crossed its TTL.
@@ -91,8 +94,8 @@ final class PageMemo: Sendable {
             pages.made += 1
             // A page past an eighth of the bound is made each time: kept, it would push out the rest.
             guard page.body.count <= Self.largestBytes / 8 else { return }
-            if pages.kept.count + pages.hits.count >= Self.largestCount || pages.bytes + page.body.count > Self.largestBytes {
-                (pages.kept, pages.hits, pages.bytes) = ([:], [:], 0)
+            if pages.kept[key] == nil, pages.kept.count >= Self.largestCount || pages.bytes + page.body.count > Self.largestBytes {
+                (pages.kept, pages.bytes, pages.hits, pages.hitBytes) = ([:], 0, [:], 0)
             }
             pages.bytes += page.body.count - (pages.kept[key]?.page.body.count ?? 0)
             pages.kept[key] = (inputs, page)
@@ -101,8 +104,8 @@ final class PageMemo: Sendable {
 
     /// The hit kept for `target` and its source's version as of `now`, if `commit` is still
     /// the newest, the source is still fresh and no row of the page has crossed its TTL.
-    func hit(_ target: String, commit: WALIndex.Commit, now: Date = Date()) -> (hit: Hit, version: RowsVersion)? {
-        guard let hit = pages.withLock({ $0.hits[target] }), hit.commit == commit, let version = hit.version(at: now) else { return nil }
+    func hit(_ target: String, commit: WALIndex.Commit, of file: FileIdentity?, now: Date = Date()) -> (hit: Hit, version: RowsVersion)? {
+        guard let hit = pages.withLock({ $0.hits[target] }), hit.commit == commit, hit.file == file, let version = hit.version(at: now) else { return nil }
         if let freshUntil = hit.page.freshUntil, now >= freshUntil { return nil }
         return (hit, version)
     }
@@ -110,13 +113,15 @@ final class PageMemo: Sendable {
     /// A hit was given (`given` counts them).
     func counted() { givenCount.add(1, ordering: .relaxed) }
 
+    /// Keeps `hit`. Its page is one kept by `keep(_:under:_:)`, sharing its bytes until that
+    /// one is made again; the hits hold to the same bounds of their own.
     func keep(_ hit: Hit, under target: String) {
         guard hit.page.body.count <= Self.largestBytes / 8 else { return }
         pages.withLock { pages in
-            if pages.kept.count + pages.hits.count >= Self.largestCount || pages.bytes + hit.page.body.count > Self.largestBytes {
-                (pages.kept, pages.hits, pages.bytes) = ([:], [:], 0)
+            if pages.hits[target] == nil, pages.hits.count >= Self.largestCount || pages.hitBytes + hit.page.body.count > Self.largestBytes {
+                (pages.hits, pages.hitBytes) = ([:], 0)
             }
-            pages.bytes += hit.page.body.count - (pages.hits[target]?.page.body.count ?? 0)
+            pages.hitBytes += hit.page.body.count - (pages.hits[target]?.page.body.count ?? 0)
             pages.hits[target] = hit
         }
     }

@@ -130,7 +130,7 @@ extension CacheServer {
                 if memoKey != nil, let commit, index?.identity == database.identity, !refreshing, !freshness.version.stale,
                    let confirmed = freshness.version.lastSuccessAt.flatMap(Timestamp.parse),
                    request.target.contains("?") || arguments.isEmpty {
-                    pages.keep(PageMemo.Hit(page: made, commit: commit, source: source.name, version: freshness.version,
+                    pages.keep(PageMemo.Hit(page: made, commit: commit, file: database.identity, source: source.name, version: freshness.version,
                                             confirmed: confirmed, etag: etag),
                                under: request.target)
                 }
@@ -181,7 +181,7 @@ extension CacheServer {
     /// (one `stat`), no refresh of the source is in flight here, and by the clock the source and
     /// the page's rows are still fresh. Its headers are made for this answer, as the route's.
     private func keptAnswer(_ request: HTTPRequest, _ name: String, index: WALIndex, commit: WALIndex.Commit) -> HTTPResponse? {
-        guard let (hit, version) = pages.hit(request.target, commit: commit), hit.source == name, refresher.flight(name) == nil,
+        guard let (hit, version) = pages.hit(request.target, commit: commit, of: index.identity), hit.source == name, refresher.flight(name) == nil,
               FileIdentity.of(settings.databasePath) == index.identity else { return nil }
         pages.counted()
         return jsonAnswer(request, hit.page, Freshness(version: version), etag: hit.etag)
