@@ -94,7 +94,8 @@ final class PageMemo: Sendable {
             pages.made += 1
             // A page past an eighth of the bound is made each time: kept, it would push out the rest.
             guard page.body.count <= Self.largestBytes / 8 else { return }
-            if pages.kept[key] == nil, pages.kept.count >= Self.largestCount || pages.bytes + page.body.count > Self.largestBytes {
+            let replaced = pages.kept[key]?.page.body.count
+            if replaced == nil && pages.kept.count >= Self.largestCount || pages.bytes - (replaced ?? 0) + page.body.count > Self.largestBytes {
                 (pages.kept, pages.bytes, pages.hits, pages.hitBytes) = ([:], 0, [:], 0)
             }
             pages.bytes += page.body.count - (pages.kept[key]?.page.body.count ?? 0)
@@ -118,7 +119,8 @@ final class PageMemo: Sendable {
     func keep(_ hit: Hit, under target: String) {
         guard hit.page.body.count <= Self.largestBytes / 8 else { return }
         pages.withLock { pages in
-            if pages.hits[target] == nil, pages.hits.count >= Self.largestCount || pages.hitBytes + hit.page.body.count > Self.largestBytes {
+            let replaced = pages.hits[target]?.page.body.count
+            if replaced == nil && pages.hits.count >= Self.largestCount || pages.hitBytes - (replaced ?? 0) + hit.page.body.count > Self.largestBytes {
                 (pages.hits, pages.hitBytes) = ([:], 0)
             }
             pages.hitBytes += hit.page.body.count - (pages.hits[target]?.page.body.count ?? 0)
