@@ -183,10 +183,9 @@ extension PushWorker {
         // failed, the edit was not tried (one made offline a month ago may still apply); a 409
         // says its first send is still being applied.
         if let maxAge = source.writing.maxAgeSeconds, let status, status != 409, claimed.request != nil,
-           let made = Timestamp.parse(edit.madeAt), Date().timeIntervalSince(made) >= Double(maxAge) {
-            let age = DurationText.format(Int(Date().timeIntervalSince(made)))
+           let age = Timestamp.parse(edit.madeAt).map({ Int(Date().timeIntervalSince($0)) }), age >= maxAge {
             return try rejected(claimed, status: status, answer: answer.map { Self.kept($0.body) } ?? why,
-                                why: "gave up: made \(age) ago, past '--push-max-age' (\(DurationText.format(maxAge))); the last: \(why)")
+                                why: "gave up: made \(DurationText.format(age)) ago, past '--push-max-age' (\(DurationText.format(maxAge))); the last: \(why)")
         }
         let wait = answer?.retryAfter ?? pusher.backoff.delay(afterFailures: attempts)
         // Marked tried before it is queued again: another worker must not take it back at once.

@@ -4,9 +4,10 @@ import FoundationEssentials
 /// Sends queued edits to the upstream (`cache push`, and every `cache sync` before it fetches).
 ///
 /// A row's edits go in order, one in flight at a time; different rows go side by side, up to
-/// `workers` at once, each worker on its own connection to the upstream. An edit is claimed in one `BEGIN
-/// IMMEDIATE` transaction, so two pushes never send the same edit at once; the claim names this
-/// process (pid and a token), and an edit whose claimer died is queued again by the next push.
+/// `workers` at once, each worker on its own connection to the upstream. An edit is claimed in
+/// one `BEGIN IMMEDIATE` transaction, so two pushes never send the same edit at once; the claim
+/// names this process (pid and a token), and an edit whose claimer died is queued again by the
+/// next push.
 /// The request — method, URL, `Idempotency-Key`, `If-Match`, body — is stored with the edit before
 /// it is sent: an answer that was lost (a dropped connection, a timeout, a kill) is followed by
 /// the very same request. The answer decides the state (see `settle`); none blocks another row.
@@ -46,11 +47,11 @@ package struct Pusher: Sendable {
         // one database connection: their transactions take turns anyway (`Run.writes`), and a
         // connection of each would find its page cache dropped by every other's commit.
         let pusher = self
-        let shared = SharedDatabase(first)
+        nonisolated(unsafe) let shared = first.connection
         let threads = (0..<workers).map { _ in
             JoinedThread {
                 do {
-                    var worker = PushWorker(pusher: pusher, run: run, db: shared.database.connection)
+                    var worker = PushWorker(pusher: pusher, run: run, db: shared)
                     while try worker.pushBatch() {}
                 } catch {
                     failure.withLock { if $0 == nil { $0 = error } }
@@ -130,12 +131,6 @@ package struct Pusher: Sendable {
             self.init(method: method, url: url, idempotencyKey: key, ifMatch: text("if_match"), body: text("body"))
         }
     }
-}
-
-/// The one connection a push's workers take turns on (under `Run.writes`).
-private final class SharedDatabase: @unchecked Sendable {
-    let database: CacheDatabase
-    init(_ database: CacheDatabase) { self.database = database }
 }
 
 /// The live push tokens of this process.

@@ -2,8 +2,8 @@ import FoundationEssentials
 
 /// The options that make a record source writable (see `SourceOption`): where a change of one
 /// record goes, where a new record is posted, how a change is sent, whether a change checks that
-/// nobody changed the record first, and how often and how long an edit is tried. `cache edit` queues edits
-/// for these; `cache push` sends them (`Outbox/`).
+/// nobody changed the record first, and how often and how long an edit is tried. `cache edit`
+/// queues edits for these; `cache push` sends them (`Outbox/`).
 extension SourceOption {
     /// `--write-url`: The URL of one record, with {key} where its key goes.
     package static let writeURL = SourceOption(
