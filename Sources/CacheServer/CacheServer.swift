@@ -142,8 +142,11 @@ package final class CacheServer: Sendable {
 
     /// The file's WAL index, while the hit path (`keptAnswer`) may be taken: one file, written
     /// here (a follower's pages carry its lag, and its file is replaced under it), in WAL mode.
+    /// Looked for when there is none yet (`noteWALIndex`).
     func currentWALIndex() -> WALIndex? {
         guard settings.databasePaths.count == 1, !settings.readOnly else { return nil }
+        if let index = walIndex.withLock({ $0.index }) { return index }
+        noteWALIndex()
         return walIndex.withLock { $0.index }
     }
 

@@ -41,6 +41,9 @@ final class PageMemo: Sendable {
         /// When its first fresh row turns stale: the page is made again from then on (nil: none
         /// of its rows is fresh, and none turns fresh again without a sync).
         let freshUntil: Date?
+
+        /// Whether none of its rows has crossed its TTL by `now`.
+        func isFresh(at now: Date) -> Bool { freshUntil.map { now < $0 } ?? true }
     }
 
     /// At most this many pages, and bytes of them: past either, every page is dropped (a kept
@@ -84,8 +87,7 @@ final class PageMemo: Sendable {
 
     /// The page kept under `key` if its inputs are these and no row of it has crossed its TTL.
     func page(_ key: String, _ inputs: Inputs, now: Date = Date()) -> Page? {
-        guard let kept = pages.withLock({ $0.kept[key] }), kept.inputs == inputs else { return nil }
-        if let freshUntil = kept.page.freshUntil, now >= freshUntil { return nil }
+        guard let kept = pages.withLock({ $0.kept[key] }), kept.inputs == inputs, kept.page.isFresh(at: now) else { return nil }
         return kept.page
     }
 
@@ -95,7 +97,7 @@ final class PageMemo: Sendable {
             // A page past an eighth of the bound is made each time: kept, it would push out the rest.
             guard page.body.count <= Self.largestBytes / 8 else { return }
             let replaced = pages.kept[key]?.page.body.count
-            if replaced == nil && pages.kept.count >= Self.largestCount || pages.bytes - (replaced ?? 0) + page.body.count > Self.largestBytes {
+            if Self.overflows(count: pages.kept.count, bytes: pages.bytes, replacing: replaced, with: page) {
                 (pages.kept, pages.bytes, pages.hits, pages.hitBytes) = ([:], 0, [:], 0)
             }
             pages.bytes += page.body.count - (pages.kept[key]?.page.body.count ?? 0)
@@ -103,11 +105,17 @@ final class PageMemo: Sendable {
         }
     }
 
+    /// Whether keeping `page` (in place of a page of `replacing` bytes, or as a new one) would
+    /// pass either bound, for a store of `count` pages and `bytes`: past it, the store is emptied.
+    private static func overflows(count: Int, bytes: Int, replacing: Int?, with page: Page) -> Bool {
+        replacing == nil && count >= largestCount || bytes - (replacing ?? 0) + page.body.count > largestBytes
+    }
+
     /// The hit kept for `target` and its source's version as of `now`, if `commit` is still
     /// the newest, the source is still fresh and no row of the page has crossed its TTL.
     func hit(_ target: String, commit: WALIndex.Commit, of file: FileIdentity?, now: Date = Date()) -> (hit: Hit, version: RowsVersion)? {
-        guard let hit = pages.withLock({ $0.hits[target] }), hit.commit == commit, hit.file == file, let version = hit.version(at: now) else { return nil }
-        if let freshUntil = hit.page.freshUntil, now >= freshUntil { return nil }
+        guard let hit = pages.withLock({ $0.hits[target] }), hit.commit == commit, hit.file == file, hit.page.isFresh(at: now),
+              let version = hit.version(at: now) else { return nil }
         return (hit, version)
     }
 
@@ -120,7 +128,7 @@ final class PageMemo: Sendable {
         guard hit.page.body.count <= Self.largestBytes / 8 else { return }
         pages.withLock { pages in
             let replaced = pages.hits[target]?.page.body.count
-            if replaced == nil && pages.hits.count >= Self.largestCount || pages.hitBytes - (replaced ?? 0) + hit.page.body.count > Self.largestBytes {
+            if Self.overflows(count: pages.hits.count, bytes: pages.hitBytes, replacing: replaced, with: hit.page) {
                 (pages.hits, pages.hitBytes) = ([:], 0)
             }
             pages.hitBytes += hit.page.body.count - (pages.hits[target]?.page.body.count ?? 0)

@@ -40,7 +40,6 @@ extension CacheServer {
     func rows(_ request: HTTPRequest, _ name: String, _ format: RowsFormat) throws -> HTTPResponse {
         // The file's newest commit, read before anything else: a page read after it may be
         // given again, without reading the file, for as long as it stays the newest.
-        if format == .json, currentWALIndex() == nil { noteWALIndex() }
         let index = format == .json ? currentWALIndex() : nil
         let commit = index?.newestCommit()
         if let index, let commit, let answer = keptAnswer(request, name, index: index, commit: commit) { return answer }
